@@ -8,6 +8,7 @@ function(inferscope_add_tests prefix)
     get_filename_component(stem ${source} NAME_WE)
     set(target ${prefix}_${stem})
     add_executable(${target} ${source})
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main Threads::Threads)
     target_compile_definitions(${target} PRIVATE
       INFERSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -1,0 +1,22 @@
+// File: main.cpp
+// The inferscope binary: parses the command line and dispatches to a subcommand. Each part adds
+// itself with one add_<name>_command(app) call; nothing else lives here.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  CLI::App app{"inferscope: find which stage of an inference request got slower, and why"};
+  app.set_version_flag("--version", "inferscope 0.1.0");
+  app.require_subcommand(1);
+  // A bad flag must cost the user one line that names it, not a screen of help.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("inferscope: ") + e.what() + "\n";
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}
