@@ -24,6 +24,7 @@ function(inferscope_add_tests prefix)
     else()
       set(label unit)
       set(timeout 120)
+      set_property(GLOBAL APPEND PROPERTY INFERSCOPE_UNIT_TEST_TARGETS ${target})
     endif()
     gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60
       PROPERTIES LABELS ${label} TIMEOUT ${timeout})
