@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of inferscope into build/<flavour>; prints the build dir.
+#   scripts/build.sh release [targets...]   Release, everything (default)
+#   scripts/build.sh sanitize [targets...]  Debug + ASan/UBSan, no benchmarks
+#   scripts/build.sh fuzz [targets...]      clang++ + libFuzzer targets only
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-release}
+shift || true
+dir="$root/build/$flavour"
+case "$flavour" in
+  release)  args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  sanitize) args=(-DCMAKE_BUILD_TYPE=Debug -DINFERSCOPE_SANITIZE=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;
+  fuzz)     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_BUILD_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release, sanitize, fuzz)" >&2; exit 2 ;;
+esac
+cmake -S "$root" -B "$dir" "${args[@]}" >/dev/null
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$dir" -j"$(nproc)" "${targets[@]}" >&2
+echo "$dir"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs inferscope's whole test suite on a fresh Debian 12 machine (as root): installs packages,
+# builds, then runs
+#   1. every test (unit + integration) of the Release build,
+#   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. each libFuzzer target for a bounded time (FUZZ_SECONDS, default 20) over its corpus,
+#   4. each micro-benchmark once, briefly, to prove it runs and prints its figures.
+# Exits non-zero on the first failing step.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+fuzz_seconds=${FUZZ_SECONDS:-20}
+jobs=$(nproc)
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "packages"
+scripts/install-deps.sh
+
+step "release build"
+release=$(scripts/build.sh release)
+
+step "unit tests (release)"
+ctest --test-dir "$release" -L unit --output-on-failure -j"$jobs"
+step "integration tests (release)"
+# Integration tests start real servers and measure latencies; run them one at a time.
+ctest --test-dir "$release" -L integration --output-on-failure -j1
+
+step "sanitizer build (ASan + UBSan)"
+sanitize=$(scripts/build.sh sanitize unit_tests)
+step "unit tests (sanitizers)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$sanitize" -L unit --output-on-failure -j"$jobs"
+
+step "fuzzers (${fuzz_seconds}s each)"
+fuzz=$(scripts/build.sh fuzz fuzzers)
+for target in "$fuzz"/fuzz/*_fuzz; do
+  [ -x "$target" ] || continue
+  name=$(basename "$target" _fuzz)
+  corpus=$(mktemp -d)
+  cp -r fuzz/corpus/"$name"/. "$corpus"/ 2>/dev/null || true
+  echo "fuzzing $name"
+  (cd "$corpus" && "$target" -max_total_time="$fuzz_seconds" -print_final_stats=1 "$corpus" 2>&1 | tail -n 12)
+  rm -rf "$corpus"
+done
+
+step "benchmark smoke run"
+for bench in "$release"/bench/*/*_bench; do
+  [ -x "$bench" ] || continue
+  "$bench" --benchmark_min_time=0.01 >/dev/null
+  echo "ran $(basename "$bench")"
+done
+
+step "all test steps passed"
