@@ -1,0 +1,113 @@
+// File: detail/histogram_series.h  -- DO NOT INCLUDE DIRECTLY (use <inferscope/metrics/histogram.h>).
+// Storage of one histogram series: per-thread single-writer shards, each a block
+// [seq][sum][bucket 0..n] guarded by a sequence counter so that a scrape reads buckets and sum of a
+// shard consistently; no stored count (count = sum of buckets, so _count == +Inf bucket always).
+// Scheme and measurements: docs/design/metrics-hot-path.md.
+// Thread-safe: any thread may observe; read() may run concurrently and never blocks writers.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <inferscope/metrics/detail/series_base.h>
+#include <inferscope/metrics/detail/thread_slot.h>
+
+namespace inferscope::metrics::detail {
+
+// kLinearSearchMaxBounds: up to this many bounds a branchless linear count beats binary search
+// (BM_BucketSearch/linear vs /binary in bench/metrics/metrics_core_bench.cpp; client_golang
+// measured 35 for Go).
+inline constexpr std::size_t kLinearSearchMaxBounds = 32;
+
+// bucket_index returns the index of the first bound >= v (n for the +Inf bucket). v is not NaN.
+inline std::size_t bucket_index(const double* bounds, std::size_t n, double v) noexcept {
+  if (n <= kLinearSearchMaxBounds) {
+    std::size_t index = 0;
+    for (std::size_t i = 0; i < n; ++i) index += static_cast<std::size_t>(bounds[i] < v);
+    return index;
+  }
+  return static_cast<std::size_t>(std::lower_bound(bounds, bounds + n, v) - bounds);
+}
+
+// HistogramShard is the header of one shard block; `bucket_count` counters follow it in the same
+// 128-byte-aligned allocation.
+struct HistogramShard {
+  std::atomic<std::uint64_t> seq{0};       // odd while its single writer is mid-update
+  std::atomic<std::uint64_t> sum_bits{0};  // double bits of the sum of observations
+  std::atomic<std::uint64_t>* counts() noexcept {
+    return reinterpret_cast<std::atomic<std::uint64_t>*>(this + 1);
+  }
+  const std::atomic<std::uint64_t>* counts() const noexcept {
+    return reinterpret_cast<const std::atomic<std::uint64_t>*>(this + 1);
+  }
+  // create allocates a zeroed shard with bucket_count counters; nullptr when out of memory.
+  static HistogramShard* create(std::size_t bucket_count) noexcept;
+  static void destroy(HistogramShard* shard) noexcept;
+};
+
+// HistogramSeries is the state behind a Histogram handle.
+class HistogramSeries : public SeriesBase {
+ public:
+  // bounds: strictly increasing finite upper bounds, shared with the family (kept alive here).
+  HistogramSeries(std::string labels, std::shared_ptr<RejectCounts> rejects,
+                  std::shared_ptr<const std::vector<double>> bounds);
+  ~HistogramSeries();
+
+  // observe records v: NaN is dropped and counted; everything else (negative, +-Inf) is kept.
+  void observe(double v) noexcept {
+    if (std::isnan(v)) [[unlikely]] {
+      count_rejected(true);
+      return;
+    }
+    const std::size_t index = bucket_index(bounds_data_, bounds_size_, v);
+    if (HistogramShard* s = own_shard()) [[likely]] {
+      // Single writer: Boehm's seqlock writer. All plain movs on x86; the fences only stop the
+      // compiler (and weakly ordered CPUs) from moving the data stores outside the odd window.
+      const std::uint64_t seq = s->seq.load(std::memory_order_relaxed);
+      s->seq.store(seq + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      std::atomic<std::uint64_t>& c = s->counts()[index];
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      const double sum = std::bit_cast<double>(s->sum_bits.load(std::memory_order_relaxed)) + v;
+      s->sum_bits.store(std::bit_cast<std::uint64_t>(sum), std::memory_order_relaxed);
+      s->seq.store(seq + 2, std::memory_order_release);
+      return;
+    }
+    observe_shared(index, v);
+  }
+
+  // bucket_count returns the number of buckets including +Inf.
+  std::size_t bucket_count() const noexcept { return bounds_size_ + 1; }
+  const std::vector<double>& bounds() const noexcept { return *bounds_; }
+
+  // read adds every shard's per-bucket (non-cumulative) counts into counts[0..bucket_count()) and
+  // returns the sum; scratch is caller-provided space for bucket_count() values (so rendering does
+  // not allocate). Each shard is read consistently (buckets and sum of the same observations); the
+  // shared shard's sum may lag its buckets by in-flight observations.
+  double read(std::uint64_t* counts, std::uint64_t* scratch) const noexcept;
+
+ private:
+  HistogramShard* own_shard() noexcept {
+    const std::uint32_t slot = this_thread_slot();
+    if (slot >= shard_count_) [[unlikely]] return nullptr;
+    HistogramShard* s = shards_[slot].load(std::memory_order_relaxed);
+    if (s == nullptr) [[unlikely]] s = create_shard(slot);
+    return s;
+  }
+  HistogramShard* create_shard(std::uint32_t slot) noexcept;
+  void observe_shared(std::size_t index, double v) noexcept;
+
+  std::shared_ptr<const std::vector<double>> bounds_;
+  const double* bounds_data_;
+  std::size_t bounds_size_;
+  std::uint32_t shard_count_;
+  std::unique_ptr<std::atomic<HistogramShard*>[]> shards_;
+  HistogramShard* shared_;  // multi-writer fallback, allocated eagerly
+};
+
+}  // namespace inferscope::metrics::detail
