@@ -1,0 +1,106 @@
+// summarize(): the stage-boundary rules of docs/request-timeline.md. Keep the two in sync.
+#include <inferscope/timeline/timeline_summary.h>
+
+namespace inferscope::timeline {
+namespace {
+
+using MaybeTime = std::optional<TimePoint>;
+
+struct Bounds {
+  MaybeTime start;
+  MaybeTime end;
+};
+
+MaybeTime either(MaybeTime preferred, MaybeTime fallback) { return preferred ? preferred : fallback; }
+
+// stage_bounds fills the start/end moment of every stage that applies to the timeline's role.
+std::array<Bounds, kStageCount> stage_bounds(const RequestTimeline& t) {
+  const auto at = [&t](Moment m) { return t.moment(m); };
+  const MaybeTime arrival = at(Moment::kArrival);
+  const MaybeTime first = t.first_output();
+  const MaybeTime last = t.last_output();
+  std::array<Bounds, kStageCount> b{};
+  const auto set = [&b](Stage s, MaybeTime start, MaybeTime end) {
+    b[static_cast<std::size_t>(s)] = Bounds{start, end};
+  };
+  set(Stage::kGatewayQueue, arrival, at(Moment::kAdmitted));
+  set(Stage::kPreprocess, either(at(Moment::kAdmitted), arrival), at(Moment::kPreprocessed));
+  set(Stage::kPostprocess, last, at(Moment::kPostprocessed));
+  set(Stage::kSend, either(at(Moment::kPostprocessed), last), at(Moment::kSent));
+  if (t.role() == Role::kServer) {
+    set(Stage::kQueue, either(at(Moment::kEnqueued), at(Moment::kPreprocessed)), at(Moment::kScheduled));
+    set(Stage::kPrefill, at(Moment::kScheduled), first);
+    set(Stage::kDecode, first, last);
+  } else {
+    set(Stage::kUpstreamConnect,
+        either(at(Moment::kUpstreamConnectStart), either(at(Moment::kAdmitted), arrival)),
+        at(Moment::kUpstreamConnected));
+    set(Stage::kUpstreamTtft, at(Moment::kUpstreamRequestSent), first);
+    set(Stage::kStream, first, last);
+  }
+  return b;
+}
+
+// in_progress_stage names the stage the request was in when it ended, judged by the furthest
+// moment it reached. After the first token only kSend can be cut short (decode is always
+// first -> last token, whatever happened after the last one).
+std::optional<Stage> in_progress_stage(const RequestTimeline& t) {
+  const auto has = [&t](Moment m) { return t.moment(m).has_value(); };
+  if (has(Moment::kSent)) return std::nullopt;
+  if (has(Moment::kPostprocessed)) return Stage::kSend;
+  if (t.first_output()) return std::nullopt;
+  if (t.role() == Role::kServer) {
+    if (has(Moment::kScheduled)) return Stage::kPrefill;
+    if (has(Moment::kPreprocessed) || has(Moment::kEnqueued)) return Stage::kQueue;
+    return Stage::kPreprocess;
+  }
+  if (has(Moment::kUpstreamRequestSent)) return Stage::kUpstreamTtft;
+  if (has(Moment::kUpstreamConnected)) return std::nullopt;  // writing the request: no stage
+  if (has(Moment::kUpstreamConnectStart) || has(Moment::kAdmitted)) return Stage::kUpstreamConnect;
+  return Stage::kGatewayQueue;
+}
+
+}  // namespace
+
+TimelineSummary summarize(const RequestTimeline& t) noexcept {
+  TimelineSummary s;
+  const TimePoint arrival = *t.moment(Moment::kArrival);
+  const TimePoint end = t.end();
+  const MaybeTime first = t.first_output();
+  const MaybeTime last = t.last_output();
+  s.reason = t.finished() ? t.finish_reason() : FinishReason::kError;
+  s.e2e_seconds = seconds_between(arrival, end);
+  s.prompt_tokens = t.prompt_tokens();
+  s.output_tokens = t.output_tokens();
+  s.output_events = static_cast<std::uint32_t>(t.outputs().size());
+  if (first) {
+    s.ttft_seconds = seconds_between(arrival, *first);
+    s.generation_seconds = seconds_between(arrival, *last);
+    // TPOT needs two distinct events: one event carrying everything has no decode interval.
+    if (s.output_tokens >= 2 && s.output_events >= 2 && *last > *first) {
+      s.tpot_seconds = seconds_between(*first, *last) / static_cast<double>(s.output_tokens - 1);
+    }
+    const MaybeTime scheduled = t.moment(Moment::kScheduled);
+    if (scheduled && t.role() == Role::kServer) s.inference_seconds = seconds_between(*scheduled, *last);
+  }
+
+  const auto bounds = stage_bounds(t);
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    if (bounds[i].start && bounds[i].end) s.stage_seconds[i] = seconds_between(*bounds[i].start, *bounds[i].end);
+  }
+  if (!t.dependencies().empty()) {
+    double total = 0;
+    for (const auto& call : t.dependencies()) total += seconds_between(call.start, call.end);
+    s.stage_seconds[static_cast<std::size_t>(Stage::kDependency)] = total;
+  }
+  if (const auto stage = in_progress_stage(t)) {
+    const auto index = static_cast<std::size_t>(*stage);
+    if (bounds[index].start && !bounds[index].end) {
+      s.truncated_stage = stage;
+      s.stage_seconds[index] = seconds_between(*bounds[index].start, end);
+    }
+  }
+  return s;
+}
+
+}  // namespace inferscope::timeline
