@@ -1,0 +1,443 @@
+// ServeMetrics: registration of the four metric dialects of `inferscope serve` and the mapping of
+// one request's TimelineSummary onto each. Exact vLLM names, labels and buckets come from
+// shared/reference/metric-dialects.md §2-3 (vllm/v1/metrics/loggers.py, buckets.py); the table of
+// everything registered here is docs/metrics-reference.md. Keep the three in sync.
+#include "serve/serve_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+
+#include <inferscope/metrics/buckets.h>
+#include <inferscope/timeline/detail/lazy_series.h>
+#include <inferscope/timeline/timeline_recorder.h>
+#include <inferscope/timeline/timeline_summary.h>
+
+namespace inferscope::serve {
+namespace {
+
+using metrics::Counter;
+using metrics::Gauge;
+using metrics::Histogram;
+using timeline::Stage;
+using timeline::TimelineSummary;
+using Labels = std::vector<std::string>;
+
+// vLLM bucket families (vllm/v1/metrics/buckets.py).
+const std::vector<double> kVllmRequestLatency = {0.3,  0.5,  0.8,  1.0,  1.5,  2.0,   2.5,   5.0,   10.0,  15.0, 20.0,
+                                                 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+const std::vector<double> kVllmTtft = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+                                       1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+const std::vector<double> kVllmItl = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                      0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+const std::vector<double> kVllmParamsN = {1, 2, 5, 10, 20};
+// vLLM's FINISH_REASON_STRINGS (newest), all pre-created at 0.
+constexpr std::array<std::string_view, 5> kVllmFinishReasons = {"stop", "length", "abort", "error", "repetition"};
+
+// OpenTelemetry GenAI recommended buckets (semconv gen-ai-metrics.md).
+const std::vector<double> kGenAiDuration = {0.01, 0.02, 0.04, 0.08, 0.16,  0.32,  0.64,
+                                            1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92};
+const std::vector<double> kGenAiTtft = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
+                                        0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0};
+const std::vector<double> kGenAiTpot = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5};
+const std::vector<double> kStepTokens = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// build_1_2_5_buckets(max) of vLLM: 1, 2, 5, 10, 20, 50, ... up to max inclusive.
+std::vector<double> one_two_five(double max) {
+  std::vector<double> bounds;
+  for (double decade = 1; decade <= max; decade *= 10) {
+    for (double step : {1.0, 2.0, 5.0}) {
+      if (decade * step <= max) bounds.push_back(decade * step);
+    }
+  }
+  return bounds;
+}
+
+// Registration helpers: the registry throws std::invalid_argument on a clash, which ServeMetrics'
+// constructor lets through (setup misuse).
+struct Registrar {
+  metrics::Registry& r;
+  bool decimal_le = false;
+
+  metrics::CounterFamily& counter(std::string name, std::string help, Labels labels) const {
+    metrics::MetricOptions o;
+    o.name = std::move(name);
+    o.help = std::move(help);
+    o.label_names = std::move(labels);
+    return r.counter(o);
+  }
+  metrics::GaugeFamily& gauge(std::string name, std::string help, Labels labels) const {
+    metrics::MetricOptions o;
+    o.name = std::move(name);
+    o.help = std::move(help);
+    o.label_names = std::move(labels);
+    return r.gauge(o);
+  }
+  metrics::HistogramFamily& histogram(std::string name, std::string help, Labels labels,
+                                      std::vector<double> buckets) const {
+    metrics::HistogramOptions o;
+    o.name = std::move(name);
+    o.help = std::move(help);
+    o.label_names = std::move(labels);
+    o.buckets = std::move(buckets);
+    o.decimal_le = decimal_le;
+    return r.histogram(o);
+  }
+};
+
+// gen_ai_operation maps a route onto an OTel gen_ai.operation.name.
+std::size_t gen_ai_operation(std::string_view route) noexcept {
+  if (route.find("chat") != std::string_view::npos) return 0;         // "chat"
+  if (route.find("completions") != std::string_view::npos) return 1;  // "text_completion"
+  return 2;                                                           // "_OTHER"
+}
+
+// gen_ai_error maps an outcome onto error.type: "" (success), "abort", "4xx", "5xx" or "error".
+std::size_t gen_ai_error(const TimelineSummary& s, int http_status) noexcept {
+  if (s.reason == timeline::FinishReason::kAbort) return 1;
+  if (http_status >= 400 && http_status < 500) return 2;
+  if (http_status >= 500 && http_status < 600) return 3;
+  if (s.reason == timeline::FinishReason::kError || http_status < 200 || http_status >= 300) return 4;
+  return 0;
+}
+
+bool reached_engine(const timeline::RequestTimeline& t) {
+  return t.moment(timeline::Moment::kEnqueued) || t.moment(timeline::Moment::kScheduled) || t.first_output();
+}
+
+void observe_if(Histogram& h, const std::optional<double>& v) {
+  if (v) h.observe(*v);
+}
+
+}  // namespace
+
+Result<void> validate_dialects(const std::vector<std::string>& dialects, std::string_view where) {
+  for (const std::string& d : dialects) {
+    if (d != "inferscope" && d != "vllm" && d != "gen_ai") {
+      return make_error("cannot use metric dialect from " + std::string(where) + ": unknown dialect \"" + d +
+                        "\" (known: inferscope, vllm, gen_ai)");
+    }
+  }
+  return {};
+}
+
+timeline::FinishReason to_timeline(FinishReason reason) noexcept {
+  switch (reason) {
+    case FinishReason::kStop: return timeline::FinishReason::kStop;
+    case FinishReason::kLength: return timeline::FinishReason::kLength;
+    case FinishReason::kAbort: return timeline::FinishReason::kAbort;
+    case FinishReason::kError: return timeline::FinishReason::kError;
+  }
+  return timeline::FinishReason::kError;
+}
+
+// ---- inferscope_* engine-level series (the request-level ones are the TimelineRecorder's).
+struct InferscopeEngine {
+  Gauge running, waiting, kv_usage, kv_blocks_used, kv_blocks_capacity, busy;
+  Counter preemptions, prefix_queries, prefix_hits;
+  Histogram step_duration, step_tokens;
+
+  InferscopeEngine(const Registrar& reg, std::string_view model) {
+    const Labels m = {"model"};
+    running = reg.gauge("inferscope_engine_requests_running", "Sequences in the engine's running batch.", m).with({model});
+    waiting = reg.gauge("inferscope_engine_requests_waiting", "Sequences waiting in the engine queue.", m).with({model});
+    kv_usage = reg.gauge("inferscope_kv_cache_usage_ratio", "KV cache in use, 0..1 of capacity.", m).with({model});
+    auto& blocks = reg.gauge("inferscope_kv_cache_blocks", "KV cache blocks by state (used, capacity).",
+                             {"model", "state"});
+    kv_blocks_used = blocks.with({model, "used"});
+    kv_blocks_capacity = blocks.with({model, "capacity"});
+    busy = reg.gauge("inferscope_engine_busy_ratio", "Share of recent wall time the engine spent in steps.", m)
+               .with({model});
+    preemptions = reg.counter("inferscope_engine_preemptions_total", "Sequences preempted (KV taken back).", m)
+                      .with({model});
+    prefix_queries = reg.counter("inferscope_prefix_cache_queried_tokens_total",
+                                 "Prompt tokens looked up in the prefix cache.", m)
+                         .with({model});
+    prefix_hits = reg.counter("inferscope_prefix_cache_hit_tokens_total", "Prompt tokens found in the prefix cache.", m)
+                      .with({model});
+    step_duration = reg.histogram("inferscope_engine_step_duration_seconds",
+                                  "Engine step time (model seconds / time_scale).", m,
+                                  metrics::default_latency_buckets())
+                        .with({model});
+    step_tokens = reg.histogram("inferscope_engine_step_tokens", "Tokens computed per engine step (prefill + decode).",
+                                m, kStepTokens)
+                      .with({model});
+  }
+};
+
+// ---- vllm:* series, labels {model_name, engine}; exact names and buckets of vLLM V1.
+struct Vllm {
+  Gauge running, waiting, kv_usage, gpu_cache_usage;
+  Counter prompt_tokens, generation_tokens, preemptions, prefix_queries, prefix_hits;
+  std::array<Counter, kVllmFinishReasons.size()> success;
+  Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
+  Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
+
+  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool legacy) {
+    const Labels l = {"model_name", "engine"};
+    const auto gauge = [&](std::string name, std::string help) { return reg.gauge(std::move(name), std::move(help), l).with({model, engine}); };
+    const auto counter = [&](std::string name, std::string help) { return reg.counter(std::move(name), std::move(help), l).with({model, engine}); };
+    const auto hist = [&](std::string name, std::string help, const std::vector<double>& buckets) {
+      return reg.histogram(std::move(name), std::move(help), l, buckets).with({model, engine});
+    };
+    running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.");
+    waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.");
+    kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+    if (legacy) {
+      gpu_cache_usage = gauge("vllm:gpu_cache_usage_perc",
+                              "DEPRECATED: use vllm:kv_cache_usage_perc. GPU KV-cache usage. 1 means 100 percent usage.");
+    }
+    prompt_tokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
+    generation_tokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
+    preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.");
+    prefix_queries = counter("vllm:prefix_cache_queries_total",
+                             "Prefix cache queries, in terms of number of queried tokens.");
+    prefix_hits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
+    auto& success_family = reg.counter("vllm:request_success_total", "Count of successfully processed requests.",
+                                       {"model_name", "engine", "finished_reason"});
+    for (std::size_t i = 0; i < kVllmFinishReasons.size(); ++i) {
+      success[i] = success_family.with({model, engine, kVllmFinishReasons[i]});
+    }
+    ttft = hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kVllmTtft);
+    itl = hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", kVllmItl);
+    tpot = hist("vllm:request_time_per_output_token_seconds",
+                "Histogram of time_per_output_token_seconds per request.", kVllmItl);
+    if (legacy) {
+      legacy_tpot = hist("vllm:time_per_output_token_seconds",
+                         "DEPRECATED: use vllm:inter_token_latency_seconds. Histogram of time per output token in seconds.",
+                         kVllmItl);
+    }
+    e2e = hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", kVllmRequestLatency);
+    queue = hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+                 kVllmRequestLatency);
+    prefill = hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+                   kVllmRequestLatency);
+    decode = hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+                  kVllmRequestLatency);
+    inference = hist("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+                     kVllmRequestLatency);
+    const auto token_buckets = one_two_five(max_model_len);
+    prompt_len = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets);
+    generation_len = hist("vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets);
+    max_generation_len = hist("vllm:request_max_num_generation_tokens",
+                              "Histogram of maximum number of requested generation tokens.", token_buckets);
+    params_max_tokens = hist("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+                             token_buckets);
+    params_n = hist("vllm:request_params_n", "Histogram of the n request parameter.", kVllmParamsN);
+  }
+};
+
+// ---- gen_ai_* (OpenTelemetry GenAI server metrics, Prometheus-translated names).
+struct GenAi {
+  timeline::detail::LazySeries<Histogram> duration, ttft, tpot;
+
+  GenAi(const Registrar& reg, const Labels& models)
+      : duration(reg.histogram("gen_ai_server_request_duration_seconds", "GenAI server request duration.",
+                               {"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model",
+                                "gen_ai_response_model", "error_type"},
+                               kGenAiDuration),
+                 {operations(), {"inferscope"}, models, models, {"", "abort", "4xx", "5xx", "error"}}),
+        ttft(reg.histogram("gen_ai_server_time_to_first_token_seconds",
+                           "Time to generate the first token for successful responses.", base_labels(), kGenAiTtft),
+             {operations(), {"inferscope"}, models, models}),
+        tpot(reg.histogram("gen_ai_server_time_per_output_token_seconds",
+                           "Time per output token after the first, for successful responses.", base_labels(),
+                           kGenAiTpot),
+             {operations(), {"inferscope"}, models, models}) {}
+
+  static Labels operations() { return {"chat", "text_completion", "_OTHER"}; }
+  static Labels base_labels() {
+    return {"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model"};
+  }
+};
+
+// ---- DCGM exporter field names over the engine's simulated GPU.
+struct Dcgm {
+  Gauge util, fb_used, fb_free, power, temp, sm_clock, energy, gr_active;
+
+  Dcgm(const Registrar& reg, std::string_view hostname) {
+    const Labels l = {"gpu", "UUID", "device", "modelName", "Hostname", "simulated"};
+    const auto gauge = [&](std::string name, std::string help) {
+      return reg.gauge(std::move(name), "SIMULATED by inferscope serve (no GPU): " + help, l)
+          .with({"0", "GPU-00000000-0000-0000-0000-000000000000", "nvidia0", "inferscope-simulated", hostname, "true"});
+    };
+    util = gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).");
+    fb_used = gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).");
+    fb_free = gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).");
+    power = gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).");
+    temp = gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).");
+    sm_clock = gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).");
+    energy = gauge("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                   "Total energy consumption since boot (in mJ); a counter in DCGM, a gauge here.");
+    gr_active = gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.");
+  }
+};
+
+struct ServeMetrics::State {
+  ServeMetricsOptions options;
+  Labels models;  // configured names + "other"
+  std::unique_ptr<timeline::TimelineRecorder> recorder;
+  std::unique_ptr<InferscopeEngine> engine;
+  std::unique_ptr<Vllm> vllm;
+  std::unique_ptr<GenAi> gen_ai;
+  std::unique_ptr<Dcgm> dcgm;
+
+  std::mutex mu;                          // guards source and last
+  std::function<EngineStats()> source;    // empty: no engine attached
+  EngineStats last{};                     // totals already added to counters
+  std::atomic<bool> tokens_from_engine{false};
+
+  void refresh();
+  void add_delta(Counter& c, std::uint64_t now, std::uint64_t before) {
+    c.add(static_cast<double>(now >= before ? now - before : now));  // engine restart: count anew
+  }
+};
+
+void ServeMetrics::State::refresh() {
+  std::lock_guard lock(mu);
+  if (!source) return;
+  const EngineStats s = source();
+  if (engine) {
+    engine->running.set(s.running);
+    engine->waiting.set(s.waiting);
+    engine->kv_usage.set(s.kv_usage);
+    engine->kv_blocks_used.set(static_cast<double>(s.kv_blocks_used));
+    engine->kv_blocks_capacity.set(static_cast<double>(s.kv_blocks_total));
+    engine->busy.set(s.busy_fraction);
+    add_delta(engine->preemptions, s.preemptions_total, last.preemptions_total);
+    add_delta(engine->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
+    add_delta(engine->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
+  }
+  if (vllm) {
+    vllm->running.set(s.running);
+    vllm->waiting.set(s.waiting);
+    vllm->kv_usage.set(s.kv_usage);
+    vllm->gpu_cache_usage.set(s.kv_usage);
+    add_delta(vllm->prompt_tokens, s.prompt_tokens_total, last.prompt_tokens_total);
+    add_delta(vllm->generation_tokens, s.generation_tokens_total, last.generation_tokens_total);
+    add_delta(vllm->preemptions, s.preemptions_total, last.preemptions_total);
+    add_delta(vllm->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
+    add_delta(vllm->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
+  }
+  if (dcgm) {
+    dcgm->util.set(std::clamp(s.busy_fraction, 0.0, 1.0) * 100.0);
+    dcgm->fb_used.set(s.gpu_memory_used_bytes / kMiB);
+    dcgm->fb_free.set(std::max(0.0, s.gpu_memory_total_bytes - s.gpu_memory_used_bytes) / kMiB);
+    dcgm->power.set(s.gpu_power_w);
+    dcgm->temp.set(s.gpu_temperature_c);
+    dcgm->sm_clock.set(s.busy_fraction > 0.0 ? 1980.0 : 345.0);  // H100 boost vs idle clock
+    dcgm->energy.set(s.gpu_energy_mj);
+    dcgm->gr_active.set(std::clamp(s.busy_fraction, 0.0, 1.0));
+  }
+  last = s;
+}
+
+ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions options)
+    : state_(std::make_shared<State>()) {
+  if (options.model_names.empty()) throw std::invalid_argument("ServeMetrics needs at least one model name");
+  if (auto ok = validate_dialects(options.dialects, "ServeMetricsOptions"); !ok) {
+    throw std::invalid_argument(ok.error().message);
+  }
+  const auto enabled = [&options](std::string_view d) {
+    return std::find(options.dialects.begin(), options.dialects.end(), d) != options.dialects.end();
+  };
+  State& st = *state_;
+  st.models = options.model_names;
+  st.models.emplace_back(timeline::kOtherLabel);
+  const std::string& primary = options.model_names.front();
+  const Registrar plain{registry, false};
+  if (enabled("inferscope")) {
+    timeline::TimelineRecorderOptions ro;
+    ro.model_names = options.model_names;
+    ro.routes = options.routes;
+    ro.dependency_names = options.dependency_names;
+    st.recorder = std::make_unique<timeline::TimelineRecorder>(registry, std::move(ro));
+    st.engine = std::make_unique<InferscopeEngine>(plain, primary);
+  }
+  if (enabled("vllm")) {
+    st.vllm = std::make_unique<Vllm>(Registrar{registry, true}, primary, options.engine,
+                                     static_cast<double>(options.max_model_len), options.vllm_legacy_aliases);
+  }
+  if (enabled("gen_ai")) st.gen_ai = std::make_unique<GenAi>(plain, st.models);
+  if (options.simulated_gpu) st.dcgm = std::make_unique<Dcgm>(plain, options.hostname);
+  st.options = std::move(options);
+  // The hook holds the state, not `this`: a scrape after ~ServeMetrics finds no source and returns.
+  registry.add_collect_hook([weak = std::weak_ptr<State>(state_)] {
+    if (auto state = weak.lock()) state->refresh();
+  });
+}
+
+ServeMetrics::~ServeMetrics() { set_engine_stats_source({}); }
+
+void ServeMetrics::begin_request(timeline::RequestTimeline& timeline) noexcept {
+  if (state_->recorder) state_->recorder->begin(timeline);
+}
+
+void ServeMetrics::record_request(const timeline::RequestTimeline& t, const RequestOutcome& outcome) noexcept {
+  State& st = *state_;
+  const TimelineSummary s = timeline::summarize(t);
+  if (st.recorder) st.recorder->record(t, s, {outcome.model, outcome.route, outcome.http_status});
+
+  if (st.vllm && reached_engine(t)) {
+    Vllm& v = *st.vllm;
+    v.success[static_cast<std::size_t>(s.reason)].inc();  // FinishReason order = kVllmFinishReasons order
+    v.e2e.observe(s.generation_seconds.value_or(s.e2e_seconds));
+    observe_if(v.ttft, s.ttft_seconds);
+    observe_if(v.tpot, s.tpot_seconds);
+    observe_if(v.inference, s.inference_seconds);
+    // vLLM's phase histograms only see phases that completed (no truncated stage).
+    const auto complete = [&s](Stage stage) -> std::optional<double> {
+      if (s.truncated_stage == stage) return std::nullopt;
+      return s.stage_seconds[static_cast<std::size_t>(stage)];
+    };
+    observe_if(v.queue, complete(Stage::kQueue));
+    observe_if(v.prefill, complete(Stage::kPrefill));
+    observe_if(v.decode, complete(Stage::kDecode));
+    timeline::for_each_output_gap(t, [&v](double gap, std::uint32_t) {
+      v.itl.observe(gap);  // vLLM: one observation per output event, whatever it carries
+      v.legacy_tpot.observe(gap);
+    });
+    if (s.prompt_tokens > 0) v.prompt_len.observe(s.prompt_tokens);
+    v.generation_len.observe(s.output_tokens);
+    v.max_generation_len.observe(s.output_tokens);
+    if (outcome.max_tokens > 0) v.params_max_tokens.observe(outcome.max_tokens);
+    v.params_n.observe(outcome.n);
+    if (!st.tokens_from_engine.load(std::memory_order_relaxed)) {
+      v.prompt_tokens.add(s.prompt_tokens);
+      v.generation_tokens.add(s.output_tokens);
+    }
+  }
+
+  if (st.gen_ai) {
+    const std::size_t op = gen_ai_operation(outcome.route);
+    const std::size_t model = std::min(st.models.size() - 1, static_cast<std::size_t>(
+        std::find(st.models.begin(), st.models.end() - 1, outcome.model) - st.models.begin()));
+    const std::size_t error = gen_ai_error(s, outcome.http_status);
+    st.gen_ai->duration.get({op, 0, model, model, error}).observe(s.e2e_seconds);
+    if (error == 0) {  // the spec records TTFT and TPOT for successful responses only
+      if (s.ttft_seconds) st.gen_ai->ttft.get({op, 0, model, model}).observe(*s.ttft_seconds);
+      if (s.tpot_seconds) st.gen_ai->tpot.get({op, 0, model, model}).observe(*s.tpot_seconds);
+    }
+  }
+}
+
+void ServeMetrics::on_step(const StepInfo& step) noexcept {
+  if (!state_->engine) return;
+  const double scale = state_->options.time_scale > 0 ? state_->options.time_scale : 1.0;
+  state_->engine->step_duration.observe(step.model_seconds / scale);
+  state_->engine->step_tokens.observe(static_cast<double>(step.prefill_tokens) + step.decode_seqs);
+}
+
+void ServeMetrics::set_engine_stats_source(std::function<EngineStats()> source) {
+  std::lock_guard lock(state_->mu);
+  state_->tokens_from_engine.store(static_cast<bool>(source), std::memory_order_relaxed);
+  state_->source = std::move(source);
+  if (state_->source) state_->last = state_->source();  // counters count from attachment on
+}
+
+void ServeMetrics::refresh_engine_stats() { state_->refresh(); }
+
+}  // namespace inferscope::serve

@@ -1,0 +1,89 @@
+// File: serve_metrics.h
+// ServeMetrics registers every metric `inferscope serve` exposes (inferscope_*, vllm:*, gen_ai_*,
+// simulated DCGM_FI_*) and feeds them: record_request() per finished request, on_step() per engine
+// step, and a collect hook that copies EngineStats into gauges at scrape time. Full list:
+// docs/metrics-reference.md. Example: ServeMetrics m(registry, {.model_names = {"sim-8b"}}); m.record_request(t, {"sim-8b", "/v1/completions", 200});
+// Thread-safe. Never labels anything with unconfigured names, prompts or request ids; never throws
+// after construction.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <inferscope/common/result.h>
+#include <inferscope/metrics/registry.h>
+#include <inferscope/timeline/request_timeline.h>
+
+#include "serve/engine/engine_types.h"
+
+namespace inferscope::serve {
+
+// ServeMetricsOptions selects the dialects and the bounded label values.
+struct ServeMetricsOptions {
+  std::vector<std::string> model_names;                      // served names; [0] labels engine-level series
+  std::vector<std::string> dialects{"inferscope", "vllm"};   // any of "inferscope", "vllm", "gen_ai"
+  std::string engine = "0";                                  // vLLM's `engine` label
+  std::vector<std::string> routes{"/v1/chat/completions", "/v1/completions"};
+  std::vector<std::string> dependency_names{"embedding", "rerank", "guardrail", "retrieval"};
+  std::uint32_t max_model_len = 8192;   // vLLM token histograms: 1-2-5 buckets up to this
+  bool vllm_legacy_aliases = false;     // also vllm:time_per_output_token_seconds, vllm:gpu_cache_usage_perc
+  bool simulated_gpu = true;            // DCGM_FI_* gauges, labelled simulated="true"
+  double time_scale = 1.0;              // engine model seconds / time_scale = real seconds
+  std::string hostname = "localhost";   // DCGM `Hostname` label
+};
+
+// validate_dialects checks dialect names; "cannot use metric dialect from <where>: <cause>".
+Result<void> validate_dialects(const std::vector<std::string>& dialects, std::string_view where);
+
+// RequestOutcome is the bounded facts about a finished request that are not in its timeline.
+struct RequestOutcome {
+  std::string_view model;       // served name; anything else becomes "other"
+  std::string_view route;       // request path, e.g. "/v1/chat/completions"
+  int http_status = 200;        // 0 = no status reached the client
+  std::uint32_t max_tokens = 0; // request's max_tokens (0 = not given: vllm:request_params_max_tokens skipped)
+  std::uint32_t n = 1;          // request's n
+};
+
+// to_timeline maps the engine's finish reason onto the timeline's (same four values).
+timeline::FinishReason to_timeline(FinishReason reason) noexcept;
+
+// ServeMetrics owns the cached handles of every serve metric in one registry.
+class ServeMetrics {
+ public:
+  // ServeMetrics registers the families of the enabled dialects in `registry` (which must outlive
+  // it) and pre-creates every vllm:request_success_total{finished_reason} child at 0. Throws
+  // std::invalid_argument on an empty model list, an unknown dialect or a name clash (setup misuse).
+  ServeMetrics(metrics::Registry& registry, ServeMetricsOptions options);
+  ~ServeMetrics();
+  ServeMetrics(const ServeMetrics&) = delete;
+  ServeMetrics& operator=(const ServeMetrics&) = delete;
+
+  // begin_request counts `timeline` in inferscope_requests_in_flight until record_request.
+  void begin_request(timeline::RequestTimeline& timeline) noexcept;
+
+  // record_request observes one finished request in every enabled dialect. Call exactly once per
+  // request, after timeline.finish(). O(stages + output events); never throws.
+  void record_request(const timeline::RequestTimeline& timeline, const RequestOutcome& outcome) noexcept;
+
+  // on_step observes one engine step (step duration, batch tokens). Runs on the engine thread:
+  // a few histogram writes, no lock.
+  void on_step(const StepInfo& step) noexcept;
+
+  // set_engine_stats_source installs the function the collect hook calls before each scrape
+  // to refresh the engine gauges and counters (an empty function detaches). The source must be
+  // thread-safe. Thread-safe; the hook keeps working (as a no-op) after ServeMetrics is destroyed.
+  void set_engine_stats_source(std::function<EngineStats()> source);
+
+  // refresh_engine_stats runs the collect hook's work now (tests; the hook calls it per render).
+  void refresh_engine_stats();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;  // shared with the registry's collect hook
+};
+
+}  // namespace inferscope::serve
