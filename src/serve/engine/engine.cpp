@@ -1,0 +1,339 @@
+// The engine thread. Steps chain on a virtual timeline (each step starts where the previous one
+// ended) so reported times follow the model clock exactly while the thread keeps up; the chain
+// is pulled forward to the latest arrival (no negative queue time), to the wall clock after
+// idling, for zero-cost steps, and when it falls more than kMaxLag behind.
+#include "serve/engine/engine.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "serve/engine/engine_core.h"
+#include "serve/engine/gpu_model.h"
+#include "serve/engine/pause_schedule.h"
+
+namespace inferscope::serve {
+namespace {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+constexpr auto kMaxLag = std::chrono::milliseconds(100);
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+}  // namespace
+
+struct Engine::Impl {
+  Impl(EngineOptions opts, CostProfile prof, FaultSet initial)
+      : options(std::move(opts)),
+        profile(std::move(prof)),
+        core(CoreConfig{options.max_num_seqs, options.max_num_batched_tokens, options.max_model_len,
+                        options.kv_capacity_tokens, options.block_size, options.enable_prefix_caching},
+             profile),
+        epoch(Clock::now()),
+        gpu(profile, options.busy_window_s, epoch),
+        faults(std::move(initial)) {
+    core.set_faults(faults);
+    stall.set(faults.stall, 0);
+    worker_stall.set(faults.worker_stall, 0);
+    core.fill_stats(snapshot);
+  }
+
+  struct Live {
+    std::shared_ptr<SequenceObserver> observer;
+    bool queued = true;  // counted in `queued` until first scheduled
+  };
+
+  // --- engine thread ---
+  double model_at(SteadyTime t) const { return std::chrono::duration<double>(t - epoch).count() * options.time_scale; }
+  SteadyTime real_at(double model_s) const { return epoch + seconds(model_s / options.time_scale); }
+
+  void on_submit(SequenceId id, GenerationRequest request, std::shared_ptr<SequenceObserver> observer) {
+    if (stopped.load()) {  // raced with stop(): still owed exactly one on_finished
+      queued.fetch_sub(1);
+      observer->on_finished(FinishReason::kAbort, Clock::now());
+      return;
+    }
+    if (auto ok = core.submit(id, std::move(request)); !ok) {
+      queued.fetch_sub(1);
+      observer->on_finished(FinishReason::kError, Clock::now());
+      return;
+    }
+    live.emplace(id, Live{std::move(observer)});
+    publish();
+    kick();
+  }
+
+  void on_abort(SequenceId id) {
+    if (stopped.load() || !core.abort(id)) return;
+    finish_live(id, FinishReason::kAbort, Clock::now());
+    publish();
+    kick();
+  }
+
+  void on_faults(const FaultSet& f) {
+    if (stopped.load()) return;
+    double now_m = model_at(Clock::now());
+    core.set_faults(f);
+    stall.set(f.stall, now_m);
+    worker_stall.set(f.worker_stall, now_m);
+    if (waiting_release) timer.cancel();  // re-evaluate the worker stall in kick()
+    publish();
+    kick();
+  }
+
+  void finish_live(SequenceId id, FinishReason reason, SteadyTime when) {
+    auto it = live.find(id);
+    if (it == live.end()) return;
+    auto observer = std::move(it->second.observer);
+    if (it->second.queued) queued.fetch_sub(1);
+    live.erase(it);
+    observer->on_finished(reason, when);
+  }
+
+  // kick starts the next step unless one is running, a worker stall holds it, or there is no work.
+  void kick() {
+    if (stopped.load() || core.step_in_flight() || waiting_release) return;
+    if (!core.has_work()) {
+      idle = true;
+      return;
+    }
+    const SteadyTime now = Clock::now();
+    SteadyTime start = idle ? now : std::max({next_start, last_arrival.load(), now - kMaxLag});
+    start = std::min(start, now);
+    idle = false;
+    double start_m = model_at(start);
+    if (double release_m = worker_stall.release_time(start_m); release_m > start_m) {
+      hold_until(start, real_at(release_m));
+      return;
+    }
+    StepPlan plan = core.plan_step();
+    if (plan.model_seconds <= 0) start = now;
+    deliver_plan_events(plan, start);
+    if (plan.empty()) {
+      publish();
+      idle = true;
+      return;
+    }
+    double duration_m = stall.stretched_end(model_at(start), plan.model_seconds) - model_at(start);
+    step_model_seconds = duration_m;
+    step_start = start;
+    step_end = start + seconds(duration_m / options.time_scale);
+    {
+      std::lock_guard lock(stats_mu);
+      gpu.advance(start, false);
+      busy_now = true;
+    }
+    if (step_end <= now) {
+      asio::post(io, [this] { on_step_end(); });
+    } else {
+      timer.expires_at(step_end);
+      timer.async_wait([this](const boost::system::error_code&) { on_step_end(); });
+    }
+  }
+
+  // hold_until keeps the engine from scheduling (worker stall): the GPU idles meanwhile.
+  void hold_until(SteadyTime from, SteadyTime until) {
+    waiting_release = true;
+    {
+      std::lock_guard lock(stats_mu);
+      gpu.advance(from, false);
+    }
+    next_start = until;
+    timer.expires_at(until);
+    timer.async_wait([this](const boost::system::error_code&) {
+      waiting_release = false;
+      kick();
+    });
+  }
+
+  void deliver_plan_events(const StepPlan& plan, SteadyTime when) {
+    for (SequenceId id : plan.first_scheduled) {
+      auto it = live.find(id);
+      if (it == live.end()) continue;
+      if (it->second.queued) queued.fetch_sub(1);
+      it->second.queued = false;
+      it->second.observer->on_scheduled(when);
+    }
+    for (SequenceId id : plan.preempted)
+      if (auto it = live.find(id); it != live.end()) it->second.observer->on_preempted(when);
+    for (SequenceId id : plan.rejected) finish_live(id, FinishReason::kError, when);
+  }
+
+  void on_step_end() {
+    if (stopped.load()) return;
+    StepResult result = core.finish_step();
+    const SteadyTime end = step_end;
+    for (const SequenceEvent& ev : result.events) {
+      auto it = live.find(ev.id);
+      if (it == live.end()) continue;
+      SequenceObserver& observer = *it->second.observer;
+      if (ev.prefill_done) observer.on_prefill_done(end);
+      if (ev.has_token) observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), end);
+      if (ev.finished) finish_live(ev.id, ev.reason, end);
+    }
+    if (listener) listener(StepInfo{result.prefill_tokens, result.decode_seqs, step_model_seconds, end});
+    next_start = end;
+    {
+      std::lock_guard lock(stats_mu);
+      gpu.advance(end, true);
+      busy_now = false;
+      ++steps_total;
+      busy_model_seconds += step_model_seconds;
+    }
+    publish();
+    kick();
+  }
+
+  void on_stop() {
+    timer.cancel();
+    const SteadyTime now = Clock::now();
+    for (SequenceId id : core.abort_all()) finish_live(id, FinishReason::kAbort, now);
+    publish();
+    work.reset();
+  }
+
+  // publish copies the core's counters into the snapshot stats() reads.
+  void publish() {
+    std::lock_guard lock(stats_mu);
+    core.fill_stats(snapshot);
+    snapshot.steps_total = steps_total;
+    snapshot.busy_model_seconds = busy_model_seconds;
+  }
+
+  // --- immutable after start ---
+  const EngineOptions options;
+  const CostProfile profile;
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  asio::steady_timer timer{io};
+  std::thread thread;
+
+  // --- engine thread only ---
+  EngineCore core;
+  std::unordered_map<SequenceId, Live> live;
+  PauseSchedule stall, worker_stall;
+  std::function<void(const StepInfo&)> listener;
+  bool idle = true, waiting_release = false;
+  SteadyTime next_start{}, step_start{}, step_end{};
+  double step_model_seconds = 0;
+
+  // --- shared ---
+  const SteadyTime epoch;
+  std::atomic<bool> stopped{false};
+  std::atomic<SequenceId> next_id{1};
+  std::atomic<std::uint32_t> queued{0};
+  std::atomic<SteadyTime> last_arrival{SteadyTime{}};
+  std::mutex post_mu;  // orders submit posts against the stop post
+  mutable std::mutex stats_mu;
+  EngineStats snapshot;
+  GpuModel gpu;
+  bool busy_now = false;
+  std::uint64_t steps_total = 0;
+  double busy_model_seconds = 0;
+  mutable std::mutex faults_mu;
+  FaultSet faults;
+};
+
+Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet initial_faults) {
+  auto fail = [](const std::string& cause) { return make_error("cannot start engine from options: " + cause); };
+  if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) return fail("time_scale must be > 0");
+  if (options.max_num_seqs == 0 || options.max_num_batched_tokens == 0 || options.max_waiting == 0)
+    return fail("max_num_seqs, max_num_batched_tokens and max_waiting must be > 0");
+  if (options.block_size == 0 || options.block_size > 1024) return fail("block_size must be in 1..1024");
+  if (options.max_model_len < 2) return fail("max_model_len must be >= 2");
+  if (!(options.busy_window_s > 0)) return fail("busy_window_s must be > 0");
+  auto catalog = ProfileCatalog::load(options.profiles_path);
+  if (!catalog) return fail(catalog.error().message);
+  const CostProfile* profile = catalog->find(options.profile);
+  if (profile == nullptr) {
+    std::string known;
+    for (const auto& name : catalog->names()) known += (known.empty() ? "" : ", ") + name;
+    return fail("unknown profile '" + options.profile + "' (known: " + known + ")");
+  }
+  std::uint64_t kv_tokens = options.kv_capacity_tokens ? options.kv_capacity_tokens : profile->kv_capacity_tokens;
+  if (kv_tokens < options.block_size) return fail("kv_capacity_tokens must hold at least one block");
+  auto impl = std::make_unique<Impl>(std::move(options), *profile, std::move(initial_faults));
+  Impl* raw = impl.get();
+  raw->thread = std::thread([raw] { raw->io.run(); });
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() { stop(); }
+
+Result<SequenceId> Engine::submit(GenerationRequest request, std::shared_ptr<SequenceObserver> observer) {
+  Impl& d = *impl_;
+  if (!observer) return make_error("cannot schedule request from client: no observer");
+  if (auto ok = d.core.check(request); !ok) return ok.error();
+  std::lock_guard lock(d.post_mu);
+  if (d.stopped.load()) return make_error("cannot schedule request from client: the engine is stopped");
+  if (d.queued.fetch_add(1) >= d.options.max_waiting) {
+    d.queued.fetch_sub(1);
+    return make_error("cannot schedule request from client: the waiting queue is full (" +
+                      std::to_string(d.options.max_waiting) + " requests)");
+  }
+  const SequenceId id = d.next_id.fetch_add(1);
+  SteadyTime now = Clock::now();
+  SteadyTime prev = d.last_arrival.load();
+  while (prev < now && !d.last_arrival.compare_exchange_weak(prev, now)) {
+  }
+  asio::post(d.io, [&d, id, request = std::move(request), observer = std::move(observer)]() mutable {
+    d.on_submit(id, std::move(request), std::move(observer));
+  });
+  return id;
+}
+
+void Engine::abort(SequenceId id) {
+  asio::post(impl_->io, [d = impl_.get(), id] { d->on_abort(id); });
+}
+
+EngineStats Engine::stats() const {
+  const Impl& d = *impl_;
+  const SteadyTime now = Clock::now();
+  std::lock_guard lock(d.stats_mu);
+  EngineStats out = d.snapshot;
+  double kv_bytes = static_cast<double>(out.kv_blocks_used) * d.options.block_size * d.profile.kv_bytes_per_token;
+  d.gpu.fill(now, d.busy_now, kv_bytes, out);
+  out.model_seconds = d.model_at(now);
+  return out;
+}
+
+void Engine::set_step_listener(std::function<void(const StepInfo&)> listener) {
+  asio::post(impl_->io, [d = impl_.get(), listener = std::move(listener)]() mutable { d->listener = std::move(listener); });
+}
+
+void Engine::set_faults(FaultSet faults) {
+  {
+    std::lock_guard lock(impl_->faults_mu);
+    impl_->faults = faults;
+  }
+  asio::post(impl_->io, [d = impl_.get(), faults = std::move(faults)] { d->on_faults(faults); });
+}
+
+FaultSet Engine::faults() const {
+  std::lock_guard lock(impl_->faults_mu);
+  return impl_->faults;
+}
+
+const EngineOptions& Engine::options() const { return impl_->options; }
+const CostProfile& Engine::profile() const { return impl_->profile; }
+
+void Engine::stop() {
+  Impl& d = *impl_;
+  {
+    std::lock_guard lock(d.post_mu);
+    if (!d.stopped.exchange(true)) asio::post(d.io, [&d] { d.on_stop(); });
+  }
+  if (d.thread.joinable() && d.thread.get_id() != std::this_thread::get_id()) d.thread.join();
+}
+
+}  // namespace inferscope::serve

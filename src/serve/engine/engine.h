@@ -1,0 +1,61 @@
+// File: engine.h
+// Engine: runs an EngineCore on its own thread and io_context, turning each step's model
+// seconds into real waits (divided by time_scale) and applying the time-based faults (stall,
+// worker_stall). The simulated vLLM behind `inferscope serve`; design in docs/serve-engine.md.
+// Example: auto e = Engine::start(EngineOptions{}, FaultSet{}); auto id = (*e)->submit(req, obs);
+// Thread safety: every public method is thread-safe (work is posted to the engine thread);
+// observers and the step listener run on the engine thread and must never block or call back.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "inferscope/common/result.h"
+#include "serve/engine/cost_profile.h"
+#include "serve/engine/engine_types.h"
+#include "serve/engine/faults.h"
+
+namespace inferscope::serve {
+
+// Engine is the running simulated engine. Not copyable; stop() (or destruction) ends it.
+class Engine {
+ public:
+  using SequenceId = serve::SequenceId;
+
+  // start validates `options` (time_scale > 0, sizes > 0, profile known; profiles come from the
+  // built-in set plus options.profiles_path) and starts the engine thread with
+  // `initial_faults`. Fails with "cannot start engine from options: <cause>".
+  static Result<std::unique_ptr<Engine>> start(EngineOptions options, FaultSet initial_faults);
+  ~Engine();  // calls stop()
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // submit queues a sequence and returns its id; `observer` is kept until on_finished. Fails
+  // (no observer call) when stopped, when max_waiting requests are already waiting, or when the
+  // request can never run (empty prompt, max_tokens 0, prompt >= max_model_len or KV capacity).
+  Result<SequenceId> submit(GenerationRequest request, std::shared_ptr<SequenceObserver> observer);
+  // abort ends the sequence: its KV blocks are freed at once and its observer gets
+  // on_finished(kAbort). Unknown or finished ids are ignored.
+  void abort(SequenceId id);
+  // stats returns a consistent copy of the engine state (a mutex and a struct copy).
+  EngineStats stats() const;
+  // set_step_listener installs `listener`, called on the engine thread after every step.
+  void set_step_listener(std::function<void(const StepInfo&)> listener);
+  // set_faults replaces the active faults (effective from the next step; a changed stall or
+  // worker_stall starts its first window now).
+  void set_faults(FaultSet faults);
+  // faults returns the active faults.
+  FaultSet faults() const;
+  const EngineOptions& options() const;
+  const CostProfile& profile() const;
+  // stop finishes every live sequence with kAbort and joins the engine thread; idempotent.
+  // Must not be called from an observer or the step listener (the engine thread).
+  void stop();
+
+ private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace inferscope::serve

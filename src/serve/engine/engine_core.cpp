@@ -1,0 +1,322 @@
+// The scheduler follows vLLM v1's Scheduler.schedule(): running sequences first (oldest first,
+// preempting the newest when blocks run out), then - only if nothing was preempted - waiting
+// sequences in FCFS order while the token budget, max_num_seqs and free blocks allow.
+#include "serve/engine/engine_core.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "serve/engine/hashing.h"
+#include "serve/engine/text_generator.h"
+
+namespace inferscope::serve {
+namespace {
+[[noreturn]] void bug(const char* what) {
+  std::fprintf(stderr, "BUG: EngineCore: %s\n", what);
+  std::abort();
+}
+std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
+  return (tokens + block_size - 1) / block_size;
+}
+}  // namespace
+
+struct EngineCore::Sequence {
+  SequenceId id = 0;
+  std::vector<std::uint32_t> tokens;  // prompt, then outputs
+  std::uint32_t prompt_len = 0;
+  std::uint32_t target_outputs = 0;
+  FinishReason target_reason = FinishReason::kLength;
+  std::uint64_t seed = 0;
+  std::uint32_t computed = 0;          // tokens whose KV is computed
+  std::vector<BlockId> blocks;
+  std::vector<std::uint64_t> hashes;   // chain hashes of the full blocks of `tokens`
+  std::size_t committed_blocks = 0;    // leading blocks offered to the prefix cache
+  bool ever_scheduled = false, prefill_reported = false, running = false;
+  std::uint32_t outputs() const { return static_cast<std::uint32_t>(tokens.size()) - prompt_len; }
+  std::uint32_t num_tokens() const { return static_cast<std::uint32_t>(tokens.size()); }
+};
+
+EngineCore::EngineCore(const CoreConfig& config, const CostProfile& profile)
+    : config_(config),
+      profile_(profile),
+      capacity_blocks_((config.kv_capacity_tokens ? config.kv_capacity_tokens : profile.kv_capacity_tokens) /
+                       std::max<std::uint32_t>(config.block_size, 1)),
+      kv_(capacity_blocks_, config.enable_prefix_caching) {
+  if (config.block_size == 0 || config.max_num_seqs == 0 || config.max_num_batched_tokens == 0 ||
+      config.max_model_len < 2 || capacity_blocks_ == 0)
+    throw std::invalid_argument("EngineCore: block_size, max_num_seqs, max_num_batched_tokens, "
+                                "KV capacity must be > 0 and max_model_len >= 2");
+}
+
+EngineCore::~EngineCore() = default;
+
+Result<void> EngineCore::check(const GenerationRequest& r) const {
+  auto fail = [](const std::string& cause) { return make_error("cannot schedule request from client: " + cause); };
+  if (r.prompt_tokens.empty()) return fail("the prompt is empty");
+  if (r.max_tokens == 0) return fail("max_tokens must be at least 1");
+  if (r.prompt_tokens.size() >= config_.max_model_len)
+    return fail("the prompt has " + std::to_string(r.prompt_tokens.size()) +
+                " tokens; max_model_len is " + std::to_string(config_.max_model_len));
+  if (blocks_for(r.prompt_tokens.size() + 1, config_.block_size) > capacity_blocks_)
+    return fail("the prompt has " + std::to_string(r.prompt_tokens.size()) +
+                " tokens, more than the KV cache holds (" +
+                std::to_string(capacity_blocks_ * config_.block_size) + ")");
+  return {};
+}
+
+Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
+  if (auto ok = check(request); !ok) return ok;
+  if (sequences_.count(id)) return make_error("cannot schedule request from client: duplicate sequence id");
+  auto seq = std::make_unique<Sequence>();
+  seq->id = id;
+  seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
+  seq->seed = request.seed;
+  std::uint32_t limit = std::min({request.max_tokens, config_.max_model_len - seq->prompt_len,
+                                  solo_output_cap(profile_, seq->prompt_len)});
+  std::uint32_t natural = request.ignore_eos ? limit + 1 : natural_output_length(request.seed);
+  seq->target_outputs = std::min(natural, limit);
+  seq->target_reason = natural <= limit ? FinishReason::kStop : FinishReason::kLength;
+  seq->tokens = std::move(request.prompt_tokens);
+  seq->tokens.reserve(seq->tokens.size() + seq->target_outputs);
+  waiting_.push_back(seq.get());
+  sequences_.emplace(id, std::move(seq));
+  return {};
+}
+
+bool EngineCore::abort(SequenceId id) {
+  auto it = sequences_.find(id);
+  if (it == sequences_.end()) return false;
+  Sequence* seq = it->second.get();
+  if (seq->running) running_.erase(std::find(running_.begin(), running_.end(), seq));
+  else waiting_.erase(std::find(waiting_.begin(), waiting_.end(), seq));
+  kv_.release(seq->blocks);
+  sequences_.erase(it);
+  return true;
+}
+
+std::vector<SequenceId> EngineCore::abort_all() {
+  std::vector<SequenceId> ids;
+  for (Sequence* s : running_) ids.push_back(s->id);
+  for (Sequence* s : waiting_) ids.push_back(s->id);
+  for (SequenceId id : ids) abort(id);
+  return ids;
+}
+
+StepPlan EngineCore::plan_step() {
+  if (in_flight_) bug("plan_step while a step is in flight");
+  StepPlan plan;
+  StepShape shape;
+  scheduled_.clear();
+  bool preempted = false;
+  // A shrunken KV capacity (fault) takes blocks back at once, newest sequences first.
+  while (kv_.used() > kv_.limit() && !running_.empty()) {
+    Sequence* victim = running_.back();
+    running_.pop_back();
+    preempt(*victim, plan);
+    preempted = true;
+  }
+  std::uint32_t budget = config_.max_num_batched_tokens;
+  preempted = schedule_running(budget, plan, shape) || preempted;
+  if (!preempted) schedule_waiting(budget, plan, shape);
+  plan.prefill_tokens = shape.prefill_tokens;
+  plan.decode_seqs = shape.decode_seqs;
+  plan.model_seconds = step_cost(profile_, shape, faults_.prefill_slowdown, faults_.decode_slowdown);
+  in_flight_ = !plan.empty();
+  plan_totals_.prefill_tokens = plan.prefill_tokens;
+  plan_totals_.decode_seqs = plan.decode_seqs;
+  plan_totals_.model_seconds = plan.model_seconds;
+  return plan;
+}
+
+bool EngineCore::schedule_running(std::uint32_t& budget, StepPlan& plan, StepShape& shape) {
+  bool preempted = false;
+  std::size_t i = 0;
+  while (i < running_.size() && budget > 0) {
+    Sequence& seq = *running_[i];
+    std::uint32_t num_new = std::min(seq.num_tokens() - seq.computed, budget);
+    bool scheduled = true;
+    while (!allocate_for(seq, num_new)) {
+      Sequence* victim = running_.back();
+      running_.pop_back();
+      if (victim == &seq && i == 0) {
+        // Alone and still out of blocks: it can never fit the current capacity.
+        seq.running = false;
+        kv_.release(seq.blocks);
+        plan.rejected.push_back(seq.id);
+        sequences_.erase(seq.id);
+        scheduled = false;
+        break;
+      }
+      preempt(*victim, plan);
+      preempted = true;
+      if (victim == &seq) {
+        scheduled = false;
+        break;
+      }
+    }
+    if (!scheduled) break;
+    add_to_step(seq, num_new, shape);
+    budget -= num_new;
+    ++i;
+  }
+  return preempted;
+}
+
+void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepShape& shape) {
+  const std::uint32_t bs = config_.block_size;
+  while (!waiting_.empty() && budget > 0 && running_.size() < effective_max_num_seqs()) {
+    Sequence& seq = *waiting_.front();
+    const std::uint32_t num_tokens = seq.num_tokens();
+    if (blocks_for(num_tokens, bs) > kv_.limit()) {  // never fits the reduced capacity
+      waiting_.pop_front();
+      plan.rejected.push_back(seq.id);
+      sequences_.erase(seq.id);
+      continue;
+    }
+    PrefixMatch match;
+    std::size_t max_blocks = (num_tokens - 1) / bs;  // at least one token is always computed
+    if (config_.enable_prefix_caching) match = kv_.match(std::span(hashes_for(seq, max_blocks)).first(max_blocks));
+    const auto hit_tokens = static_cast<std::uint32_t>(match.blocks * bs);
+    const std::uint32_t num_new = std::min(num_tokens - hit_tokens, budget);
+    const std::size_t fresh = blocks_for(hit_tokens + num_new, bs) - match.blocks;
+    if (!kv_.can_take(match.revive + fresh)) break;  // FCFS: nobody overtakes the head
+    kv_.acquire(seq.hashes, match.blocks, seq.blocks);
+    kv_.allocate(fresh, seq.blocks);
+    seq.computed = hit_tokens;
+    seq.committed_blocks = match.blocks;
+    if (config_.enable_prefix_caching) {
+      prefix_queries_ += num_tokens;
+      prefix_hits_ += hit_tokens;
+    }
+    waiting_.pop_front();
+    running_.push_back(&seq);
+    seq.running = true;
+    if (!seq.ever_scheduled) {
+      seq.ever_scheduled = true;
+      plan.first_scheduled.push_back(seq.id);
+      ++shape.new_requests;
+    }
+    add_to_step(seq, num_new, shape);
+    budget -= num_new;
+  }
+}
+
+bool EngineCore::allocate_for(Sequence& seq, std::uint32_t num_new) {
+  std::uint64_t need = blocks_for(seq.computed + num_new, config_.block_size);
+  if (need <= seq.blocks.size()) return true;
+  return kv_.allocate(need - seq.blocks.size(), seq.blocks);
+}
+
+void EngineCore::preempt(Sequence& seq, StepPlan& plan) {
+  kv_.release(seq.blocks);
+  seq.computed = 0;
+  seq.committed_blocks = 0;
+  seq.running = false;
+  waiting_.push_front(&seq);
+  plan.preempted.push_back(seq.id);
+  ++preemptions_;
+}
+
+void EngineCore::add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape) {
+  const bool decode = seq.outputs() > 0 && num_new == 1 && seq.computed + 1 == seq.num_tokens();
+  if (decode) {
+    ++shape.decode_seqs;
+    shape.decode_context += seq.computed + 1;
+  } else {
+    shape.prefill_tokens += num_new;
+    shape.prefill_context += num_new * (seq.computed + (num_new - 1) / 2.0);
+  }
+  scheduled_.push_back({seq.id, num_new});
+}
+
+StepResult EngineCore::finish_step() {
+  if (!in_flight_) bug("finish_step without a planned step");
+  in_flight_ = false;
+  StepResult result;
+  result.prefill_tokens = plan_totals_.prefill_tokens;
+  result.decode_seqs = plan_totals_.decode_seqs;
+  result.model_seconds = plan_totals_.model_seconds;
+  result.events.reserve(scheduled_.size());
+  std::vector<SequenceId> finished;
+  for (const Scheduled& s : scheduled_) {
+    auto it = sequences_.find(s.id);
+    if (it == sequences_.end()) continue;  // aborted during the step
+    Sequence& seq = *it->second;
+    seq.computed += s.num_new;
+    commit_full_blocks(seq);
+    if (seq.computed < seq.num_tokens()) continue;  // a prefill chunk, more to come
+    SequenceEvent ev;
+    ev.id = seq.id;
+    if (!seq.prefill_reported) {
+      ev.prefill_done = seq.prefill_reported = true;
+      prompt_tokens_ += seq.prompt_len;
+    }
+    ev.has_token = true;
+    ev.token = output_token_id(seq.seed, seq.outputs());
+    seq.tokens.push_back(ev.token);
+    ++generation_tokens_;
+    if (seq.outputs() >= seq.target_outputs) {
+      ev.finished = true;
+      ev.reason = seq.target_reason;
+      kv_.release(seq.blocks);
+      seq.running = false;
+      finished.push_back(seq.id);
+    }
+    result.events.push_back(ev);
+  }
+  if (!finished.empty()) {
+    running_.erase(std::remove_if(running_.begin(), running_.end(), [](Sequence* s) { return !s->running; }),
+                   running_.end());
+    for (SequenceId id : finished) sequences_.erase(id);
+  }
+  return result;
+}
+
+void EngineCore::commit_full_blocks(Sequence& seq) {
+  if (!config_.enable_prefix_caching) return;
+  std::size_t full = std::min<std::size_t>(seq.computed / config_.block_size, seq.blocks.size());
+  if (full <= seq.committed_blocks) return;
+  const auto& hashes = hashes_for(seq, full);
+  for (std::size_t j = seq.committed_blocks; j < full; ++j) kv_.commit(seq.blocks[j], hashes[j]);
+  seq.committed_blocks = full;
+}
+
+const std::vector<std::uint64_t>& EngineCore::hashes_for(Sequence& seq, std::size_t full_blocks) {
+  const std::uint32_t bs = config_.block_size;
+  while (seq.hashes.size() < full_blocks) {
+    std::size_t j = seq.hashes.size();
+    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL : seq.hashes.back();
+    for (std::size_t t = j * bs; t < (j + 1) * bs; ++t) h = mix64(h ^ seq.tokens[t]);
+    seq.hashes.push_back(h);
+  }
+  return seq.hashes;
+}
+
+std::uint32_t EngineCore::effective_max_num_seqs() const {
+  return faults_.max_num_seqs > 0 ? faults_.max_num_seqs : config_.max_num_seqs;
+}
+
+void EngineCore::set_faults(const FaultSet& faults) {
+  faults_ = faults;
+  auto limit = static_cast<std::uint64_t>(std::floor(static_cast<double>(capacity_blocks_) * faults.kv_capacity));
+  kv_.set_limit(std::max<std::uint64_t>(limit, 1));
+}
+
+void EngineCore::fill_stats(EngineStats& out) const {
+  out.running = static_cast<std::uint32_t>(running_.size());
+  out.waiting = static_cast<std::uint32_t>(waiting_.size());
+  out.kv_blocks_total = kv_.limit();
+  out.kv_blocks_used = kv_.used();
+  out.kv_usage = std::min(1.0, static_cast<double>(kv_.used()) / static_cast<double>(kv_.limit()));
+  out.preemptions_total = preemptions_;
+  out.prefix_queries_tokens = prefix_queries_;
+  out.prefix_hit_tokens = prefix_hits_;
+  out.prompt_tokens_total = prompt_tokens_;
+  out.generation_tokens_total = generation_tokens_;
+}
+
+}  // namespace inferscope::serve

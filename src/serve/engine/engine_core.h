@@ -1,0 +1,131 @@
+// File: engine_core.h
+// EngineCore: the pure, deterministic vLLM-like scheduler behind `inferscope serve` - continuous
+// batching (max_num_seqs), chunked prefill under a token budget (max_num_batched_tokens), a paged
+// KV cache with prefix caching, preemption by recompute, and the step cost model. No clock, no
+// threads, no I/O: the driver (Engine) calls plan_step(), waits plan.model_seconds, finish_step().
+// Example: EngineCore core(config, profile); core.submit(1, req); auto plan = core.plan_step();
+//          auto result = core.finish_step();
+// Thread safety: none; one thread only. Design: docs/serve-engine.md.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "inferscope/common/result.h"
+#include "serve/engine/cost_model.h"
+#include "serve/engine/cost_profile.h"
+#include "serve/engine/engine_types.h"
+#include "serve/engine/faults.h"
+#include "serve/engine/kv_block_manager.h"
+
+namespace inferscope::serve {
+
+// CoreConfig is the scheduler configuration (the EngineOptions subset EngineCore needs).
+struct CoreConfig {
+  std::uint32_t max_num_seqs = 256, max_num_batched_tokens = 8192, max_model_len = 8192;
+  std::uint64_t kv_capacity_tokens = 0;  // 0 = the profile's value
+  std::uint32_t block_size = 16;
+  bool enable_prefix_caching = true;
+};
+
+// StepPlan is what the next step does; the scheduling events happen at its start.
+struct StepPlan {
+  std::uint32_t prefill_tokens = 0, decode_seqs = 0;
+  double model_seconds = 0;                 // cost of the step, faults included
+  std::vector<SequenceId> first_scheduled;  // left waiting for the first time -> on_scheduled
+  std::vector<SequenceId> preempted;        // KV taken back -> on_preempted
+  std::vector<SequenceId> rejected;         // can never fit the (fault-reduced) KV -> kError
+  // empty: nothing to compute (the events above may still need delivering).
+  bool empty() const { return prefill_tokens == 0 && decode_seqs == 0; }
+};
+
+// SequenceEvent is one sequence's outcome of a finished step, in delivery order.
+struct SequenceEvent {
+  SequenceId id = 0;
+  bool prefill_done = false;  // the prompt is fully computed for the first time
+  bool has_token = false;     // `token` was generated
+  std::uint32_t token = 0;
+  bool finished = false;      // `reason` ended the sequence (its blocks are already free)
+  FinishReason reason = FinishReason::kStop;
+};
+
+// StepResult is the outcome of the step planned last.
+struct StepResult {
+  std::vector<SequenceEvent> events;
+  std::uint32_t prefill_tokens = 0, decode_seqs = 0;
+  double model_seconds = 0;
+};
+
+// EngineCore simulates the engine's scheduling and costs step by step.
+class EngineCore {
+ public:
+  // EngineCore keeps a copy of `profile`. Throws std::invalid_argument on a zero size/limit
+  // (setup misuse; Engine::start validates first).
+  EngineCore(const CoreConfig& config, const CostProfile& profile);
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  // check reports whether `request` could ever run (non-empty prompt shorter than max_model_len,
+  // fits the unreduced KV capacity, max_tokens >= 1). Thread-safe: reads only configuration.
+  Result<void> check(const GenerationRequest& request) const;
+  // submit queues a sequence under the caller's unique `id`; fails like check().
+  Result<void> submit(SequenceId id, GenerationRequest request);
+  // abort ends a live sequence at once and frees its blocks; returns false if unknown or ended.
+  // The caller delivers on_finished(kAbort); a planned step simply skips it at finish_step.
+  bool abort(SequenceId id);
+  // abort_all ends every live sequence (for stop) and returns their ids.
+  std::vector<SequenceId> abort_all();
+
+  // plan_step schedules the next step. BUG (abort) if the previous plan is not finished.
+  StepPlan plan_step();
+  // finish_step applies the planned step: tokens, prefill completion, finishes.
+  StepResult finish_step();
+  // step_in_flight reports whether a plan awaits finish_step.
+  bool step_in_flight() const { return in_flight_; }
+  // has_work reports whether any sequence is waiting or running.
+  bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+
+  // set_faults applies decode/prefill_slowdown, kv_capacity and max_num_seqs from the next step.
+  void set_faults(const FaultSet& faults);
+  // fill_stats writes running, waiting, KV and token counters into `out`.
+  void fill_stats(EngineStats& out) const;
+  const CostProfile& profile() const { return profile_; }
+  std::uint64_t kv_blocks_capacity() const { return capacity_blocks_; }
+
+ private:
+  struct Sequence;
+  struct Scheduled {
+    SequenceId id;
+    std::uint32_t num_new;
+  };
+  bool schedule_running(std::uint32_t& budget, StepPlan& plan, StepShape& shape);
+  void schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepShape& shape);
+  bool allocate_for(Sequence& seq, std::uint32_t num_new);
+  void preempt(Sequence& seq, StepPlan& plan);
+  void add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape);
+  void commit_full_blocks(Sequence& seq);
+  void finish(Sequence& seq);
+  const std::vector<std::uint64_t>& hashes_for(Sequence& seq, std::size_t full_blocks);
+  std::uint32_t effective_max_num_seqs() const;
+
+  CoreConfig config_;
+  CostProfile profile_;
+  FaultSet faults_;
+  std::uint64_t capacity_blocks_;
+  KvBlockManager kv_;
+  std::unordered_map<SequenceId, std::unique_ptr<Sequence>> sequences_;
+  std::vector<Sequence*> running_;  // scheduling priority order (oldest first)
+  std::deque<Sequence*> waiting_;
+  std::vector<Scheduled> scheduled_;
+  bool in_flight_ = false;
+  StepPlan plan_totals_;
+  // Counters for EngineStats.
+  std::uint64_t preemptions_ = 0, prefix_queries_ = 0, prefix_hits_ = 0;
+  std::uint64_t prompt_tokens_ = 0, generation_tokens_ = 0;
+};
+
+}  // namespace inferscope::serve

@@ -1,0 +1,96 @@
+// File: engine_types.h
+// Value types shared by the simulated engine and its users (the HTTP layer, serve metrics):
+// requests, the per-sequence observer interface, per-step info, stats and engine options.
+// Example: GenerationRequest r{tokenizer.encode(prompt), 64, false, 7};
+// Thread safety: plain value types; SequenceObserver methods run on the engine thread.
+// Must never depend on Boost.Asio or any HTTP type (included by every serve unit).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferscope::serve {
+
+// SteadyTime is the clock every engine timestamp is taken on.
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// SequenceId names one submitted sequence; unique per Engine (never reused).
+using SequenceId = std::uint64_t;
+
+// FinishReason says why a sequence ended; spelled like vLLM/OpenAI finish reasons.
+enum class FinishReason { kStop, kLength, kAbort, kError };
+
+// to_string returns "stop", "length", "abort" or "error". Never fails; static storage.
+std::string_view to_string(FinishReason reason);
+
+// GenerationRequest is one sequence to generate.
+struct GenerationRequest {
+  std::vector<std::uint32_t> prompt_tokens;  // from Tokenizer::encode; KV blocks + prefix hashes
+  std::uint32_t max_tokens = 16;             // output cap
+  bool ignore_eos = false;                   // true: generate exactly max_tokens (finish "length")
+  std::uint64_t seed = 0;                    // decides the natural (EOS) length and the token ids
+};
+
+// SequenceObserver receives one sequence's events ON THE ENGINE THREAD; implementations must be
+// quick and must not call back into Engine synchronously (post instead). `when` is the engine's
+// (virtual, scaled real) time of the event, never later than the call itself.
+class SequenceObserver {
+ public:
+  virtual ~SequenceObserver() = default;
+  // on_scheduled: left the waiting queue for the first time (start of its first step).
+  virtual void on_scheduled(SteadyTime when) = 0;
+  // on_prefill_done: whole prompt computed (chunked prefill may take several steps); once.
+  virtual void on_prefill_done(SteadyTime when) = 0;
+  // on_tokens: new output tokens (1 per step); the first call follows on_prefill_done.
+  virtual void on_tokens(std::span<const std::uint32_t> ids, SteadyTime when) = 0;
+  // on_preempted: KV blocks taken back; the sequence will be recomputed (queue again).
+  virtual void on_preempted(SteadyTime when) = 0;
+  // on_finished: always called exactly once (also after abort and stop); last call.
+  virtual void on_finished(FinishReason reason, SteadyTime when) = 0;
+};
+
+// StepInfo describes one finished engine step (for iteration metrics).
+struct StepInfo {
+  std::uint32_t prefill_tokens = 0;  // prompt (or recompute) tokens computed in the step
+  std::uint32_t decode_seqs = 0;     // sequences that decoded one token
+  double model_seconds = 0;          // the step's cost in model time (faults included)
+  SteadyTime end;                    // when the step ended (scaled real time)
+};
+
+// EngineStats is a consistent copy of the engine's state; cheap to take from any thread.
+struct EngineStats {
+  std::uint32_t running = 0, waiting = 0;
+  double kv_usage = 0;  // 0..1 of the (fault-reduced) KV capacity in use
+  std::uint64_t kv_blocks_total = 0, kv_blocks_used = 0;
+  std::uint64_t preemptions_total = 0, prefix_queries_tokens = 0, prefix_hit_tokens = 0;
+  std::uint64_t prompt_tokens_total = 0, generation_tokens_total = 0;
+  double busy_fraction = 0;  // share of recent wall time spent in steps (simulated GPU util)
+  // Simulated GPU: memory used (weights + KV in use) and total bytes, temperature, power, energy.
+  double gpu_memory_used_bytes = 0, gpu_memory_total_bytes = 0, gpu_temperature_c = 0,
+         gpu_power_w = 0;
+  double gpu_energy_mj = 0;  // total energy since start, millijoules (DCGM's unit)
+  // Additions beyond serve-api.md:
+  std::uint64_t steps_total = 0;     // engine steps run
+  double busy_model_seconds = 0;     // total model seconds spent in steps (incl. stall)
+  double model_seconds = 0;          // model clock: (now - start) * time_scale
+};
+
+// EngineOptions configures an Engine; validated by Engine::start.
+struct EngineOptions {
+  std::string profile = "llama-3.1-8b-h100-bf16";  // cost-model profile name (deploy/profiles)
+  std::uint32_t max_num_seqs = 256, max_num_batched_tokens = 8192, max_model_len = 8192;
+  std::uint64_t kv_capacity_tokens = 0;  // 0 = the profile's value
+  std::uint32_t block_size = 16;
+  bool enable_prefix_caching = true;
+  std::uint32_t max_waiting = 1024;  // waiting-queue bound: submit fails beyond it (-> 429/503)
+  double time_scale = 1.0;           // 10 = ten times faster than real time
+  // Additions beyond serve-api.md:
+  std::string profiles_path;  // extra profile JSON file or folder; empty = built-in profiles only
+  double busy_window_s = 1.0;  // real seconds over which busy_fraction (GPU util) is averaged
+};
+
+}  // namespace inferscope::serve

@@ -1,0 +1,192 @@
+// Fault parsing. Parsing works on a copy so a request with one bad key changes nothing.
+#include "serve/engine/faults.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <string_view>
+
+namespace inferscope::serve {
+namespace {
+
+constexpr double kZ99 = 2.3263478740408408;  // standard normal 99th percentile
+
+Error bad(std::string_view key, std::string_view cause) {
+  return make_error("cannot parse faults from request: " + std::string(key) + ": " + std::string(cause));
+}
+
+Result<double> number(const nlohmann::json& v, std::string_view key, double lo, double hi,
+                      bool lo_open) {
+  if (!v.is_number()) return bad(key, "not a number");
+  double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || (lo_open && x == lo) || x > hi)
+    return bad(key, "out of range");
+  return x;
+}
+
+Result<PeriodicPause> pause(const nlohmann::json& v, std::string_view key) {
+  if (!v.is_object()) return bad(key, "expected {\"for_ms\": ..., \"every_s\": ...}");
+  PeriodicPause p;
+  for (const auto& [k, value] : v.items()) {
+    auto x = number(value, std::string(key) + "." + k, 0, 1e9, k == "every_s");
+    if (!x) return x.error();
+    if (k == "for_ms") p.for_ms = *x;
+    else if (k == "every_s") p.every_s = *x;
+    else return bad(key, "unknown field " + k);
+  }
+  if (p.for_ms <= 0 || p.every_s <= 0) return bad(key, "for_ms and every_s must both be > 0");
+  if (p.for_ms / 1000.0 >= p.every_s) return bad(key, "for_ms must be shorter than every_s");
+  return p;
+}
+
+Result<DependencyFault> dependency(const nlohmann::json& v) {
+  if (!v.is_object()) return bad("dependency", "expected {\"name\", \"mean_ms\", \"p99_ms\"}");
+  DependencyFault d;
+  for (const auto& [k, value] : v.items()) {
+    if (k == "name") {
+      if (!value.is_string() || value.get<std::string>().empty()) return bad("dependency.name", "not a name");
+      d.name = value.get<std::string>();
+      bool ok = std::all_of(d.name.begin(), d.name.end(),
+                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
+      if (!ok || d.name.size() > 32) return bad("dependency.name", "use up to 32 of [A-Za-z0-9_-]");
+    } else if (k == "mean_ms" || k == "p99_ms") {
+      auto x = number(value, "dependency." + k, 0, 3.6e6, false);
+      if (!x) return x.error();
+      (k == "mean_ms" ? d.mean_ms : d.p99_ms) = *x;
+    } else {
+      return bad("dependency", "unknown field " + k);
+    }
+  }
+  if (d.name.empty()) return bad("dependency.name", "missing");
+  if (d.p99_ms != 0 && d.p99_ms < d.mean_ms) return bad("dependency.p99_ms", "must be >= mean_ms");
+  return d;
+}
+
+// apply_one sets or clears one key on `f`.
+Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json& v) {
+  const bool clear = v.is_null();
+  auto set_factor = [&](double& field, double def) -> Result<void> {
+    if (clear) { field = def; return {}; }
+    auto x = number(v, key, 0, 1e6, true);
+    if (!x) return x.error();
+    field = *x;
+    return {};
+  };
+  if (key == "decode_slowdown") return set_factor(f.decode_slowdown, 1.0);
+  if (key == "prefill_slowdown") return set_factor(f.prefill_slowdown, 1.0);
+  if (key == "kv_capacity") {
+    if (clear) { f.kv_capacity = 1.0; return {}; }
+    auto x = number(v, key, 0, 1, true);
+    if (!x) return x.error();
+    f.kv_capacity = *x;
+    return {};
+  }
+  if (key == "stall" || key == "worker_stall") {
+    PeriodicPause& target = key == "stall" ? f.stall : f.worker_stall;
+    if (clear) { target = {}; return {}; }
+    auto p = pause(v, key);
+    if (!p) return p.error();
+    target = *p;
+    return {};
+  }
+  if (key == "preprocess_slowdown") {
+    if (clear) { f.preprocess_slowdown = {}; return {}; }
+    if (v.is_number()) return set_factor(f.preprocess_slowdown.factor, 1.0);
+    if (!v.is_object()) return bad(key, "expected a factor or {\"factor\", \"add_ms\"}");
+    PreprocessSlowdown p;
+    for (const auto& [k, value] : v.items()) {
+      auto x = number(value, key + "." + k, 0, 3.6e6, k == "factor");
+      if (!x) return x.error();
+      if (k == "factor") p.factor = *x;
+      else if (k == "add_ms") p.add_ms = *x;
+      else return bad(key, "unknown field " + k);
+    }
+    f.preprocess_slowdown = p;
+    return {};
+  }
+  if (key == "dependency") {
+    f.dependencies.clear();
+    if (clear) return {};
+    const nlohmann::json list = v.is_array() ? v : nlohmann::json::array({v});
+    for (const auto& item : list) {
+      auto d = dependency(item);
+      if (!d) return d.error();
+      f.dependencies.push_back(*d);
+    }
+    return {};
+  }
+  if (key == "error_rate") {
+    if (clear) { f.error_rate = 0; return {}; }
+    auto x = number(v, key, 0, 1, false);
+    if (!x) return x.error();
+    f.error_rate = *x;
+    return {};
+  }
+  if (key == "network_delay_ms") {
+    if (clear) { f.network_delay_ms = 0; return {}; }
+    auto x = number(v, key, 0, 3.6e6, false);
+    if (!x) return x.error();
+    f.network_delay_ms = *x;
+    return {};
+  }
+  if (key == "max_num_seqs") {
+    if (clear) { f.max_num_seqs = 0; return {}; }
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 1'000'000)
+      return bad(key, "not an integer in 0..1000000 (0 = no override)");
+    f.max_num_seqs = v.get<std::uint32_t>();
+    return {};
+  }
+  return bad(key, "unknown fault");
+}
+
+nlohmann::json pause_json(const PeriodicPause& p) { return {{"for_ms", p.for_ms}, {"every_s", p.every_s}}; }
+
+}  // namespace
+
+double DependencyFault::lognormal_sigma() const {
+  if (mean_ms <= 0 || p99_ms <= mean_ms) return 0;
+  double gap = std::log(p99_ms / mean_ms);  // = kZ99*s - s^2/2
+  double disc = kZ99 * kZ99 - 2 * gap;
+  return disc <= 0 ? kZ99 : kZ99 - std::sqrt(disc);
+}
+
+Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base) {
+  if (!json.is_object()) return bad("body", "expected a JSON object");
+  FaultSet f = std::move(base);
+  if (auto it = json.find("clear"); it != json.end()) {
+    if (!it->is_boolean()) return bad("clear", "not a boolean");
+    if (it->get<bool>()) f = FaultSet{};
+  }
+  for (const auto& [key, value] : json.items()) {
+    if (key == "clear") continue;
+    auto applied = apply_one(f, key, value);
+    if (!applied) return applied.error();
+  }
+  return f;
+}
+
+nlohmann::json to_json(const FaultSet& f) {
+  nlohmann::json out = nlohmann::json::object();
+  if (f.decode_slowdown != 1.0) out["decode_slowdown"] = f.decode_slowdown;
+  if (f.prefill_slowdown != 1.0) out["prefill_slowdown"] = f.prefill_slowdown;
+  if (f.kv_capacity != 1.0) out["kv_capacity"] = f.kv_capacity;
+  if (f.stall.active()) out["stall"] = pause_json(f.stall);
+  if (f.worker_stall.active()) out["worker_stall"] = pause_json(f.worker_stall);
+  if (f.preprocess_slowdown.active())
+    out["preprocess_slowdown"] = {{"factor", f.preprocess_slowdown.factor}, {"add_ms", f.preprocess_slowdown.add_ms}};
+  if (!f.dependencies.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : f.dependencies) {
+      nlohmann::json item = {{"name", d.name}, {"mean_ms", d.mean_ms}};
+      if (d.p99_ms > 0) item["p99_ms"] = d.p99_ms;
+      list.push_back(std::move(item));
+    }
+    out["dependency"] = std::move(list);
+  }
+  if (f.error_rate != 0) out["error_rate"] = f.error_rate;
+  if (f.network_delay_ms != 0) out["network_delay_ms"] = f.network_delay_ms;
+  if (f.max_num_seqs != 0) out["max_num_seqs"] = f.max_num_seqs;
+  return out;
+}
+
+}  // namespace inferscope::serve

@@ -1,0 +1,91 @@
+// File: faults.h
+// FaultSet: every fault `inferscope serve` can inject (DESIGN.md "Faults"), its JSON form for
+// POST/GET /admin/faults and CLI flags, and the dependency-latency sampler the HTTP layer uses.
+// Example: auto f = parse_faults(json::parse(R"({"decode_slowdown": 3})"), FaultSet{});
+// Thread safety: value types; functions are pure. Effects on the timeline: docs/serve-faults.md.
+// The engine applies decode/prefill_slowdown, kv_capacity, stall, worker_stall, max_num_seqs;
+// the HTTP layer applies preprocess_slowdown, dependency, error_rate, network_delay_ms.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "inferscope/common/result.h"
+
+namespace inferscope::serve {
+
+// PeriodicPause is a {for_ms, every_s} fault: a pause of for_ms model milliseconds at the moment
+// the fault is set and then every every_s model seconds. Inactive when for_ms == 0.
+struct PeriodicPause {
+  double for_ms = 0;
+  double every_s = 0;
+  bool active() const { return for_ms > 0 && every_s > 0; }
+  bool operator==(const PeriodicPause&) const = default;
+};
+
+// PreprocessSlowdown stretches the HTTP layer's preprocess stage: new = old * factor + add_ms.
+struct PreprocessSlowdown {
+  double factor = 1.0;
+  double add_ms = 0;
+  bool active() const { return factor != 1.0 || add_ms != 0; }
+  bool operator==(const PreprocessSlowdown&) const = default;
+};
+
+// DependencyFault adds a call to an external dependency (embedding, rerank, guardrail, ...) to
+// every request's timeline. Latency is log-normal with the given mean and p99 (fixed when
+// p99_ms <= mean_ms).
+struct DependencyFault {
+  std::string name;
+  double mean_ms = 0;
+  double p99_ms = 0;
+  bool operator==(const DependencyFault&) const = default;
+
+  // sample_ms draws one latency in milliseconds. Cost: one normal draw. Never negative.
+  template <class Rng>
+  double sample_ms(Rng& rng) const {
+    double sigma = lognormal_sigma();
+    if (sigma <= 0) return mean_ms;
+    double mu = std::log(mean_ms) - sigma * sigma / 2;
+    return std::exp(mu + sigma * std::normal_distribution<double>(0, 1)(rng));
+  }
+  // lognormal_sigma solves mean = exp(mu + s^2/2), p99 = exp(mu + 2.326 s) for s (0 = fixed);
+  // clamped to 2.326 when p99/mean is beyond what a log-normal can reach (~14.9).
+  double lognormal_sigma() const;
+};
+
+// FaultSet holds every fault; FaultSet{} is "no fault".
+struct FaultSet {
+  double decode_slowdown = 1.0;   // factor > 0 on the decode part of each step
+  double prefill_slowdown = 1.0;  // factor > 0 on the prefill part of each step
+  double kv_capacity = 1.0;       // fraction (0, 1] of KV blocks kept usable
+  PeriodicPause stall;            // whole engine paused (step in flight stretched, GPU busy)
+  PeriodicPause worker_stall;     // no scheduling (queue grows, GPU idle)
+  PreprocessSlowdown preprocess_slowdown;
+  std::vector<DependencyFault> dependencies;
+  double error_rate = 0;          // 0..1: HTTP layer answers 500
+  double network_delay_ms = 0;    // HTTP layer delays each write
+  std::uint32_t max_num_seqs = 0; // >0 overrides EngineOptions::max_num_seqs
+  bool operator==(const FaultSet&) const = default;
+
+  // any reports whether any fault is active.
+  bool any() const { return !(*this == FaultSet{}); }
+};
+
+// parse_faults applies the keys of `json` (an object) on top of `base`: a key with a value sets
+// that fault, a key with null clears it, {"clear": true} first resets everything. Unknown keys
+// and out-of-range values fail with "cannot parse faults from request: <key>: <cause>" and leave
+// nothing applied. Forms: "decode_slowdown": 3, "stall": {"for_ms": 500, "every_s": 10},
+// "preprocess_slowdown": 2 | {"factor": 2, "add_ms": 40}, "dependency": {"name": "embedding",
+// "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
+// "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2.
+Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
+
+// to_json lists the active faults only ({} when none), in parse_faults' form (round-trips).
+nlohmann::json to_json(const FaultSet& faults);
+
+}  // namespace inferscope::serve
