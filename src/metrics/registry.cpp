@@ -77,7 +77,7 @@ Registry::Registry(RegistryOptions options)
   detail::FamilyConfig dropped;
   dropped.kind = MetricKind::kCounter;
   dropped.name = kDroppedName;
-  dropped.help = "with() calls refused and sent to the overflow series, by family and reason.";
+  dropped.help = "Label sets refused by Family::with() and sent to the overflow series, by family and reason.";
   dropped.label_names = {"family", "reason"};
   dropped.max_series = std::numeric_limits<std::size_t>::max();
   dropped.self_metric = true;
@@ -94,7 +94,7 @@ detail::FamilyConfig Registry::validated(const MetricOptions& options, MetricKin
   if (!detail::is_valid_utf8(options.help)) fail(options.name, "help is not valid UTF-8");
   if (!options.unit.empty()) {
     if (!detail::is_valid_label_name(options.unit)) fail(options.name, "unit must match [a-zA-Z_][a-zA-Z0-9_]*");
-    const std::string& base = exposition_names(options.name, kind).front();
+    const std::string base = exposition_names(options.name, kind).front();
     if (!base.ends_with("_" + options.unit)) fail(options.name, "unit \"" + options.unit + "\" must be the name's suffix");
   }
   detail::FamilyConfig config;
