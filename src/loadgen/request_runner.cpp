@@ -174,6 +174,10 @@ Result<RunResult> RequestRunner::run() {
   asio::co_spawn(s.io, dispatcher(), asio::detached);
   asio::co_spawn(s.io, ticker(), asio::detached);
   s.io.run();
+  if (observer_ != nullptr) {
+    observer_->on_tick(RunStatus{s.clock.now_ns(), s.records.size(), s.done, s.errors, s.in_flight, max_total,
+                                 end_at == Nanos::max() ? Nanos(0) : end_at});
+  }
 
   RunResult result;
   result.interrupted = s.interrupted;

@@ -1,0 +1,56 @@
+// File: bench_options.h
+// BenchOptions holds `inferscope bench`'s flags as typed on the command line, and
+// build_run_setup validates them into what a run needs (target, plan, bounds, workload, request
+// options), so flag semantics are testable without running anything.
+// Example: auto setup = build_run_setup(options); if (!setup) fail(setup.error().message);
+// Pure setup code; thread-compatible. Never stores the API key anywhere but RequestOptions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inferscope/common/result.h"
+#include "loadgen/request_runner.h"
+#include "loadgen/slo.h"
+#include "loadgen/summary_report.h"
+
+namespace inferscope::loadgen {
+
+struct BenchOptions {
+  std::string base_url = "http://127.0.0.1:8000";
+  std::string endpoint = "/v1/chat/completions";
+  std::string model = "default";
+  std::uint64_t num_prompts = 0;        // 0 = not given
+  std::string request_rate = "inf";
+  double burstiness = 1.0;
+  std::string arrival;                  // constant|poisson|gamma; "" = from burstiness
+  std::uint32_t max_concurrency = 0;
+  std::string duration, warmup, stages, slo, timeout = "10m";
+  std::uint32_t random_input_len = 1024, random_output_len = 128;
+  double random_range_ratio = 0, shared_prefix_ratio = 0;
+  std::string input_len_dist, output_len_dist, mix;
+  std::string dataset_name = "random", dataset_path;
+  std::uint32_t sharegpt_output_len = 0;
+  std::uint64_t seed = 0;
+  bool no_stream = false, ignore_eos = false, insecure = false, no_progress = false;
+  std::vector<std::string> headers;
+  std::string api_key_env, api_key_file;
+  std::string json_path, csv_path, jsonl_path;
+  int metrics_port = -1;                // -1 = off
+};
+
+// RunSetup is everything a run needs, validated.
+struct RunSetup {
+  RunConfig config;
+  RequestOptions request;
+  std::unique_ptr<Workload> workload;
+  SloSpec slo;
+  RunInfo info;
+};
+
+// build_run_setup validates `o`; each error is one line naming the offending flag.
+Result<RunSetup> build_run_setup(const BenchOptions& o);
+
+}  // namespace inferscope::loadgen
