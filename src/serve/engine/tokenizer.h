@@ -1,7 +1,7 @@
 // File: tokenizer.h
 // Tokenizer: a deterministic stand-in for a BPE tokenizer, used to count prompt tokens and to
 // derive token ids for KV blocks and prefix-cache hashes (~4 characters per token on English).
-// Example: std::vector<std::uint32_t> ids = Tokenizer().encode("Hi, world!");  // 4 ids: "Hi" "," " worl" "d"
+// Example: std::vector<std::uint32_t> ids = Tokenizer().encode("Hi, world");  // 4 ids: "Hi" "," " worl" "d"
 // Thread safety: stateless apart from its seed; const methods are safe from any thread.
 // Never allocates beyond the returned vector; never fails (any bytes are accepted).
 #pragma once

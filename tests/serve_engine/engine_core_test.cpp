@@ -1,0 +1,284 @@
+// Tests of EngineCore: one step at a time, no clock.
+#include "serve/engine/engine_core.h"
+
+#include "serve/engine/text_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace inferscope::serve {
+namespace {
+
+CostProfile simple_profile() {
+  CostProfile p;
+  p.name = "test";
+  p.forward_base_s = 0.01;
+  p.prefill_token_s = 0.001;
+  p.decode_seq_s = 0.0001;
+  p.kv_capacity_tokens = 1 << 20;
+  return p;
+}
+
+GenerationRequest request(std::uint32_t prompt_len, std::uint32_t max_tokens, std::uint32_t first_token = 1000) {
+  GenerationRequest r;
+  r.prompt_tokens.resize(prompt_len);
+  std::iota(r.prompt_tokens.begin(), r.prompt_tokens.end(), first_token);
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;
+  return r;
+}
+
+EngineStats stats_of(const EngineCore& core) {
+  EngineStats s;
+  core.fill_stats(s);
+  return s;
+}
+
+// run_to_end steps until nothing is left; returns the number of steps (bounded).
+int run_to_end(EngineCore& core, int max_steps = 10000) {
+  int steps = 0;
+  while (core.has_work() && steps < max_steps) {
+    if (core.plan_step().empty()) break;
+    (void)core.finish_step();
+    ++steps;
+  }
+  return steps;
+}
+
+// Tests that a lone request prefills in one step (producing its first token) and then decodes
+// one token per step, finishing with "length" after max_tokens.
+TEST(EngineCoreTest, PrefillThenOneTokenPerStep) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(100, 3)));
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled, std::vector<SequenceId>{1});
+  EXPECT_EQ(plan.prefill_tokens, 100u);
+  EXPECT_EQ(plan.decode_seqs, 0u);
+  EXPECT_NEAR(plan.model_seconds, 0.01 + 0.1, 1e-9);
+  StepResult r = core.finish_step();
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_TRUE(r.events[0].prefill_done);
+  EXPECT_TRUE(r.events[0].has_token);
+  EXPECT_FALSE(r.events[0].finished);
+  for (int i = 0; i < 2; ++i) {
+    plan = core.plan_step();
+    EXPECT_EQ(plan.prefill_tokens, 0u);
+    EXPECT_EQ(plan.decode_seqs, 1u);
+    r = core.finish_step();
+    ASSERT_EQ(r.events.size(), 1u);
+    EXPECT_FALSE(r.events[0].prefill_done);
+  }
+  EXPECT_TRUE(r.events[0].finished);
+  EXPECT_EQ(r.events[0].reason, FinishReason::kLength);
+  EXPECT_FALSE(core.has_work());
+  EXPECT_EQ(stats_of(core).kv_blocks_used, 0u);
+  EXPECT_EQ(stats_of(core).generation_tokens_total, 3u);
+  EXPECT_EQ(stats_of(core).prompt_tokens_total, 100u);
+}
+
+// Tests that max_num_seqs caps the running batch and the rest wait in FCFS order.
+TEST(EngineCoreTest, MaxNumSeqsCapsTheBatch) {
+  CoreConfig config;
+  config.max_num_seqs = 2;
+  EngineCore core(config, simple_profile());
+  for (SequenceId id = 1; id <= 4; ++id) ASSERT_TRUE(core.submit(id, request(10, 5, 1000 * id)));
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled, (std::vector<SequenceId>{1, 2}));
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).running, 2u);
+  EXPECT_EQ(stats_of(core).waiting, 2u);
+  // Sequences 3 and 4 start only when 1 and 2 have finished (5 tokens each).
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(core.plan_step().first_scheduled.empty());
+    (void)core.finish_step();
+  }
+  EXPECT_EQ(core.plan_step().first_scheduled, (std::vector<SequenceId>{3, 4}));
+}
+
+// Tests that chunked prefill splits a long prompt over steps by max_num_batched_tokens, keeps
+// decodes of running sequences in the same steps, and reports prefill_done once at the end.
+TEST(EngineCoreTest, ChunkedPrefillRespectsTokenBudget) {
+  CoreConfig config;
+  config.max_num_batched_tokens = 64;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(8, 50)));
+  (void)core.plan_step();
+  (void)core.finish_step();  // 1 is now decoding
+  ASSERT_TRUE(core.submit(2, request(150, 5)));
+  std::vector<std::uint32_t> chunks;
+  bool done = false;
+  for (int i = 0; i < 5 && !done; ++i) {
+    StepPlan plan = core.plan_step();
+    EXPECT_EQ(plan.decode_seqs, 1u);
+    EXPECT_LE(plan.prefill_tokens + plan.decode_seqs, 64u);
+    chunks.push_back(plan.prefill_tokens);
+    for (const auto& ev : core.finish_step().events)
+      if (ev.id == 2) done = ev.prefill_done;
+  }
+  EXPECT_TRUE(done);
+  EXPECT_EQ(chunks, (std::vector<std::uint32_t>{63, 63, 24}));
+}
+
+// Tests KV block accounting: a sequence holds ceil(tokens / block_size) blocks, and admission
+// waits (FCFS) while blocks are missing.
+TEST(EngineCoreTest, AdmissionWaitsForFreeBlocks) {
+  CoreConfig config;
+  config.kv_capacity_tokens = 160;  // 10 blocks of 16
+  config.enable_prefix_caching = false;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(100, 4)));  // 7 blocks
+  ASSERT_TRUE(core.submit(2, request(64, 4, 5000)));    // 4 blocks: does not fit beside 1
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled, std::vector<SequenceId>{1});
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).kv_blocks_used, 7u);
+  EXPECT_EQ(stats_of(core).waiting, 1u);
+  run_to_end(core);
+  EXPECT_EQ(stats_of(core).kv_blocks_used, 0u);
+  EXPECT_EQ(stats_of(core).generation_tokens_total, 8u);
+}
+
+// Tests that running out of blocks preempts the newest running sequence (recompute), which
+// later resumes, recomputing prompt and outputs, and still produces all its tokens.
+TEST(EngineCoreTest, PreemptionRecomputesLater) {
+  CoreConfig config;
+  config.kv_capacity_tokens = 64;  // 4 blocks
+  config.enable_prefix_caching = false;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(16, 30)));
+  ASSERT_TRUE(core.submit(2, request(16, 30, 7000)));
+  std::vector<SequenceId> preempted;
+  std::uint32_t tokens1 = 0, tokens2 = 0;
+  bool saw_recompute = false;
+  for (int i = 0; i < 500 && core.has_work(); ++i) {
+    StepPlan plan = core.plan_step();
+    preempted.insert(preempted.end(), plan.preempted.begin(), plan.preempted.end());
+    if (!preempted.empty() && plan.prefill_tokens > 16) saw_recompute = true;
+    if (plan.empty()) break;
+    for (const auto& ev : core.finish_step().events) (ev.id == 1 ? tokens1 : tokens2) += ev.has_token;
+  }
+  ASSERT_FALSE(preempted.empty());
+  EXPECT_EQ(preempted.front(), 2u);  // newest first
+  EXPECT_TRUE(saw_recompute);
+  EXPECT_EQ(tokens1, 30u);
+  EXPECT_EQ(tokens2, 30u);
+  EXPECT_GT(stats_of(core).preemptions_total, 0u);
+  EXPECT_EQ(stats_of(core).kv_blocks_used, 0u);
+}
+
+// Tests that a second request sharing a prompt prefix hits the cache for its full blocks only.
+TEST(EngineCoreTest, PrefixCacheHitsSharedFullBlocks) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  GenerationRequest a = request(40, 1);  // blocks [0,16) [16,32) full, 8 tokens spare
+  ASSERT_TRUE(core.submit(1, a));
+  run_to_end(core);
+  GenerationRequest b = request(50, 1);  // same first 40 tokens
+  ASSERT_TRUE(core.submit(2, b));
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.prefill_tokens, 50u - 32u);
+  (void)core.finish_step();
+  EngineStats s = stats_of(core);
+  EXPECT_EQ(s.prefix_queries_tokens, 90u);
+  EXPECT_EQ(s.prefix_hit_tokens, 32u);
+  // A different prompt misses.
+  ASSERT_TRUE(core.submit(3, request(40, 1, 9000)));
+  EXPECT_EQ(core.plan_step().prefill_tokens, 40u);
+}
+
+// Tests that with prefix caching off nothing is ever reused.
+TEST(EngineCoreTest, PrefixCachingOffNeverHits) {
+  CoreConfig config;
+  config.enable_prefix_caching = false;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(64, 1)));
+  run_to_end(core);
+  ASSERT_TRUE(core.submit(2, request(64, 1)));
+  EXPECT_EQ(core.plan_step().prefill_tokens, 64u);
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 0u);
+}
+
+// Tests that abort frees blocks at once, even in the middle of a planned step, and that the
+// step then skips the aborted sequence.
+TEST(EngineCoreTest, AbortFreesBlocksAtOnce) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(100, 10)));
+  ASSERT_TRUE(core.submit(2, request(100, 10, 3000)));
+  (void)core.plan_step();
+  EXPECT_GT(stats_of(core).kv_blocks_used, 0u);
+  EXPECT_TRUE(core.abort(1));
+  EXPECT_FALSE(core.abort(1));
+  StepResult r = core.finish_step();
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].id, 2u);
+  EXPECT_TRUE(core.abort(2));
+  EXPECT_EQ(stats_of(core).kv_blocks_used, 0u);
+  EXPECT_FALSE(core.has_work());
+}
+
+// Tests the natural (EOS) length: without ignore_eos the same seed always stops at the same
+// length, "stop" below max_tokens, "length" when capped.
+TEST(EngineCoreTest, NaturalLengthIsSeeded) {
+  auto tokens_for = [](std::uint64_t seed, std::uint32_t max_tokens, FinishReason* reason) {
+    EngineCore core(CoreConfig{}, simple_profile());
+    GenerationRequest r = request(10, max_tokens);
+    r.ignore_eos = false;
+    r.seed = seed;
+    (void)core.submit(1, r);
+    std::uint32_t n = 0;
+    for (int i = 0; i < 100000 && core.has_work(); ++i) {
+      (void)core.plan_step();
+      for (const auto& ev : core.finish_step().events) {
+        n += ev.has_token;
+        if (ev.finished) *reason = ev.reason;
+      }
+    }
+    return n;
+  };
+  const std::uint32_t natural = natural_output_length(42);
+  ASSERT_GT(natural, 1u);
+  ASSERT_LT(natural, 8000u);
+  FinishReason reason{};
+  EXPECT_EQ(tokens_for(42, 8000, &reason), natural);
+  EXPECT_EQ(reason, FinishReason::kStop);
+  EXPECT_EQ(tokens_for(42, natural - 1, &reason), natural - 1);
+  EXPECT_EQ(reason, FinishReason::kLength);
+}
+
+// Tests submit validation: empty prompt, zero max_tokens, too long for max_model_len or KV.
+TEST(EngineCoreTest, RejectsRequestsThatCanNeverRun) {
+  CoreConfig config;
+  config.max_model_len = 100;
+  config.kv_capacity_tokens = 64;
+  EngineCore core(config, simple_profile());
+  EXPECT_FALSE(core.submit(1, request(0, 5)));
+  EXPECT_FALSE(core.submit(2, request(5, 0)));
+  EXPECT_FALSE(core.submit(3, request(100, 5)));
+  auto too_big = core.submit(4, request(70, 5));
+  ASSERT_FALSE(too_big);
+  EXPECT_NE(too_big.error().message.find("cannot schedule request from client"), std::string::npos);
+  EXPECT_TRUE(core.submit(5, request(40, 5)));
+  EXPECT_FALSE(core.submit(5, request(40, 5)));  // duplicate id
+}
+
+// Tests that output stops at max_model_len with "length".
+TEST(EngineCoreTest, StopsAtMaxModelLen) {
+  CoreConfig config;
+  config.max_model_len = 20;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(15, 100)));
+  std::uint32_t n = 0;
+  FinishReason reason{};
+  for (int i = 0; i < 100 && core.has_work(); ++i) {
+    (void)core.plan_step();
+    for (const auto& ev : core.finish_step().events) {
+      n += ev.has_token;
+      if (ev.finished) reason = ev.reason;
+    }
+  }
+  EXPECT_EQ(n, 5u);
+  EXPECT_EQ(reason, FinishReason::kLength);
+}
+
+}  // namespace
+}  // namespace inferscope::serve

@@ -1,0 +1,96 @@
+// Tests of FaultSet parsing, JSON round trip and the dependency latency sampler.
+#include "serve/engine/faults.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace inferscope::serve {
+namespace {
+
+using nlohmann::json;
+
+// Tests that every fault parses from its documented form and round-trips through to_json.
+TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
+  auto f = parse_faults(json::parse(R"({
+    "decode_slowdown": 3, "prefill_slowdown": 2.5, "kv_capacity": 0.25,
+    "stall": {"for_ms": 500, "every_s": 10}, "worker_stall": {"for_ms": 2000, "every_s": 30},
+    "preprocess_slowdown": {"factor": 2, "add_ms": 40},
+    "dependency": {"name": "embedding", "mean_ms": 30, "p99_ms": 120},
+    "error_rate": 0.05, "network_delay_ms": 20, "max_num_seqs": 4})"), FaultSet{});
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->decode_slowdown, 3);
+  EXPECT_EQ(f->prefill_slowdown, 2.5);
+  EXPECT_EQ(f->kv_capacity, 0.25);
+  EXPECT_EQ(f->stall, (PeriodicPause{500, 10}));
+  EXPECT_EQ(f->worker_stall, (PeriodicPause{2000, 30}));
+  EXPECT_EQ(f->preprocess_slowdown, (PreprocessSlowdown{2, 40}));
+  ASSERT_EQ(f->dependencies.size(), 1u);
+  EXPECT_EQ(f->dependencies[0].name, "embedding");
+  EXPECT_EQ(f->error_rate, 0.05);
+  EXPECT_EQ(f->network_delay_ms, 20);
+  EXPECT_EQ(f->max_num_seqs, 4u);
+  EXPECT_TRUE(f->any());
+  auto again = parse_faults(to_json(*f), FaultSet{});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *f);
+}
+
+// Tests that null clears one fault, "clear" resets all, and no faults serialise as {}.
+TEST(FaultsTest, NullClearsAndClearResets) {
+  FaultSet base = parse_faults(json::parse(R"({"decode_slowdown": 3, "error_rate": 0.5})"), FaultSet{}).value();
+  FaultSet one = parse_faults(json::parse(R"({"decode_slowdown": null})"), base).value();
+  EXPECT_EQ(one.decode_slowdown, 1.0);
+  EXPECT_EQ(one.error_rate, 0.5);
+  FaultSet none = parse_faults(json::parse(R"({"clear": true})"), base).value();
+  EXPECT_FALSE(none.any());
+  EXPECT_EQ(to_json(none), json::object());
+  FaultSet replaced = parse_faults(json::parse(R"({"clear": true, "kv_capacity": 0.5})"), base).value();
+  EXPECT_EQ(replaced.decode_slowdown, 1.0);
+  EXPECT_EQ(replaced.kv_capacity, 0.5);
+}
+
+// Tests that bad input fails with a message naming the key and leaves nothing applied.
+TEST(FaultsTest, RejectsBadInput) {
+  auto check = [](const char* body, const char* key) {
+    auto r = parse_faults(json::parse(body), FaultSet{});
+    ASSERT_FALSE(r) << body;
+    EXPECT_NE(r.error().message.find("cannot parse faults from request: "), std::string::npos);
+    EXPECT_NE(r.error().message.find(key), std::string::npos) << "got " << r.error().message << "; want " << key;
+  };
+  check(R"({"decode_slowdown": 0})", "decode_slowdown");
+  check(R"({"decode_slowdown": "x"})", "decode_slowdown");
+  check(R"({"kv_capacity": 1.5})", "kv_capacity");
+  check(R"({"kv_capacity": 0})", "kv_capacity");
+  check(R"({"stall": {"for_ms": 2000, "every_s": 1}})", "stall");
+  check(R"({"stall": {"for_ms": 10}})", "stall");
+  check(R"({"worker_stall": 5})", "worker_stall");
+  check(R"({"error_rate": 2})", "error_rate");
+  check(R"({"max_num_seqs": -1})", "max_num_seqs");
+  check(R"({"dependency": {"mean_ms": 5}})", "dependency.name");
+  check(R"({"dependency": {"name": "a b", "mean_ms": 5}})", "dependency.name");
+  check(R"({"dependency": {"name": "x", "mean_ms": 50, "p99_ms": 10}})", "dependency.p99_ms");
+  check(R"({"decode_slowdown": 2, "bogus": 1})", "bogus");
+  check(R"([1])", "body");
+}
+
+// Tests that the dependency sampler is fixed without p99 and log-normal with the requested
+// mean and p99 otherwise (checked on 20000 draws, generous tolerance).
+TEST(FaultsTest, DependencySamplerMatchesMeanAndP99) {
+  std::mt19937_64 rng(7);
+  DependencyFault fixed{"embedding", 30, 0};
+  EXPECT_EQ(fixed.sample_ms(rng), 30);
+  DependencyFault d{"rerank", 40, 200};
+  std::vector<double> xs(20000);
+  for (double& x : xs) x = d.sample_ms(rng);
+  double mean = 0;
+  for (double x : xs) mean += x / xs.size();
+  std::sort(xs.begin(), xs.end());
+  EXPECT_NEAR(mean, 40, 4);
+  EXPECT_NEAR(xs[static_cast<std::size_t>(0.99 * xs.size())], 200, 30);
+  EXPECT_GT(xs.front(), 0);
+}
+
+}  // namespace
+}  // namespace inferscope::serve
