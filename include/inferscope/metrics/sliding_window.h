@@ -35,7 +35,7 @@ struct SlidingWindowOptions {
 // of that allocation and lock, it does not belong on the metrics hot path: use Histogram there.
 //
 // Cost: add O(log n) (+ amortised O(1) per expired sample), quantile/median O(log n), mean O(1).
-// Memory ~64 bytes per sample held.
+// Memory ~100 bytes per sample held (tree node + deque entry).
 class SlidingWindow {
  public:
   // SlidingWindow reads time from `clock`, which must outlive the window (the reference is kept).
