@@ -77,13 +77,14 @@ struct Registrar {
     return r.gauge(o);
   }
   metrics::HistogramFamily& histogram(std::string name, std::string help, Labels labels,
-                                      std::vector<double> buckets) const {
+                                      std::vector<double> buckets, std::string unit = "") const {
     metrics::HistogramOptions o;
     o.name = std::move(name);
     o.help = std::move(help);
     o.label_names = std::move(labels);
     o.buckets = std::move(buckets);
     o.decimal_le = decimal_le;
+    o.unit = std::move(unit);
     return r.histogram(o);
   }
 };
@@ -160,7 +161,7 @@ struct InferscopeEngine {
                       .with({model});
     step_duration = reg.histogram("inferscope_engine_step_duration_seconds",
                                   "Engine step time (model seconds / time_scale).", m,
-                                  metrics::default_latency_buckets())
+                                  metrics::default_latency_buckets(), "seconds")
                         .with({model});
     step_tokens = reg.histogram("inferscope_engine_step_tokens", "Tokens computed per engine step (prefill + decode).",
                                 m, kStepTokens)
@@ -238,14 +239,14 @@ struct GenAi {
       : duration(reg.histogram("gen_ai_server_request_duration_seconds", "GenAI server request duration.",
                                {"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model",
                                 "gen_ai_response_model", "error_type"},
-                               kGenAiDuration),
+                               kGenAiDuration, "seconds"),
                  {operations(), {"inferscope"}, models, models, {"", "abort", "4xx", "5xx", "error"}}),
         ttft(reg.histogram("gen_ai_server_time_to_first_token_seconds",
-                           "Time to generate the first token for successful responses.", base_labels(), kGenAiTtft),
+                           "Time to generate the first token for successful responses.", base_labels(), kGenAiTtft, "seconds"),
              {operations(), {"inferscope"}, models, models}),
         tpot(reg.histogram("gen_ai_server_time_per_output_token_seconds",
                            "Time per output token after the first, for successful responses.", base_labels(),
-                           kGenAiTpot),
+                           kGenAiTpot, "seconds"),
              {operations(), {"inferscope"}, models, models}) {}
 
   static Labels operations() { return {"chat", "text_completion", "_OTHER"}; }

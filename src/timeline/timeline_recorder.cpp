@@ -60,12 +60,14 @@ std::vector<double> one_two_five(double max) {
 }
 
 metrics::HistogramFamily& histogram(metrics::Registry& registry, std::string name, std::string help,
-                                    std::vector<std::string> labels, std::vector<double> buckets) {
+                                    std::vector<std::string> labels, std::vector<double> buckets,
+                                    std::string unit = "seconds") {
   metrics::HistogramOptions options;
   options.name = std::move(name);
   options.help = std::move(help);
   options.label_names = std::move(labels);
   options.buckets = std::move(buckets);
+  options.unit = std::move(unit);  // OpenMetrics UNIT line
   return registry.histogram(options);
 }
 
@@ -150,11 +152,11 @@ TimelineRecorder::State::State(metrics::Registry& r, TimelineRecorderOptions o)
                                 "Output tokens of finished requests.", {"model"}),
                         {models}),
       request_prompt_tokens(histogram(r, "inferscope_request_prompt_tokens", "Prompt length per request.",
-                                      {"model"}, o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets),
+                                      {"model"}, o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets, ""),
                             {models}),
       request_generation_tokens(histogram(r, "inferscope_request_generation_tokens",
                                           "Output length per request.", {"model"},
-                                          o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets),
+                                          o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets, ""),
                                 {models}) {}
 
 TimelineRecorder::TimelineRecorder(metrics::Registry& registry, TimelineRecorderOptions options)
