@@ -169,15 +169,19 @@ struct InferscopeEngine {
   }
 };
 
-// ---- vllm:* series, labels {model_name, engine}; exact names and buckets of vLLM V1.
+// ---- vllm:* series, labels {model_name, engine}; exact names and buckets of vLLM V1. The
+// constructor is one registration per family: long, but a flat list is easiest to check against
+// the reference tables.
 struct Vllm {
   Gauge running, waiting, kv_usage, gpu_cache_usage;
   Counter prompt_tokens, generation_tokens, preemptions, prefix_queries, prefix_hits;
   std::array<Counter, kVllmFinishReasons.size()> success;
   Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
   Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
+  bool legacy = false;
 
-  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool legacy) {
+  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool with_legacy)
+      : legacy(with_legacy) {
     const Labels l = {"model_name", "engine"};
     const auto gauge = [&](std::string name, std::string help) { return reg.gauge(std::move(name), std::move(help), l).with({model, engine}); };
     const auto counter = [&](std::string name, std::string help) { return reg.counter(std::move(name), std::move(help), l).with({model, engine}); };
@@ -377,6 +381,7 @@ void ServeMetrics::begin_request(timeline::RequestTimeline& timeline) noexcept {
   if (state_->recorder) state_->recorder->begin(timeline);
 }
 
+// record_request maps one summary onto each enabled dialect in turn (one block per dialect).
 void ServeMetrics::record_request(const timeline::RequestTimeline& t, const RequestOutcome& outcome) noexcept {
   State& st = *state_;
   const TimelineSummary s = timeline::summarize(t);
@@ -399,7 +404,7 @@ void ServeMetrics::record_request(const timeline::RequestTimeline& t, const Requ
     observe_if(v.decode, complete(Stage::kDecode));
     timeline::for_each_output_gap(t, [&v](double gap, std::uint32_t) {
       v.itl.observe(gap);  // vLLM: one observation per output event, whatever it carries
-      v.legacy_tpot.observe(gap);
+      if (v.legacy) v.legacy_tpot.observe(gap);
     });
     if (s.prompt_tokens > 0) v.prompt_len.observe(s.prompt_tokens);
     v.generation_len.observe(s.output_tokens);

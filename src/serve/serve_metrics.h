@@ -1,8 +1,8 @@
 // File: serve_metrics.h
 // ServeMetrics registers every metric `inferscope serve` exposes (inferscope_*, vllm:*, gen_ai_*,
 // simulated DCGM_FI_*) and feeds them: record_request() per finished request, on_step() per engine
-// step, and a collect hook that copies EngineStats into gauges at scrape time. Full list:
-// docs/metrics-reference.md. Example: ServeMetrics m(registry, {.model_names = {"sim-8b"}}); m.record_request(t, {"sim-8b", "/v1/completions", 200});
+// step, and a collect hook that copies EngineStats into gauges at scrape time (docs/metrics-reference.md).
+// Example: ServeMetrics m(registry, options); m.record_request(timeline, {"sim-8b", "/v1/completions", 200});
 // Thread-safe. Never labels anything with unconfigured names, prompts or request ids; never throws
 // after construction.
 #pragma once

@@ -2,8 +2,7 @@
 // RequestTimeline records the moments of one request (arrival, preprocess done, dependency calls,
 // scheduled, every output event, postprocess done, response sent, the end) so that
 // summarize()/TimelineRecorder can turn them into stage, TTFT, TPOT and ITL metrics when it ends.
-// Example: RequestTimeline t(Clock::now()); t.mark(Moment::kPreprocessed, Clock::now()); ...
-//          t.add_output(now, 1); ... t.finish(FinishReason::kStop, now); recorder.record(t, labels);
+// Example: RequestTimeline t(Clock::now()); t.add_output(now, 1); t.finish(FinishReason::kStop, now);
 // Thread-compatible: one writer at a time (post engine-thread events to the request's executor).
 // It never reads the clock itself and never touches metrics: callers pass every time point.
 #pragma once
