@@ -66,7 +66,7 @@ void run_bench(const BenchOptions& o) {
   if (metrics) fanout.targets.push_back(metrics.get());
   runner.set_observer(&fanout);
   auto result = runner.run();
-  progress.finish();
+  if (!o.no_progress) progress.finish();
   if (!result) fail(result.error().message);
   setup->info.interrupted = result->interrupted;
   RunStats stats = compute_stats(*result, setup->slo);
@@ -112,6 +112,7 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--sharegpt-output-len", o.sharegpt_output_len, "Override ShareGPT output lengths");
   cmd->add_option("--seed", o.seed, "Seed for arrivals and prompts (default 0)");
   cmd->add_flag("--no-stream", o.no_stream, "Ask for whole responses instead of SSE streams");
+  cmd->add_flag("--no-include-usage", o.no_include_usage, "Do not ask for usage in streams (tokens are then counted)");
   cmd->add_flag("--ignore-eos", o.ignore_eos, "Ask the server to generate exactly max_tokens");
   cmd->add_flag("--insecure", o.insecure, "Do not verify the server's TLS certificate");
   cmd->add_flag("--no-progress", o.no_progress, "No live progress line");

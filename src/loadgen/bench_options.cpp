@@ -187,6 +187,7 @@ Result<RunSetup> build_run_setup(const BenchOptions& o) {
   r.endpoint = o.endpoint;
   r.chat = o.endpoint.find("chat") != std::string::npos;
   r.stream = !o.no_stream;
+  r.include_usage = !o.no_include_usage;
   r.ignore_eos = o.ignore_eos;
   for (const std::string& h : o.headers) {
     std::size_t colon = h.find(':');

@@ -34,7 +34,7 @@ struct BenchOptions {
   std::string dataset_name = "random", dataset_path;
   std::uint32_t sharegpt_output_len = 0;
   std::uint64_t seed = 0;
-  bool no_stream = false, ignore_eos = false, insecure = false, no_progress = false;
+  bool no_stream = false, no_include_usage = false, ignore_eos = false, insecure = false, no_progress = false;
   std::vector<std::string> headers;
   std::string api_key_env, api_key_file;
   std::string json_path, csv_path, jsonl_path;

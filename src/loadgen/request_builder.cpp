@@ -59,7 +59,13 @@ std::string RequestBuilder::build(const RequestSpec& spec) const {
   body += fmt::format(",\"max_tokens\":{}", spec.max_tokens);
   if (options_.ignore_eos) body += ",\"ignore_eos\":true";
   if (options_.temperature) body += fmt::format(",\"temperature\":{}", *options_.temperature);
-  body += options_.stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}" : ",\"stream\":false}";
+  if (!options_.stream) {
+    body += ",\"stream\":false}";
+  } else if (options_.include_usage) {
+    body += ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+  } else {
+    body += ",\"stream\":true}";
+  }
   std::string wire;
   wire.reserve(head_.size() + body.size() + 32);
   wire += head_;

@@ -21,7 +21,8 @@ struct RequestOptions {
   std::string model;
   std::string endpoint = "/v1/chat/completions";  // appended to the target's base path
   bool chat = true;                  // messages (chat) or prompt (completions) body
-  bool stream = true;                // stream with stream_options.include_usage
+  bool stream = true;                // stream (SSE) or one JSON body
+  bool include_usage = true;         // ask for stream_options.include_usage when streaming
   bool ignore_eos = false;           // ask for exactly max_tokens (vLLM / inferscope serve)
   std::optional<double> temperature;
   std::vector<std::pair<std::string, std::string>> headers;  // extra --header values
