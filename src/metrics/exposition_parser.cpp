@@ -19,6 +19,9 @@ using detail::printable;
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 // OpenMetrics: "label names and values of an exemplar <= 128 UTF-8 code points".
 constexpr std::size_t kMaxExemplarCodePoints = 128;
+// Up to this many labels, duplicates are found by comparing with the earlier ones; above it, by
+// sorting once at '}' so that a hostile line with thousands of labels stays O(n log n).
+constexpr std::size_t kQuadraticLabelCheck = 32;
 
 std::size_t count_code_points(std::string_view text) noexcept {
   std::size_t n = 0;
@@ -87,9 +90,22 @@ class Parser {
   };
 
   bool parse_line(std::string_view line);
+  // Metadata is one "# HELP|TYPE|UNIT name rest" line; *_col are 1-based columns.
+  struct Metadata {
+    std::string_view keyword;
+    std::string_view name;
+    std::string_view rest;
+    std::size_t keyword_col = 0;
+    std::size_t name_col = 0;
+    std::size_t rest_col = 0;
+  };
+
   bool parse_metadata(std::string_view line, std::size_t keyword_end, std::string_view keyword);
+  bool apply_metadata(const Metadata& meta);
+  bool apply_unit(const Metadata& meta, ParsedFamily& target);
   bool parse_sample(std::string_view line);
   bool parse_labels(std::string_view line, std::size_t& pos, std::vector<ParsedLabel>& labels);
+  bool check_many_label_names();
   bool parse_label_value(std::string_view line, std::size_t& pos, std::string& value);
   bool parse_om_tail(std::string_view line, std::size_t pos, ParsedSample& sample);
   bool parse_om_timestamp(std::string_view line, std::size_t begin, std::size_t end,
@@ -113,7 +129,8 @@ class Parser {
   std::size_t error_line_ = 0;
   std::size_t error_column_ = 0;
   std::string error_cause_;
-  std::string scratch_;
+  // Names and columns of the labels being parsed; reused so a sample line allocates nothing here.
+  std::vector<std::pair<std::string_view, std::size_t>> label_names_;
 };
 
 bool Parser::fail(std::size_t column, std::string cause) {
@@ -226,7 +243,9 @@ std::size_t Parser::add_family(std::string_view name, ParsedMetricType type) {
 }
 
 bool Parser::parse_metadata(std::string_view line, std::size_t keyword_end, std::string_view keyword) {
-  const std::size_t keyword_col = keyword_end - keyword.size() + 1;
+  Metadata meta;
+  meta.keyword = keyword;
+  meta.keyword_col = keyword_end - keyword.size() + 1;
   std::size_t pos = keyword_end;
   if (om_) {
     if (!expect_om_space(line, pos, "a metric name")) return false;
@@ -238,12 +257,12 @@ bool Parser::parse_metadata(std::string_view line, std::size_t keyword_end, std:
     while (pos < line.size() && detail::is_metric_name_char(line[pos])) ++pos;
   }
   if (pos == name_begin) return fail(pos + 1, "expected a metric name after # " + std::string(keyword));
-  const std::string_view name = line.substr(name_begin, pos - name_begin);
+  meta.name = line.substr(name_begin, pos - name_begin);
+  meta.name_col = name_begin + 1;
   if (pos < line.size() && !is_blank(line[pos])) {
     return fail(pos + 1, "invalid character " + printable(line.substr(pos, 1)) + " in metric name");
   }
   // Rest of the line after one separator (0.0.4: any blanks) is the HELP text, type or unit.
-  std::string_view rest;
   if (pos < line.size()) {
     if (om_) {
       if (line[pos] != ' ') return fail(pos + 1, "expected a space after the metric name");
@@ -251,49 +270,61 @@ bool Parser::parse_metadata(std::string_view line, std::size_t keyword_end, std:
     } else {
       skip_blanks(line, pos);
     }
-    rest = line.substr(pos);
+    meta.rest = line.substr(pos);
   }
-  std::size_t family = find_family_index(name);
+  meta.rest_col = pos + 1;
+  return apply_metadata(meta);
+}
+
+bool Parser::apply_metadata(const Metadata& meta) {
+  std::size_t family = find_family_index(meta.name);
   if (family != kNone && family != current_) {
-    if (om_) return fail(name_begin + 1, "metadata for family " + printable(name) + " after other families (families must not interleave)");
+    if (om_) {
+      return fail(meta.name_col, "metadata for family " + printable(meta.name) +
+                                     " after other families (families must not interleave)");
+    }
     out_.families[family].contiguous = false;
   }
-  if (family == kNone) family = add_family(name, ParsedMetricType::kUnknown);
+  if (family == kNone) family = add_family(meta.name, ParsedMetricType::kUnknown);
   current_ = family;
   FamilyState& state = states_[family];
   ParsedFamily& target = out_.families[family];
+  const std::string keyword(meta.keyword);
   if (om_ && !target.samples.empty()) {
-    return fail(keyword_col, "# " + std::string(keyword) + " for family " + printable(name) + " after its samples");
+    return fail(meta.keyword_col, "# " + keyword + " for family " + printable(meta.name) + " after its samples");
   }
+  bool& seen = keyword == "TYPE" ? state.type_set : keyword == "HELP" ? state.help_set : state.unit_set;
+  if (seen) return fail(meta.keyword_col, "second " + keyword + " line for " + printable(meta.name));
+  seen = true;
   if (keyword == "TYPE") {
-    if (state.type_set) return fail(keyword_col, "second TYPE line for " + printable(name));
-    if (!target.samples.empty()) return fail(keyword_col, "TYPE line for " + printable(name) + " after its samples");
-    if (!om_) while (!rest.empty() && is_blank(rest.back())) rest.remove_suffix(1);
-    const auto type = type_from_text(rest, om_);
-    if (!type) return fail(pos + 1, "unknown metric type " + printable(rest));
+    if (!target.samples.empty()) return fail(meta.keyword_col, "TYPE line for " + printable(meta.name) + " after its samples");
+    std::string_view text = meta.rest;
+    if (!om_) while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+    const auto type = type_from_text(text, om_);
+    if (!type) return fail(meta.rest_col, "unknown metric type " + printable(text));
     target.type = *type;
-    state.type_set = true;
     return true;
   }
   if (keyword == "HELP") {
-    if (state.help_set) return fail(keyword_col, "second HELP line for " + printable(name));
-    state.help_set = true;
-    const auto bad = detail::unescape(rest, om_ ? EscapeSet::kLabelValue : EscapeSet::kHelp004, target.help);
-    if (bad) return fail(pos + *bad + 1, "invalid escape sequence " + printable(rest.substr(*bad, 2)) + " in HELP");
+    const auto bad = detail::unescape(meta.rest, om_ ? EscapeSet::kLabelValue : EscapeSet::kHelp004, target.help);
+    if (bad) {
+      return fail(meta.rest_col + *bad, "invalid escape sequence " + printable(meta.rest.substr(*bad, 2)) + " in HELP");
+    }
     return true;
   }
-  // UNIT (OpenMetrics only).
-  if (state.unit_set) return fail(keyword_col, "second UNIT line for " + printable(name));
-  state.unit_set = true;
-  if (!rest.empty()) {
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (!detail::is_metric_name_char(rest[i])) return fail(pos + i + 1, "invalid character in unit " + printable(rest));
-    }
-    if (name.size() <= rest.size() || !name.ends_with(rest) || name[name.size() - rest.size() - 1] != '_') {
-      return fail(pos + 1, "unit " + printable(rest) + " is not the suffix of metric name " + printable(name));
-    }
+  return apply_unit(meta, target);  // UNIT exists only in OpenMetrics
+}
+
+bool Parser::apply_unit(const Metadata& meta, ParsedFamily& target) {
+  const std::string_view unit = meta.rest;
+  const std::string_view name = meta.name;
+  for (std::size_t i = 0; i < unit.size(); ++i) {
+    if (!detail::is_metric_name_char(unit[i])) return fail(meta.rest_col + i, "invalid character in unit " + printable(unit));
   }
-  target.unit.assign(rest);
+  if (!unit.empty() && (name.size() <= unit.size() || !name.ends_with(unit) || name[name.size() - unit.size() - 1] != '_')) {
+    return fail(meta.rest_col, "unit " + printable(unit) + " is not the suffix of metric name " + printable(name));
+  }
+  target.unit.assign(unit);
   return true;
 }
 
@@ -338,6 +369,8 @@ bool Parser::family_for_sample(std::string_view name, std::size_t column, std::s
   return true;
 }
 
+// parse_sample reads "name[{labels}] value [timestamp]" (+ OpenMetrics tail). One function on
+// purpose: the grammar reads top to bottom and every branch reports its own column.
 bool Parser::parse_sample(std::string_view line) {
   std::size_t pos = 0;
   if (!om_) skip_blanks(line, pos);
@@ -377,6 +410,7 @@ bool Parser::parse_sample(std::string_view line) {
     skip_blanks(line, pos);
     if (pos < line.size()) {
       const std::size_t ts_begin = pos;
+      if (line[pos] == '#') return fail(pos + 1, "unexpected '#' after the value (exemplars exist only in OpenMetrics)");
       while (pos < line.size() && !is_blank(line[pos])) ++pos;
       const auto ts = detail::parse_int64(line.substr(ts_begin, pos - ts_begin));
       if (!ts) return fail(ts_begin + 1, "invalid timestamp " + printable(line.substr(ts_begin, pos - ts_begin)) + " (0.0.4 timestamps are integer milliseconds)");
@@ -392,6 +426,7 @@ bool Parser::parse_sample(std::string_view line) {
   return true;
 }
 
+// parse_om_tail reads what may follow an OpenMetrics value: " timestamp" and/or " # {labels} value [ts]".
 bool Parser::parse_om_tail(std::string_view line, std::size_t pos, ParsedSample& sample) {
   if (pos >= line.size()) return true;
   if (!expect_om_space(line, pos, "a timestamp or exemplar")) return false;
@@ -445,8 +480,11 @@ bool Parser::parse_om_timestamp(std::string_view line, std::size_t begin, std::s
   return true;
 }
 
+// parse_labels reads "{name="value",...}" from pos (at '{') to after '}'. Shared by samples and
+// exemplars; one loop so that the 0.0.4 blank tolerance and OpenMetrics strictness sit side by side.
 bool Parser::parse_labels(std::string_view line, std::size_t& pos, std::vector<ParsedLabel>& labels) {
   ++pos;  // '{'
+  label_names_.clear();
   bool after_comma = false;
   while (true) {
     if (!om_) skip_blanks(line, pos);
@@ -454,7 +492,7 @@ bool Parser::parse_labels(std::string_view line, std::size_t& pos, std::vector<P
     if (line[pos] == '}') {
       if (om_ && after_comma) return fail(pos + 1, "expected a label name after ','");
       ++pos;
-      return true;
+      return labels.size() <= kQuadraticLabelCheck || check_many_label_names();
     }
     const std::size_t name_begin = pos;
     if (detail::is_label_name_start(line[pos])) {
@@ -463,8 +501,11 @@ bool Parser::parse_labels(std::string_view line, std::size_t& pos, std::vector<P
     if (pos == name_begin) return fail(pos + 1, "expected a label name, found " + printable(line.substr(pos, 1)));
     const std::string_view name = line.substr(name_begin, pos - name_begin);
     if (name == "__name__") return fail(name_begin + 1, "label name \"__name__\" is reserved");
-    for (const ParsedLabel& other : labels) {
-      if (other.name == name) return fail(name_begin + 1, "duplicate label name " + printable(name));
+    label_names_.emplace_back(name, name_begin + 1);
+    if (labels.size() < kQuadraticLabelCheck) {
+      for (const ParsedLabel& other : labels) {
+        if (other.name == name) return fail(name_begin + 1, "duplicate label name " + printable(name));
+      }
     }
     if (!om_) skip_blanks(line, pos);
     if (pos >= line.size() || line[pos] != '=') {
@@ -491,6 +532,19 @@ bool Parser::parse_labels(std::string_view line, std::size_t& pos, std::vector<P
       after_comma = false;
     }
   }
+}
+
+bool Parser::check_many_label_names() {
+  std::sort(label_names_.begin(), label_names_.end());
+  std::size_t column = kNone;
+  for (std::size_t i = 1; i < label_names_.size(); ++i) {
+    if (label_names_[i].first == label_names_[i - 1].first) column = std::min(column, label_names_[i].second);
+  }
+  if (column == kNone) return true;
+  for (const auto& [name, col] : label_names_) {
+    if (col == column) return fail(column, "duplicate label name " + printable(name));
+  }
+  return true;  // unreachable: column came from label_names_
 }
 
 bool Parser::parse_label_value(std::string_view line, std::size_t& pos, std::string& value) {

@@ -39,6 +39,9 @@ TEST(ExpositionParserErrorsTest, RejectsMalformedText004) {
   check(k004, "a{x=\"1\" y=\"2\"} 1\n", 1, 9, "expected ',' or '}'");
   check(k004, "a{x=\"1\",x=\"2\"} 1\n", 1, 9, "duplicate label name \"x\"");
   check(k004, "a{__name__=\"b\"} 1\n", 1, 3, "reserved");
+  std::string many = "a{";
+  for (int i = 0; i < 40; ++i) many.append("l").append(std::to_string(i)).append("=\"v\",");
+  check(k004, many + "l7=\"w\",l3=\"w\"} 1\n", 1, 313, "duplicate label name \"l7\"");
   check(k004, "a{la.bel=\"1\"} 1\n", 1, 5, "expected '=' after label name");
   check(k004, "1a 1\n", 1, 1, "expected a metric name");
   check(k004, "a-b 1\n", 1, 2, "invalid character \"-\" in metric name");
@@ -54,7 +57,7 @@ TEST(ExpositionParserErrorsTest, RejectsMalformedText004) {
   check(k004, "a 1 1.5\n", 1, 5, "invalid timestamp \"1.5\"");
   check(k004, "a 1 99999999999999999999\n", 1, 5, "invalid timestamp");
   check(k004, "a 1 2 3\n", 1, 7, "unexpected text after the timestamp");
-  check(k004, "a 1 # {t=\"x\"} 1\n", 1, 5, "invalid timestamp \"#\"");
+  check(k004, "a 1 # {t=\"x\"} 1\n", 1, 5, "exemplars exist only in OpenMetrics");
   check(k004, "a 1\r\n", 1, 4, "carriage return");
   check(k004, "a{x=\"\xff\"} 1\n", 1, 6, "invalid UTF-8 byte \"\\xff\"");
   check(k004, "ok 1\n# HELP a caf\xc3\n", 2, 13, "invalid UTF-8");
