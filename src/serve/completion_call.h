@@ -1,0 +1,76 @@
+// File: completion_call.h
+// CompletionCall is the state of one generation request while it is served (internal to
+// completion_handler.cpp and completion_stream.cpp; split only to keep files small).
+// Example: CompletionCall call(connection, request, Endpoint::kChat); co_return co_await call.run();
+// Not thread-safe: lives in one coroutine on the connection's executor.
+#pragma once
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <inferscope/timeline/request_timeline.h>
+
+#include "serve/api_error.h"
+#include "serve/async_signal.h"
+#include "serve/connection.h"
+#include "serve/engine/engine_types.h"
+#include "serve/engine/faults.h"
+#include "serve/openai_request.h"
+#include "serve/openai_response.h"
+#include "serve/request_channel.h"
+
+namespace inferscope::serve {
+
+struct ServerState;
+
+class CompletionCall {
+ public:
+  CompletionCall(Connection& connection, const HttpRequest& request, Endpoint endpoint);
+  ~CompletionCall();
+  // run serves the request to its end and records it; returns whether keep-alive may go on.
+  boost::asio::awaitable<bool> run();
+
+ private:
+  std::optional<ApiError> prepare();
+  boost::asio::awaitable<void> inject_http_faults();
+  std::optional<ApiError> submit();
+  boost::asio::awaitable<bool> reject(const ApiError& error);
+  boost::asio::awaitable<bool> serve_stream();
+  boost::asio::awaitable<bool> serve_whole();
+  boost::asio::awaitable<bool> next_batch();
+  void apply(const EngineEvent& event, std::string* sse);
+  void abort_sequence();
+  void record(int http_status);
+  std::string_view route() const;
+
+  Connection& connection_;
+  ServerState& state_;
+  const HttpRequest& http_request_;
+  Endpoint endpoint_;
+  timeline::RequestTimeline timeline_;
+  AsyncSignal signal_;
+  CompletionRequest request_;
+  std::string_view model_;  // the served name answering this request (never the raw request)
+  GenerationRequest generation_;
+  FaultSet faults_;
+  std::shared_ptr<RequestChannel> channel_;
+  std::optional<ResponseFormatter> formatter_;
+  EventBatch batch_;
+  std::string text_;  // non-streaming: the whole output
+  SequenceId sequence_ = 0;
+  bool submitted_ = false;
+  bool finished_ = false;  // engine sent on_finished, or we aborted
+  bool role_sent_ = false;
+  bool recorded_ = false;
+  FinishReason finish_reason_ = FinishReason::kStop;
+  std::uint32_t completion_tokens_ = 0;
+};
+
+}  // namespace inferscope::serve

@@ -1,0 +1,112 @@
+// File: routes.cpp
+// Small routes live here; the generation routes are in completion_handler.cpp.
+#include "serve/routes.h"
+
+#include <boost/beast/http/verb.hpp>
+#include <inferscope/metrics/exposition.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "serve/completion_handler.h"
+#include "serve/server_state.h"
+
+namespace inferscope::serve {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+asio::awaitable<bool> send_body(Connection& c, const HttpRequest& request, std::string body,
+                                std::string_view content_type, http::status status = http::status::ok) {
+  HttpResponse response{status, request.version()};
+  response.set(http::field::content_type, boost::beast::string_view(content_type.data(), content_type.size()));
+  response.body() = std::move(body);
+  co_return co_await c.send(response);
+}
+
+asio::awaitable<bool> handle_metrics(Connection& c, const HttpRequest& request) {
+  metrics::ScrapeResponse scrape;
+  bool rendered = true;
+  try {
+    scrape = metrics::render_scrape(c.state().registry, to_std(request[http::field::accept]),
+                                    to_std(request[http::field::accept_encoding]));
+  } catch (const std::exception& e) {  // a collect hook threw: answer 500, keep serving
+    spdlog::error("serve: cannot render metrics for a scrape: {}", e.what());
+    rendered = false;
+  }
+  if (!rendered) {
+    co_return co_await c.send_error(ApiError::server_error("cannot render metrics: internal error"), request);
+  }
+  HttpResponse response{http::status::ok, request.version()};
+  response.set(http::field::content_type, scrape.content_type);
+  if (scrape.gzipped) response.set(http::field::content_encoding, "gzip");
+  response.body() = std::move(scrape.body);
+  co_return co_await c.send(response);
+}
+
+asio::awaitable<bool> handle_admin_faults(Connection& c, const HttpRequest& request) {
+  ServerState& state = c.state();
+  if (!c.peer_is_loopback()) {
+    ApiError error = ApiError::bad_request("cannot change faults from a non-loopback peer");
+    error.status = 403;
+    error.type = "permission_error";
+    co_return co_await c.send_error(error, request);
+  }
+  if (request.method() == http::verb::post) {
+    auto json = nlohmann::json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded() || !json.is_object()) {
+      co_return co_await c.send_error(
+          ApiError::bad_request("cannot parse faults from request: body must be a JSON object"), request);
+    }
+    auto faults = parse_faults(json, state.faults());
+    if (!faults) co_return co_await c.send_error(ApiError::bad_request(faults.error().message), request);
+    state.set_faults(*faults);
+    spdlog::info("serve: faults set by admin API: {}", to_json(*faults).dump());
+  } else if (request.method() == http::verb::delete_) {
+    state.set_faults(FaultSet{});
+    spdlog::info("serve: faults cleared by admin API");
+  } else if (request.method() != http::verb::get) {
+    co_return co_await c.send_error(ApiError::method_not_allowed("cannot serve this method on /admin/faults"),
+                                    request, "GET, POST, DELETE");
+  }
+  co_return co_await send_body(c, request, to_json(state.faults()).dump(), "application/json");
+}
+
+// only_get answers 405 for anything but GET/HEAD; returns true when the caller should go on.
+bool is_get(const HttpRequest& request) {
+  return request.method() == http::verb::get || request.method() == http::verb::head;
+}
+
+}  // namespace
+
+asio::awaitable<bool> route_request(Connection& c, HttpRequest& request) {
+  std::string_view target = to_std(request.target());
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/v1/chat/completions" || path == "/v1/completions") {
+    if (request.method() != http::verb::post) {
+      co_return co_await c.send_error(
+          ApiError::method_not_allowed("cannot serve method " + std::string(to_std(request.method_string())) +
+                                       " on " + std::string(path) + ": use POST"),
+          request, "POST");
+    }
+    co_return co_await handle_completion(
+        c, request, path == "/v1/chat/completions" ? Endpoint::kChat : Endpoint::kCompletions);
+  }
+  const bool admin = path == "/admin/faults" && c.state().options.enable_admin;
+  const bool known = path == "/v1/models" || path == "/health" || path == "/metrics" || admin;
+  if (!known) {
+    co_return co_await c.send_error(ApiError::not_found("cannot find route " + std::string(path)), request);
+  }
+  if (admin) co_return co_await handle_admin_faults(c, request);
+  if (!is_get(request)) {
+    co_return co_await c.send_error(
+        ApiError::method_not_allowed("cannot serve method " + std::string(to_std(request.method_string())) +
+                                     " on " + std::string(path) + ": use GET"),
+        request, "GET");
+  }
+  if (path == "/metrics") co_return co_await handle_metrics(c, request);
+  if (path == "/health") co_return co_await send_body(c, request, "", "text/plain");
+  co_return co_await send_body(c, request, c.state().models_body, "application/json");
+}
+
+}  // namespace inferscope::serve

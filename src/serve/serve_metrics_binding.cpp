@@ -1,0 +1,45 @@
+// File: serve_metrics_binding.cpp
+#include "serve/serve_metrics_binding.h"
+
+#include <stdexcept>
+
+#include "serve/engine/engine.h"
+#include "serve/request_recording.h"
+#include "serve/serve_metrics.h"
+#include "serve/server_state.h"
+
+namespace inferscope::serve {
+
+Result<void> bind_serve_metrics(ServerState& state) {
+  const ServerOptions& o = state.options;
+  if (auto valid = validate_dialects(o.dialects, "--dialects"); !valid) return valid;
+  ServeMetricsOptions options;
+  options.model_names = o.model_names;
+  options.dialects = o.dialects;
+  options.max_model_len = o.engine.max_model_len;
+  options.time_scale = o.engine.time_scale;
+  try {
+    state.metrics = std::make_unique<ServeMetrics>(state.registry, std::move(options));
+  } catch (const std::invalid_argument& e) {
+    return make_error(std::string("cannot register serve metrics: ") + e.what());
+  }
+  return {};
+}
+
+void attach_engine_metrics(ServerState& state) {
+  ServeMetrics* metrics = state.metrics.get();
+  Engine* engine = state.engine.get();
+  engine->set_step_listener([metrics](const StepInfo& step) { metrics->on_step(step); });
+  metrics->set_engine_stats_source([engine] { return engine->stats(); });
+}
+
+void begin_request(ServerState& state, timeline::RequestTimeline& timeline) {
+  state.metrics->begin_request(timeline);
+}
+
+void record_request(ServerState& state, timeline::RequestTimeline& timeline, const RequestOutcome& outcome) {
+  if (!timeline.finished()) timeline.finish(timeline::FinishReason::kAbort, timeline::Clock::now());
+  state.metrics->record_request(timeline, outcome);
+}
+
+}  // namespace inferscope::serve

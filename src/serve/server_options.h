@@ -1,0 +1,34 @@
+// File: server_options.h
+// ServerOptions configures one `inferscope serve` HTTP server (listen address, served model names,
+// metric dialects, admin API, limits) and the engine and faults it starts with. Example:
+//   ServerOptions o; o.port = 0; o.engine.time_scale = 20; auto server = Server::start(o);
+// Plain value type. Defaults bind 127.0.0.1 and never expose /admin.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "serve/engine/engine_types.h"
+#include "serve/engine/faults.h"
+
+namespace inferscope::serve {
+
+// ServerOptions holds every knob of Server::start; Server::start validates them.
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;                  // 0 = ephemeral; Server::port() tells the real one
+  std::optional<std::uint16_t> metrics_port;  // also serve /metrics here (MetricsServer)
+  std::vector<std::string> model_names{"inferscope-sim-8b"};  // first = default for a missing model
+  std::vector<std::string> dialects{"inferscope", "vllm"};     // of inferscope, vllm, gen_ai
+  EngineOptions engine;
+  FaultSet faults;
+  bool enable_admin = false;                  // /admin/faults exists only then (loopback peers)
+  std::size_t max_body_bytes = 1 << 20;       // larger request bodies get 413
+  std::uint64_t seed = 0;                     // seeds per-request generation when a request has none
+  unsigned io_threads = 1;                    // one io_context per thread; connections spread over them
+  std::uint32_t idle_timeout_ms = 60000;      // keep-alive idle and per-read/per-write deadline
+};
+
+}  // namespace inferscope::serve

@@ -1,0 +1,70 @@
+// File: server_state.h
+// ServerState is what every connection of one Server shares: options, engine, metrics, tokenizer,
+// the HTTP-layer faults and the per-request seed counter. Internal to src/serve (not installed).
+// Example: auto faults = state.faults(); if (faults.error_rate > 0) ...
+// Thread-safe: immutable after Server::start except faults (mutex) and the seed counter (atomic).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <inferscope/metrics/registry.h>
+
+#include "serve/engine/faults.h"
+#include "serve/engine/text_generator.h"
+#include "serve/engine/tokenizer.h"
+#include "serve/server_options.h"
+
+namespace inferscope::serve {
+
+class Engine;
+class ServeMetrics;
+
+struct ServerState {
+  // Constructor and destructor live in server.cpp, where Engine and ServeMetrics are complete.
+  explicit ServerState(ServerOptions opts);
+  ~ServerState();
+
+  // faults returns a copy of the active faults (HTTP-layer ones are applied per request).
+  FaultSet faults() const {
+    std::lock_guard lock(faults_mu);
+    return active_faults;
+  }
+  // set_faults replaces the active faults here and in the engine.
+  void set_faults(FaultSet faults);
+
+  // served_model returns the configured name equal to `requested` (the first one for an empty
+  // request), or an empty view when it is not served.
+  std::string_view served_model(std::string_view requested) const {
+    if (requested.empty()) return options.model_names.front();
+    for (const std::string& name : options.model_names) {
+      if (name == requested) return name;
+    }
+    return {};
+  }
+
+  // next_seed returns a fresh per-request seed derived from options.seed.
+  std::uint64_t next_seed() { return options.seed * 0x9e3779b97f4a7c15ULL + seed_counter.fetch_add(1); }
+
+  // time_scale_divisor converts model milliseconds of HTTP-layer faults to real milliseconds.
+  double real_ms(double model_ms) const { return model_ms / options.engine.time_scale; }
+
+  ServerOptions options;
+  metrics::Registry registry;
+  std::unique_ptr<ServeMetrics> metrics;
+  std::unique_ptr<Engine> engine;
+  Tokenizer tokenizer;
+  TextGenerator text;
+  std::string models_body;  // GET /v1/models, built once
+  std::atomic<std::uint64_t> seed_counter{1};
+  std::atomic<bool> stopping{false};
+
+  mutable std::mutex faults_mu;
+  FaultSet active_faults;  // guarded by faults_mu
+};
+
+}  // namespace inferscope::serve
