@@ -6,12 +6,14 @@
 #include <cstdio>
 
 #include "loadgen/bench_command.h"
+#include "serve/serve_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"inferscope: find which stage of an inference request got slower, and why"};
   app.set_version_flag("--version", "inferscope 0.1.0");
   app.require_subcommand(1);
   inferscope::loadgen::add_bench_command(app);
+  inferscope::serve::add_serve_command(app);
   // A bad flag must cost the user one line that names it, not a screen of help.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("inferscope: ") + e.what() + "\n";
