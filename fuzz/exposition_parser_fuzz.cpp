@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -132,7 +133,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     violated("error message without a position");
   }
   if (size <= 64) {
-    (void)inferscope::metrics::parse_exposition_float(text);
+    // Differential check: whatever parse_exposition_float accepts, strtod (C locale) reads the same.
+    if (const auto value = inferscope::metrics::parse_exposition_float(text)) {
+      const std::string copy(text);
+      char* end = nullptr;
+      const double expected = std::strtod(copy.c_str(), &end);
+      if (end != copy.c_str() + copy.size() || !same_value(expected, *value)) violated("float differs from strtod");
+    }
     (void)inferscope::metrics::exposition_format_from_content_type(text);
   }
   return 0;
