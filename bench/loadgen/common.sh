@@ -28,3 +28,32 @@ wait_http() {
 
 # json_get FILE KEY prints one number from a bench --json summary.
 json_get() { python3 -c "import json,sys; print(json.load(open('$1'))['$2'])"; }
+
+# start_serve PORT ARGS...: start `inferscope serve` on 127.0.0.1:PORT (server on core 0 when
+# SERVE_CPUS is unset) and wait until /health answers.
+start_serve() {
+  local port="$1"; shift
+  taskset -c "${SERVE_CPUS:-0}" "$INFERSCOPE" serve --host 127.0.0.1 --port "$port" "$@" > "$WORK/serve.log" 2>&1 &
+  PIDS+=($!)
+  wait_http "http://127.0.0.1:$port/health"
+}
+
+# scrape_hist URL FAMILY: print "count sum median_s" of a Prometheus histogram family (all series
+# summed), median by linear interpolation inside the bucket, as histogram_quantile does.
+scrape_hist() {
+  curl -s "$1" | python3 -c '
+import sys, re
+fam = sys.argv[1]; buckets = {}; count = 0.0; total = 0.0
+for line in sys.stdin:
+    if line.startswith("#"): continue
+    m = re.match(r"(\S+?)(\{[^}]*\})?\s+(\S+)", line)
+    if not m: continue
+    name, labels, value = m.group(1), m.group(2) or "", float(m.group(3))
+    if name == fam + "_bucket":
+        le = re.search(r"le=\"([^\"]+)\"", labels).group(1)
+        buckets[float("inf") if le == "+Inf" else float(le)] = buckets.get(float("inf") if le == "+Inf" else float(le), 0) + value
+    elif name == fam + "_count": count += value
+    elif name == fam + "_sum": total += value
+print(count, total, " ".join(f"{k}:{v}" for k, v in sorted(buckets.items())))
+' "$2"
+}

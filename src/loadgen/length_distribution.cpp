@@ -37,7 +37,7 @@ bool to_number(const std::string& s, double& out) {
 
 }  // namespace
 
-std::uint32_t LengthDistribution::sample(std::mt19937_64& rng) const {
+std::uint32_t LengthDistribution::sample(WorkloadRng& rng) const {
   switch (kind) {
     case Kind::kFixed:
       return clamp_length(a);

@@ -27,7 +27,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void append_words(std::string& out, std::uint32_t count, std::mt19937_64& rng) {
+void append_words(std::string& out, std::uint32_t count, WorkloadRng& rng) {
   for (std::uint32_t i = 0; i < count; ++i) {
     std::string_view w = kWords[rng() % kWordCount];
     // Only 4-letter-or-shorter words are one token; "other"/"there"/... are dropped to "the".
@@ -39,8 +39,8 @@ void append_words(std::string& out, std::uint32_t count, std::mt19937_64& rng) {
 
 }  // namespace
 
-std::mt19937_64 request_rng(std::uint64_t seed, std::uint64_t index) {
-  return std::mt19937_64(splitmix64(seed ^ splitmix64(index + 1)));
+WorkloadRng request_rng(std::uint64_t seed, std::uint64_t index) {
+  return WorkloadRng(splitmix64(seed ^ splitmix64(index + 1)));
 }
 
 Result<std::vector<WorkloadClass>> parse_mix(std::string_view text, double range_ratio) {
@@ -77,13 +77,13 @@ SyntheticWorkload::SyntheticWorkload(std::vector<WorkloadClass> classes, double 
   }
   if (prefix_ratio_ > 0) {
     prefix_words_ = static_cast<std::uint32_t>(std::min<double>(kMaxPrefixWords, std::ceil(max_input * prefix_ratio_) + 1));
-    std::mt19937_64 rng(splitmix64(seed ^ 0x5eed));
+    WorkloadRng rng(splitmix64(seed ^ 0x5eed));
     append_words(prefix_, prefix_words_, rng);
   }
 }
 
 RequestSpec SyntheticWorkload::next(std::uint64_t index) const {
-  std::mt19937_64 rng = request_rng(seed_, index);
+  WorkloadRng rng = request_rng(seed_, index);
   RequestSpec spec;
   double pick = std::uniform_real_distribution<double>(0, cumulative_.back())(rng);
   spec.class_id = static_cast<std::uint16_t>(

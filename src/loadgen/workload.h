@@ -71,6 +71,6 @@ class SyntheticWorkload final : public Workload {
 
 // request_rng returns the RNG for dispatch `index`: independent streams per index, so a request's
 // content does not depend on the order requests were generated in.
-std::mt19937_64 request_rng(std::uint64_t seed, std::uint64_t index);
+WorkloadRng request_rng(std::uint64_t seed, std::uint64_t index);
 
 }  // namespace inferscope::loadgen

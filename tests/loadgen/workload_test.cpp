@@ -67,7 +67,7 @@ TEST(WorkloadTest, MixWeights) {
 
 // Tests the length distributions: ranges respected, normal/lognormal means close to the target.
 TEST(WorkloadTest, LengthDistributions) {
-  std::mt19937_64 rng(1);
+  WorkloadRng rng(1);
   auto u = parse_length_distribution("uniform:10:20", "--x");
   ASSERT_TRUE(u);
   for (int i = 0; i < 1000; ++i) {
