@@ -202,3 +202,43 @@ inline bool wait_until(const std::function<bool()>& condition,
 }
 
 }  // namespace inferscope::serve::testing
+
+namespace inferscope::serve::testing {
+
+// RawStream is a request written on its own socket whose response is read only when asked, so a
+// test can hold many requests open at once or hang up in the middle of a stream.
+class RawStream {
+ public:
+  RawStream(std::uint16_t port, const std::string& target, const std::string& body) : socket_(io_) {
+    connect_with_timeouts(socket_, port);
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket_, req);
+  }
+  // read_until reads until the bytes seen so far contain `needle` (or the 30 s socket timeout).
+  bool read_until(std::string_view needle) {
+    char chunk[4096];
+    while (seen_.find(needle) == std::string::npos) {
+      boost::system::error_code ec;
+      std::size_t n = socket_.read_some(boost::asio::buffer(chunk), ec);
+      if (ec) return false;
+      seen_.append(chunk, n);
+    }
+    return true;
+  }
+  const std::string& seen() const { return seen_; }
+  void close() {
+    boost::system::error_code ec;
+    socket_.close(ec);
+  }
+
+ private:
+  boost::asio::io_context io_;
+  tcp::socket socket_;
+  std::string seen_;
+};
+
+}  // namespace inferscope::serve::testing
