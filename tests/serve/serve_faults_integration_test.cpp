@@ -1,0 +1,126 @@
+// Integration tests that each fault set through POST /admin/faults moves the stage it should and
+// leaves the others alone, read from inferscope_stage_duration_seconds before and after. Ratios
+// are wide (the machine is shared and noisy) and relative to the same server's baseline.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "serve_test_support.h"
+
+namespace inferscope::serve::testing {
+namespace {
+
+using StageMeans = std::map<std::string, double>;
+
+class ServeFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions o = fast_options();
+    o.engine.time_scale = 10;
+    o.enable_admin = true;
+    server_ = std::make_unique<TestServer>(o);
+    ASSERT_TRUE(server_->ok());
+  }
+
+  // window sends `n` streaming requests (one at a time, or all at once) and returns each stage's
+  // mean over just those requests.
+  StageMeans window(int prompt_words, bool concurrent = false, int n = 4) {
+    auto before = server_->scrape();
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+      auto send = [this, prompt_words, i] {
+        // A unique head defeats prefix caching, which would otherwise hide prefill cost.
+        auto body = chat_body("v" + std::to_string(i) + "r" + std::to_string(round_) + words(prompt_words),
+                              8, true, {{"ignore_eos", true}});
+        EXPECT_EQ(server_->post("/v1/chat/completions", body).status, 200);
+      };
+      if (concurrent) threads.emplace_back(send); else send();
+    }
+    for (auto& t : threads) t.join();
+    ++round_;
+    auto after = server_->scrape();
+    StageMeans means;
+    for (const char* stage : {"preprocess", "dependency", "queue", "prefill", "decode", "send"}) {
+      means[stage] = stage_mean_between(before, after, stage);
+    }
+    return means;
+  }
+
+  void set_fault(const std::string& json) {
+    HttpReply r = server_->post("/admin/faults", json);
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+
+  std::unique_ptr<TestServer> server_;
+  int round_ = 0;
+};
+
+std::string show(const StageMeans& m) {
+  std::string out;
+  for (auto& [stage, mean] : m) out += stage + "=" + std::to_string(mean * 1000) + "ms ";
+  return out;
+}
+
+// Tests that decode_slowdown multiplies decode time and leaves prefill, queue and preprocess.
+TEST_F(ServeFaultsTest, DecodeSlowdownMovesDecode) {
+  auto base = window(50);
+  set_fault(R"({"decode_slowdown": 6})");
+  auto slow = window(50);
+  EXPECT_GT(slow["decode"], 3 * base["decode"]) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["prefill"], 2 * base["prefill"] + 0.002) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["queue"] + slow["preprocess"], 0.25 * slow["decode"]) << show(slow);
+}
+
+// Tests that prefill_slowdown multiplies prefill time (long prompts) and leaves decode.
+TEST_F(ServeFaultsTest, PrefillSlowdownMovesPrefill) {
+  auto base = window(2000);
+  set_fault(R"({"prefill_slowdown": 6})");
+  auto slow = window(2000);
+  EXPECT_GT(slow["prefill"], 2.5 * base["prefill"]) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["decode"], 2 * base["decode"] + 0.002) << show(base) << "| " << show(slow);
+}
+
+// Tests that preprocess_slowdown adds to preprocess only.
+TEST_F(ServeFaultsTest, PreprocessSlowdownMovesPreprocess) {
+  auto base = window(50);
+  set_fault(R"({"preprocess_slowdown": {"factor": 1, "add_ms": 300}})");  // 30 ms real at x10
+  auto slow = window(50);
+  EXPECT_GT(slow["preprocess"], 0.015) << show(slow);
+  EXPECT_GT(slow["preprocess"], 5 * base["preprocess"]) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["decode"], 2 * base["decode"] + 0.002) << show(base) << "| " << show(slow);
+}
+
+// Tests that a dependency fault shows up as stage dependency and nowhere else.
+TEST_F(ServeFaultsTest, DependencyAddsDependencyStage) {
+  auto base = window(50);
+  set_fault(R"({"dependency": {"name": "embedding", "mean_ms": 300, "p99_ms": 300}})");
+  auto slow = window(50);
+  EXPECT_GT(slow["dependency"], 0.015) << show(slow);
+  EXPECT_GT(slow["dependency"], 5 * base["dependency"] + 0.001) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["preprocess"], 0.5 * slow["dependency"]) << show(slow);
+  EXPECT_LT(slow["queue"], 0.5 * slow["dependency"]) << show(slow);
+}
+
+// Tests that network_delay_ms shows up in stage send and leaves the engine's decode alone.
+TEST_F(ServeFaultsTest, NetworkDelayMovesSend) {
+  auto base = window(50);
+  set_fault(R"({"network_delay_ms": 300})");
+  auto slow = window(50);
+  EXPECT_GT(slow["send"], 0.015) << show(slow);
+  EXPECT_GT(slow["send"], 5 * base["send"]) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["decode"], 2 * base["decode"] + 0.002) << show(base) << "| " << show(slow);
+}
+
+// Tests that worker_stall (no scheduling) shows up as queue time.
+TEST_F(ServeFaultsTest, WorkerStallMovesQueue) {
+  auto base = window(50, true);
+  set_fault(R"({"worker_stall": {"for_ms": 1500, "every_s": 1000}})");  // 150 ms real, now
+  auto slow = window(50, true);
+  EXPECT_GT(slow["queue"], 0.03) << show(slow);
+  EXPECT_GT(slow["queue"], 5 * base["queue"]) << show(base) << "| " << show(slow);
+  EXPECT_LT(slow["preprocess"], 0.25 * slow["queue"]) << show(slow);
+}
+
+}  // namespace
+}  // namespace inferscope::serve::testing
