@@ -59,6 +59,9 @@ void run_serve(ServeFlags& flags) {
   if (!faults) throw CLI::ValidationError("--fault", faults.error().message);
   flags.options.faults = *faults;
   raise_fd_limit();
+  // Signals are caught before the listening line is printed: a script may SIGTERM right after it.
+  boost::asio::io_context waiter;
+  boost::asio::signal_set signals(waiter, SIGINT, SIGTERM);
   auto server = Server::start(flags.options);
   if (!server) {
     std::fprintf(stderr, "inferscope serve: %s\n", server.error().message.c_str());
@@ -71,8 +74,6 @@ void run_serve(ServeFlags& flags) {
     spdlog::info("serve: /metrics also on http://{}:{}/metrics", flags.options.host, (*server)->metrics_port());
   }
   if (flags.options.faults.any()) spdlog::info("serve: faults at start: {}", to_json(flags.options.faults).dump());
-  boost::asio::io_context waiter;
-  boost::asio::signal_set signals(waiter, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int number) {
     if (!ec) spdlog::info("serve: signal {} received, stopping", number);
     waiter.stop();

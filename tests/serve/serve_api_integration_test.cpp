@@ -123,3 +123,22 @@ TEST(ServeApiTest, SmallRoutes) {
 
 }  // namespace
 }  // namespace inferscope::serve::testing
+
+namespace inferscope::serve::testing {
+namespace {
+
+// Tests that --metrics-port serves the same registry on a second port.
+TEST(ServeApiTest, SeparateMetricsPort) {
+  ServerOptions o = fast_options();
+  o.metrics_port = 0;
+  TestServer s(o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_NE(s.server().metrics_port(), 0);
+  ASSERT_EQ(s.post("/v1/completions", R"({"prompt":"x","max_tokens":1})").status, 200);
+  HttpReply r = request(s.server().metrics_port(), http::verb::get, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("vllm:e2e_request_latency_seconds_count{"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferscope::serve::testing
