@@ -65,11 +65,11 @@ TEST(HistogramTest, InfinityGoesToInfBucket) {
   EXPECT_TRUE(std::isinf(snap.sum));
 }
 
-// Tests that linear (<= 32 bounds) and binary search agree with a reference on random values,
-// including values equal to bounds.
+// Tests that the SIMD linear count and binary search agree with a reference on random values,
+// including values equal to bounds and odd bound counts (the scalar tail).
 TEST(HistogramTest, LinearAndBinarySearchAgree) {
   std::mt19937_64 rng(42);
-  for (std::size_t n : {0, 1, 7, 32, 33, 100}) {
+  for (std::size_t n : {0, 1, 2, 7, 20, 21, 32, 100}) {
     std::vector<double> bounds = n == 0 ? std::vector<double>{} : linear_buckets(-1, 0.37, n);
     std::uniform_real_distribution<double> dist(-3, 40);
     for (int i = 0; i < 2000; ++i) {
@@ -77,6 +77,8 @@ TEST(HistogramTest, LinearAndBinarySearchAgree) {
       std::size_t want = 0;
       while (want < n && bounds[want] < v) ++want;
       ASSERT_EQ(detail::bucket_index(bounds.data(), n, v), want) << "n=" << n << " v=" << v;
+      ASSERT_EQ(detail::linear_bucket_index(bounds.data(), n, v), want) << "n=" << n << " v=" << v;
+      ASSERT_EQ(detail::binary_bucket_index(bounds.data(), n, v), want) << "n=" << n << " v=" << v;
     }
   }
 }

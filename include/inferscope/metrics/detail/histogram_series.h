@@ -19,19 +19,42 @@
 
 namespace inferscope::metrics::detail {
 
-// kLinearSearchMaxBounds: up to this many bounds a branchless linear count beats binary search
-// (BM_BucketSearch/linear vs /binary in bench/metrics/metrics_core_bench.cpp; client_golang
-// measured 35 for Go).
-inline constexpr std::size_t kLinearSearchMaxBounds = 32;
+// kLinearSearchMaxBounds: up to this many bounds a branch-free SIMD count beats binary search.
+// BM_BucketSearch in bench/metrics/metrics_core_bench.cpp (2-vCPU Xeon, g++ 12 -O3, CPU time):
+// 8 bounds 1.6 vs 2.2 ns, 20 bounds 2.9 vs 2.9 ns, 32 bounds 4.7 vs 3.3 ns (linear vs binary).
+// client_golang measured 35 for Go's scalar loop; a plain scalar C++ loop is slower than binary
+// search even at 8 bounds (GCC does not vectorise it for baseline x86-64), hence the SIMD form.
+inline constexpr std::size_t kLinearSearchMaxBounds = 20;
+
+// linear_bucket_index counts bounds < v, two at a time (GCC/Clang vector extension: SSE2 on
+// x86-64, NEON on arm64; no branches, so random latencies cause no mispredictions).
+inline std::size_t linear_bucket_index(const double* bounds, std::size_t n, double v) noexcept {
+  std::size_t i = 0;
+  std::size_t index = 0;
+#if defined(__GNUC__)
+  using V2d = double __attribute__((vector_size(16)));
+  using V2l = long long __attribute__((vector_size(16)));
+  const V2d vv = {v, v};
+  V2l count = {0, 0};
+  for (; i + 2 <= n; i += 2) {
+    V2d pair;
+    __builtin_memcpy(&pair, bounds + i, sizeof pair);
+    count -= reinterpret_cast<V2l>(pair < vv);  // true lanes are -1
+  }
+  index = static_cast<std::size_t>(count[0] + count[1]);
+#endif
+  for (; i < n; ++i) index += static_cast<std::size_t>(bounds[i] < v);
+  return index;
+}
+
+// binary_bucket_index is std::lower_bound over the bounds.
+inline std::size_t binary_bucket_index(const double* bounds, std::size_t n, double v) noexcept {
+  return static_cast<std::size_t>(std::lower_bound(bounds, bounds + n, v) - bounds);
+}
 
 // bucket_index returns the index of the first bound >= v (n for the +Inf bucket). v is not NaN.
 inline std::size_t bucket_index(const double* bounds, std::size_t n, double v) noexcept {
-  if (n <= kLinearSearchMaxBounds) {
-    std::size_t index = 0;
-    for (std::size_t i = 0; i < n; ++i) index += static_cast<std::size_t>(bounds[i] < v);
-    return index;
-  }
-  return static_cast<std::size_t>(std::lower_bound(bounds, bounds + n, v) - bounds);
+  return n <= kLinearSearchMaxBounds ? linear_bucket_index(bounds, n, v) : binary_bucket_index(bounds, n, v);
 }
 
 // HistogramShard is the header of one shard block; `bucket_count` counters follow it in the same

@@ -1,0 +1,398 @@
+// Micro-benchmarks of the metrics core hot path, lookup and rendering, each next to a peer
+// baseline implemented the prometheus-cpp way (reference §8.1): atomic<double> CAS counters, a
+// seq_cst atomic<double> gauge, a mutex histogram with std::lower_bound, a std::map-labelled family
+// whose Add() allocates on every call, and a std::ostream serializer with 16 significant digits.
+// The peers are re-implementations of that approach (prometheus-cpp is not packaged in Debian 12),
+// not prometheus-cpp itself. After the runs the binary prints peer/inferscope time ratios.
+// Run: build-core/bench/metrics/metrics_core_bench --benchmark_min_time=0.2
+#include <benchmark/benchmark.h>
+
+#include <inferscope/metrics/exposition.h>
+#include <inferscope/metrics/registry.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using namespace inferscope::metrics;
+
+// ---------------------------------------------------------------- peer (prometheus-cpp style)
+class PeerGauge {
+ public:
+  void set(double v) { value_.store(v); }  // seq_cst store: xchg on x86
+  void add(double v) {
+    double old = value_.load();
+    while (!value_.compare_exchange_weak(old, old + v)) {
+    }
+  }
+  double value() const { return value_.load(); }
+
+ private:
+  std::atomic<double> value_{0};
+};
+
+class PeerCounter {
+ public:
+  void inc(double v = 1) {
+    if (v < 0) return;
+    gauge_.add(v);
+  }
+  double value() const { return gauge_.value(); }
+
+ private:
+  PeerGauge gauge_;
+};
+
+class PeerHistogram {
+ public:
+  explicit PeerHistogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1) {}
+  void observe(double v) {
+    const auto index = static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
+    std::lock_guard lock(mutex_);
+    sum_.add(v);
+    counts_[index].inc();
+  }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<PeerCounter> counts_;
+  PeerGauge sum_;
+  std::mutex mutex_;
+};
+
+using PeerLabels = std::map<std::string, std::string>;
+struct PeerLabelsHash {
+  std::size_t operator()(const PeerLabels& labels) const {
+    std::size_t seed = 0;
+    for (const auto& [k, v] : labels) {
+      seed ^= std::hash<std::string>{}(k) + 0x9e3779b9 + (seed << 6) + (seed >> 2);
+      seed ^= std::hash<std::string>{}(v) + 0x9e3779b9 + (seed << 6) + (seed >> 2);
+    }
+    return seed;
+  }
+};
+
+// PeerFamily::add mirrors prometheus-cpp Family::Add: allocate a new object, copy the labels map
+// into the insert under the mutex, find the existing child, destroy the copies.
+class PeerFamily {
+ public:
+  PeerCounter& add(const PeerLabels& labels) {
+    auto object = std::make_unique<PeerCounter>();
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = children_.insert(std::make_pair(labels, std::move(object)));
+    return *it->second;
+  }
+  const std::unordered_map<PeerLabels, std::unique_ptr<PeerCounter>, PeerLabelsHash>& children() const {
+    return children_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<PeerLabels, std::unique_ptr<PeerCounter>, PeerLabelsHash> children_;
+};
+
+// peer_serialize mirrors Collect (deep copy of names and labels) + TextSerializer (ostream,
+// classic locale, 16 significant digits).
+void peer_serialize(const std::string& name, const PeerFamily& family, std::string& out) {
+  struct Sample {
+    PeerLabels labels;
+    double value;
+  };
+  std::vector<Sample> collected;
+  for (const auto& [labels, counter] : family.children()) collected.push_back({labels, counter->value()});
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(16);
+  os << "# HELP " << name << " help\n# TYPE " << name << " counter\n";
+  for (const auto& sample : collected) {
+    os << name << '{';
+    bool first = true;
+    for (const auto& [k, v] : sample.labels) {
+      if (!first) os << ',';
+      first = false;
+      os << k << "=\"";
+      for (char c : v) {
+        if (c == '"' || c == '\\') os << '\\';
+        os << c;
+      }
+      os << '"';
+    }
+    os << "} " << sample.value << '\n';
+  }
+  out = os.str();
+}
+
+// ---------------------------------------------------------------- fixtures
+constexpr int kMaxThreads = 2;
+
+std::vector<double> latency_values() {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(std::log(0.001), std::log(60.0));
+  std::vector<double> values(4096);
+  for (double& v : values) v = std::exp(exponent(rng));  // log-uniform 1 ms .. 60 s
+  return values;
+}
+const std::vector<double>& values() {
+  static const std::vector<double> v = latency_values();
+  return v;
+}
+
+struct Fixture {
+  Registry registry{RegistryOptions{.max_series_per_family = 20000, .max_series_total = 200000}};
+  CounterFamily& counters = registry.counter({.name = "bench_ops_total", .help = "h", .label_names = {"k"}});
+  GaugeFamily& gauges = registry.gauge({.name = "bench_level", .help = "h", .label_names = {"k"}});
+  HistogramFamily& histograms = registry.histogram(
+      {{.name = "bench_latency_seconds", .help = "h", .label_names = {"k"}}, default_latency_buckets()});
+  CounterFamily& three = registry.counter({.name = "bench_three_total", .help = "h", .label_names = {"a", "b", "c"}});
+  Counter shared_counter = counters.with({"shared"});
+  Gauge shared_gauge = gauges.with({"shared"});
+  Histogram shared_histogram = histograms.with({"shared"});
+  std::vector<Counter> own_counters;
+  std::vector<Gauge> own_gauges;
+  std::vector<Histogram> own_histograms;
+  PeerCounter peer_shared_counter;
+  PeerGauge peer_shared_gauge;
+  PeerHistogram peer_shared_histogram{default_latency_buckets()};
+  std::vector<std::unique_ptr<PeerCounter>> peer_own_counters;
+  std::vector<std::unique_ptr<PeerGauge>> peer_own_gauges;
+  std::vector<std::unique_ptr<PeerHistogram>> peer_own_histograms;
+  PeerFamily peer_one;
+  PeerFamily peer_three;
+
+  Fixture() {
+    for (int t = 0; t < kMaxThreads; ++t) {
+      const std::string key = std::to_string(t);  // ("t" + to_string) trips GCC 12's -Wrestrict
+      own_counters.push_back(counters.with({key}));
+      own_gauges.push_back(gauges.with({key}));
+      own_histograms.push_back(histograms.with({key}));
+      peer_own_counters.push_back(std::make_unique<PeerCounter>());
+      peer_own_gauges.push_back(std::make_unique<PeerGauge>());
+      peer_own_histograms.push_back(std::make_unique<PeerHistogram>(default_latency_buckets()));
+    }
+    three.with({"/v1/chat/completions", "200", "llama-3-8b"});
+    peer_one.add({{"k", "shared"}});
+    peer_three.add({{"a", "/v1/chat/completions"}, {"b", "200"}, {"c", "llama-3-8b"}});
+  }
+};
+Fixture& fixture() {
+  static Fixture* f = new Fixture();  // leaked: benchmark threads may still hold handles at exit
+  return *f;
+}
+
+// ---------------------------------------------------------------- counters, gauges, histograms
+void BM_CounterInc_Shared(benchmark::State& state) {
+  Counter c = fixture().shared_counter;
+  for (auto _ : state) c.inc();
+}
+void BM_CounterInc_Separate(benchmark::State& state) {
+  Counter c = fixture().own_counters[static_cast<std::size_t>(state.thread_index())];
+  for (auto _ : state) c.inc();
+}
+void BM_PeerCounterInc_Shared(benchmark::State& state) {
+  PeerCounter& c = fixture().peer_shared_counter;
+  for (auto _ : state) c.inc();
+}
+void BM_PeerCounterInc_Separate(benchmark::State& state) {
+  PeerCounter& c = *fixture().peer_own_counters[static_cast<std::size_t>(state.thread_index())];
+  for (auto _ : state) c.inc();
+}
+void BM_GaugeSet_Shared(benchmark::State& state) {
+  Gauge g = fixture().shared_gauge;
+  double v = 0;
+  for (auto _ : state) g.set(v += 1);
+}
+void BM_GaugeSet_Separate(benchmark::State& state) {
+  Gauge g = fixture().own_gauges[static_cast<std::size_t>(state.thread_index())];
+  double v = 0;
+  for (auto _ : state) g.set(v += 1);
+}
+void BM_PeerGaugeSet_Shared(benchmark::State& state) {
+  PeerGauge& g = fixture().peer_shared_gauge;
+  double v = 0;
+  for (auto _ : state) g.set(v += 1);
+}
+void BM_PeerGaugeSet_Separate(benchmark::State& state) {
+  PeerGauge& g = *fixture().peer_own_gauges[static_cast<std::size_t>(state.thread_index())];
+  double v = 0;
+  for (auto _ : state) g.set(v += 1);
+}
+
+template <class H>
+void observe_loop(benchmark::State& state, H& h) {
+  const std::vector<double>& v = values();
+  std::size_t i = static_cast<std::size_t>(state.thread_index()) * 1000;
+  for (auto _ : state) h.observe(v[i++ & 4095]);
+}
+void BM_HistogramObserve_Shared(benchmark::State& state) {
+  Histogram h = fixture().shared_histogram;
+  observe_loop(state, h);
+}
+void BM_HistogramObserve_Separate(benchmark::State& state) {
+  Histogram h = fixture().own_histograms[static_cast<std::size_t>(state.thread_index())];
+  observe_loop(state, h);
+}
+void BM_PeerHistogramObserve_Shared(benchmark::State& state) { observe_loop(state, fixture().peer_shared_histogram); }
+void BM_PeerHistogramObserve_Separate(benchmark::State& state) {
+  observe_loop(state, *fixture().peer_own_histograms[static_cast<std::size_t>(state.thread_index())]);
+}
+
+#define HOT_PATH(name) BENCHMARK(name)->Threads(1)->Threads(2)->UseRealTime()
+HOT_PATH(BM_CounterInc_Shared);
+HOT_PATH(BM_PeerCounterInc_Shared);
+HOT_PATH(BM_CounterInc_Separate);
+HOT_PATH(BM_PeerCounterInc_Separate);
+HOT_PATH(BM_GaugeSet_Shared);
+HOT_PATH(BM_PeerGaugeSet_Shared);
+HOT_PATH(BM_GaugeSet_Separate);
+HOT_PATH(BM_PeerGaugeSet_Separate);
+HOT_PATH(BM_HistogramObserve_Shared);
+HOT_PATH(BM_PeerHistogramObserve_Shared);
+HOT_PATH(BM_HistogramObserve_Separate);
+HOT_PATH(BM_PeerHistogramObserve_Separate);
+
+// ---------------------------------------------------------------- bucket search crossover
+// Justifies detail::kLinearSearchMaxBounds: SIMD linear count vs std::lower_bound, same values.
+void BM_BucketSearch(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const bool linear = state.range(1) == 1;
+  const std::vector<double> bounds = exponential_buckets(0.001, std::pow(60000.0, 1.0 / static_cast<double>(n)), n);
+  const std::vector<double>& v = values();
+  std::size_t i = 0;
+  std::size_t sink = 0;
+  for (auto _ : state) {
+    const double x = v[i++ & 4095];
+    sink += linear ? detail::linear_bucket_index(bounds.data(), n, x) : detail::binary_bucket_index(bounds.data(), n, x);
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetLabel(linear ? "linear" : "binary");
+}
+BENCHMARK(BM_BucketSearch)->ArgsProduct({{8, 16, 20, 24, 32, 64}, {1, 0}});
+
+// ---------------------------------------------------------------- lookup of an existing series
+void BM_FamilyWith_1Label(benchmark::State& state) {
+  CounterFamily& f = fixture().counters;
+  for (auto _ : state) f.with({"shared"}).inc();
+}
+void BM_PeerFamilyAdd_1Label(benchmark::State& state) {
+  const PeerLabels labels{{"k", "shared"}};
+  for (auto _ : state) fixture().peer_one.add(labels).inc();
+}
+void BM_FamilyWith_3Labels(benchmark::State& state) {
+  CounterFamily& f = fixture().three;
+  for (auto _ : state) f.with({"/v1/chat/completions", "200", "llama-3-8b"}).inc();
+}
+void BM_PeerFamilyAdd_3Labels(benchmark::State& state) {
+  const PeerLabels labels{{"a", "/v1/chat/completions"}, {"b", "200"}, {"c", "llama-3-8b"}};
+  for (auto _ : state) fixture().peer_three.add(labels).inc();
+}
+BENCHMARK(BM_FamilyWith_1Label);
+BENCHMARK(BM_PeerFamilyAdd_1Label);
+BENCHMARK(BM_FamilyWith_3Labels);
+BENCHMARK(BM_PeerFamilyAdd_3Labels);
+
+// ---------------------------------------------------------------- rendering 10,000 series
+constexpr int kRenderSeries = 10000;
+
+void BM_Render10kCounters(benchmark::State& state) {
+  static Registry* registry = [] {
+    auto* r = new Registry(RegistryOptions{.max_series_per_family = 20000});
+    auto& f = r->counter({.name = "http_requests_total", .help = "Requests.", .label_names = {"route", "code"}});
+    for (int i = 0; i < kRenderSeries; ++i) f.with({"/api/v1/item/" + std::to_string(i), "200"}).add(i * 3 + 1);
+    return r;
+  }();
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    render(*registry, ExpositionFormat::kPrometheusText004, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["per_series"] =
+      benchmark::Counter(kRenderSeries, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["bytes"] = static_cast<double>(out.size());
+}
+void BM_Render1kHistograms(benchmark::State& state) {
+  static Registry* registry = [] {
+    auto* r = new Registry();
+    auto& f = r->histogram(
+        {{.name = "lat_seconds", .help = "Latency.", .label_names = {"route"}}, default_latency_buckets()});
+    for (int i = 0; i < 1000; ++i) f.with({"/api/" + std::to_string(i)}).observe(0.001 * i);
+    return r;
+  }();
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    render(*registry, ExpositionFormat::kOpenMetrics100, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["per_series"] =
+      benchmark::Counter(1000, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void BM_PeerRender10kCounters(benchmark::State& state) {
+  static PeerFamily* family = [] {
+    auto* f = new PeerFamily();
+    for (int i = 0; i < kRenderSeries; ++i) {
+      f->add({{"route", "/api/v1/item/" + std::to_string(i)}, {"code", "200"}}).inc(i * 3 + 1);
+    }
+    return f;
+  }();
+  std::string out;
+  for (auto _ : state) {
+    peer_serialize("http_requests_total", *family, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["per_series"] =
+      benchmark::Counter(kRenderSeries, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Render10kCounters)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PeerRender10kCounters)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Render1kHistograms)->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------- ratio report
+// RatioReporter prints the console table and remembers real time per run name for the ratios.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
+    }
+  }
+  void print_ratios() const {
+    std::printf("\nPeer (prometheus-cpp approach) time / inferscope time, same binary:\n");
+    for (const auto& [name, peer_time] : times_) {
+      const auto pos = name.find("BM_Peer");
+      if (pos != 0) continue;
+      const std::string ours = "BM_" + name.substr(7);
+      const auto it = times_.find(ours);
+      if (it == times_.end() || it->second <= 0) continue;
+      std::printf("  %-44s %8.2fx\n", ours.c_str(), peer_time / it->second);
+    }
+  }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  fixture();
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_ratios();
+  benchmark::Shutdown();
+  return 0;
+}
