@@ -35,18 +35,22 @@ bool is_valid_utf8(std::string_view text) noexcept {
       ++p;
       continue;
     }
+    // Lead byte -> number of continuation bytes, payload bits, smallest code point (no overlongs).
     int extra = 0;
-    std::uint32_t cp = 0;
     std::uint32_t min = 0;
     if ((c & 0xE0) == 0xC0) {
-      extra = 1, cp = c & 0x1F, min = 0x80;
+      extra = 1;
+      min = 0x80;
     } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, cp = c & 0x0F, min = 0x800;
+      extra = 2;
+      min = 0x800;
     } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, cp = c & 0x07, min = 0x10000;
+      extra = 3;
+      min = 0x10000;
     } else {
       return false;
     }
+    std::uint32_t cp = c & (0x7Fu >> (extra + 1));
     if (end - p <= extra) return false;
     for (int i = 1; i <= extra; ++i) {
       if ((p[i] & 0xC0) != 0x80) return false;

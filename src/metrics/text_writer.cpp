@@ -88,6 +88,9 @@ void write_histograms(const FamilyCore& family, bool om, std::string& out) {
   const std::vector<std::string> les = le_labels(config, om);
   std::vector<std::uint64_t> counts(les.size());
   std::vector<std::uint64_t> scratch(les.size());
+  // OpenMetrics: with a negative bucket threshold the sum is no longer a counter and MUST NOT be
+  // exposed. 0.0.4 has no such rule (and Prometheus expects _sum), so it always prints it.
+  const bool print_sum = !om || config.bounds->empty() || config.bounds->front() >= 0;
   family.for_each_series([&](const SeriesBase& base) {
     const auto& series = static_cast<const HistogramSeries&>(base);
     std::fill(counts.begin(), counts.end(), 0);
@@ -99,9 +102,11 @@ void write_histograms(const FamilyCore& family, bool om, std::string& out) {
       append_uint(out, cumulative);
       out += '\n';
     }
-    append_prefix(out, config.name, "_sum", series.labels());
-    append_double(out, sum);
-    out += '\n';
+    if (print_sum) {
+      append_prefix(out, config.name, "_sum", series.labels());
+      append_double(out, sum);
+      out += '\n';
+    }
     append_prefix(out, config.name, "_count", series.labels());
     append_uint(out, cumulative);  // == the +Inf bucket by construction
     out += '\n';

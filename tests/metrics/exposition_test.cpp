@@ -133,6 +133,20 @@ TEST(ExpositionTest, DeterministicOrder) {
       << out;
 }
 
+// Tests that OpenMetrics omits _sum for histograms with negative thresholds (the sum is then no
+// counter), while 0.0.4 keeps it.
+TEST(ExpositionTest, NegativeThresholdsDropSumInOpenMetrics) {
+  Registry registry;
+  registry.histogram({{.name = "delta", .help = "h"}, {-1, 0, 1}}).with({}).observe(-0.5);
+  std::string om;
+  render(registry, ExpositionFormat::kOpenMetrics100, om);
+  EXPECT_EQ(om.find("delta_sum"), std::string::npos) << om;
+  EXPECT_NE(om.find("delta_count 1\n"), std::string::npos) << om;
+  std::string text;
+  render(registry, ExpositionFormat::kPrometheusText004, text);
+  EXPECT_NE(text.find("delta_sum -0.5\n"), std::string::npos) << text;
+}
+
 // Tests that render appends rather than overwrites.
 TEST(ExpositionTest, RenderAppends) {
   Registry registry;
