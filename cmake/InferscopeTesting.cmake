@@ -13,8 +13,11 @@ function(inferscope_add_tests prefix)
     target_compile_definitions(${target} PRIVATE
       INFERSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       INFERSCOPE_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
-    # Tests that drive the CLI as a subprocess find it through INFERSCOPE_BINARY.
-    if(TARGET inferscope)
+    # Tests that drive the CLI as a subprocess find it through INFERSCOPE_BINARY; only they wait
+    # for the whole binary to build.
+    file(READ ${source} test_text)
+    string(FIND "${test_text}" "INFERSCOPE_BINARY" uses_binary)
+    if(TARGET inferscope AND uses_binary GREATER -1)
       target_compile_definitions(${target} PRIVATE INFERSCOPE_BINARY="$<TARGET_FILE:inferscope>")
       add_dependencies(${target} inferscope)
     endif()
