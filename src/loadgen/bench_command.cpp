@@ -89,7 +89,7 @@ void run_bench(const BenchOptions& o) {
 void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--base-url", o.base_url, "Server URL, http:// or https:// (default http://127.0.0.1:8000)");
   cmd->add_option("--endpoint", o.endpoint, "API path: /v1/chat/completions (default) or /v1/completions");
-  cmd->add_option("--model", o.model, "Model name sent in each request");
+  cmd->add_option("--model", o.model, "Model name sent in each request (default: none, the server's default)");
   cmd->add_option("--num-prompts", o.num_prompts, "Requests to measure (default 1000 without --duration/--stages)");
   cmd->add_option("--request-rate", o.request_rate, "Open-loop arrivals per second, or inf (default)");
   cmd->add_option("--burstiness", o.burstiness, "Gamma shape of the gaps: 1 = Poisson, <1 burstier, >1 smoother");

@@ -21,7 +21,7 @@ namespace inferscope::loadgen {
 struct BenchOptions {
   std::string base_url = "http://127.0.0.1:8000";
   std::string endpoint = "/v1/chat/completions";
-  std::string model = "default";
+  std::string model;                    // "" = omitted: the server's default model
   std::uint64_t num_prompts = 0;        // 0 = not given
   std::string request_rate = "inf";
   double burstiness = 1.0;

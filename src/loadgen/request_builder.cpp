@@ -41,10 +41,15 @@ RequestBuilder::RequestBuilder(const Target& target, RequestOptions options) : o
 std::string RequestBuilder::build(const RequestSpec& spec) const {
   std::string body;
   body.reserve(spec.prompt.size() + spec.messages_json.size() + 256);
-  body += "{\"model\":";
-  append_json_string(body, options_.model);
+  // No --model: leave the field out so the server picks its default model.
+  body += "{";
+  if (!options_.model.empty()) {
+    body += "\"model\":";
+    append_json_string(body, options_.model);
+    body += ",";
+  }
   if (options_.chat) {
-    body += ",\"messages\":";
+    body += "\"messages\":";
     if (!spec.messages_json.empty()) {
       body += spec.messages_json;
     } else {
@@ -53,7 +58,7 @@ std::string RequestBuilder::build(const RequestSpec& spec) const {
       body += "}]";
     }
   } else {
-    body += ",\"prompt\":";
+    body += "\"prompt\":";
     append_json_string(body, spec.prompt);  // datasets with messages are flattened when loaded
   }
   body += fmt::format(",\"max_tokens\":{}", spec.max_tokens);
