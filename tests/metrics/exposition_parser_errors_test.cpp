@@ -23,7 +23,8 @@ void check(ExpositionTextFormat format, std::string_view text, std::size_t line,
   EXPECT_NE(got.find(cause), std::string::npos) << "got: " << got << "\nwant cause: " << cause;
 }
 
-// Tests 0.0.4 syntax errors: truncation, names, labels, escapes, values, timestamps, UTF-8, CRLF.
+// Tests that 0.0.4 syntax errors (truncation, names, labels, escapes, values, timestamps, UTF-8,
+// CRLF) are reported at their line and column.
 TEST(ExpositionParserErrorsTest, RejectsMalformedText004) {
   check(k004, "a 1", 1, 4, "last line must end with a newline");
   check(k004, "a 1\nb{x=\"1\"", 2, 8, "unexpected end of input");
@@ -66,7 +67,8 @@ TEST(ExpositionParserErrorsTest, RejectsMalformedText004) {
   check(k004, "a{x=\"\xf4\x90\x80\x80\"} 1\n", 1, 6, "invalid UTF-8");  // above U+10FFFF
 }
 
-// Tests 0.0.4 metadata errors: duplicates, TYPE after samples, unknown types, bad HELP escapes.
+// Tests that 0.0.4 metadata errors (duplicates, TYPE after samples, unknown types, bad HELP
+// escapes) are reported at their line and column.
 TEST(ExpositionParserErrorsTest, RejectsBadText004Metadata) {
   check(k004, "# TYPE a counter\n# TYPE a gauge\n", 2, 3, "second TYPE line for \"a\"");
   check(k004, "# HELP a x\n# HELP a y\n", 2, 3, "second HELP line for \"a\"");
@@ -82,7 +84,8 @@ TEST(ExpositionParserErrorsTest, RejectsBadText004Metadata) {
   check(k004, "# TYPE a-b gauge\n", 1, 9, "invalid character \"-\" in metric name");
 }
 
-// Tests OpenMetrics-only errors: # EOF, blank lines, comments, spacing, family rules, exemplars.
+// Tests that OpenMetrics-only errors (# EOF, blank lines, comments, spacing, family rules,
+// exemplars) are reported at their line and column.
 TEST(ExpositionParserErrorsTest, RejectsMalformedOpenMetrics) {
   check(kOm, "", 1, 1, "missing # EOF");
   check(kOm, "a 1\n", 2, 1, "missing # EOF");

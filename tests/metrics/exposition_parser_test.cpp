@@ -129,7 +129,7 @@ TEST(ExpositionParserTest, PrometheusOpenMetricsCaptureIsReallyText004) {
             "counter family \"go_memstats_alloc_bytes_total\"");
 }
 
-// Tests the hand-written OpenMetrics file: family names, every type, units, exemplars, timestamps
+// Tests that the hand-written OpenMetrics file parses: family names, every type, units, exemplars, timestamps
 // converted from seconds to milliseconds, and HELP/label escapes.
 TEST(ExpositionParserTest, ParsesOpenMetricsFamiliesAndExemplars) {
   auto parsed = parse_exposition(read_testdata("openmetrics-handwritten.txt"), kOm);
@@ -193,7 +193,7 @@ TEST(ExpositionParserTest, DecodesEscapes) {
   EXPECT_EQ(label_value(parsed->families[0].samples[0], "w"), "");
 }
 
-// Tests the 0.0.4 leniencies expfmt has: blank lines, comments, tabs, spaces around labels, a
+// Tests that the 0.0.4 leniencies expfmt has are accepted: blank lines, comments, tabs, spaces around labels, a
 // trailing comma, no space after '}', ms timestamps with a sign, and TYPE coming after HELP.
 TEST(ExpositionParserTest, AcceptsText004Leniencies) {
   auto parsed = parse_exposition(
@@ -240,7 +240,7 @@ TEST(ExpositionParserTest, GroupsText004SuffixesByType) {
   EXPECT_EQ(parsed->families[3].type, ParsedMetricType::kUnknown);
 }
 
-// Tests Go ParseFloat syntax as Prometheus accepts it, and what it refuses.
+// Tests that values follow Go ParseFloat syntax as Prometheus accepts it, and refuse the rest.
 TEST(ExpositionParserTest, ParsesFloatsLikePrometheus) {
   auto check = [](std::string_view text, double want) {
     const auto got = parse_exposition_float(text);
@@ -274,7 +274,7 @@ TEST(ExpositionParserTest, ParsesFloatsLikePrometheus) {
   }
 }
 
-// Tests Content-Type detection for both formats and the refusal of anything else.
+// Tests that Content-Type detection finds both formats and refuses anything else.
 TEST(ExpositionParserTest, DetectsFormatFromContentType) {
   auto check = [](std::string_view content_type, ExpositionTextFormat want) {
     auto got = exposition_format_from_content_type(content_type);
@@ -294,7 +294,7 @@ TEST(ExpositionParserTest, DetectsFormatFromContentType) {
   }
 }
 
-// Tests the lookup helpers: subset matching, every match in order, absent names and labels.
+// Tests that the lookup helpers match label subsets, return every match in order, and miss cleanly.
 TEST(ExpositionParserTest, LooksUpSamplesByLabelSubset) {
   auto parsed = parse_exposition("m{a=\"1\",b=\"x\"} 1\nm{a=\"2\",b=\"x\"} 2\nm{a=\"1\",b=\"y\"} 3\n", k004);
   ASSERT_TRUE(parsed) << parsed.error().message;

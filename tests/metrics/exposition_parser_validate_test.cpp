@@ -46,7 +46,8 @@ TEST(ExpositionParserValidateTest, AcceptsWellFormedExpositions) {
   valid(kOm, "# TYPE c counter\nc_total 1\nc_created 1.7e9\n# EOF\n");
 }
 
-// Tests histogram bucket rules: +Inf present, increasing le, cumulative integers, _count == +Inf.
+// Tests that histogram bucket rules hold: +Inf present, increasing le, cumulative integers,
+// _count == +Inf.
 TEST(ExpositionParserValidateTest, RejectsBrokenHistograms) {
   invalid(k004, "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n", 2, "no le=\"+Inf\" bucket");
   invalid(k004, "# TYPE h histogram\nh_sum 1\nh_count 1\n", 2, "no le=\"+Inf\" bucket");
@@ -73,7 +74,7 @@ TEST(ExpositionParserValidateTest, RejectsBrokenHistograms) {
   invalid(k004, two, 11, "differs from the +Inf bucket");
 }
 
-// Tests summary rules: quantile labels only on quantile samples, numeric, in [0, 1], increasing.
+// Tests that summary rules hold: quantile only on quantile samples, numeric, in [0, 1], increasing.
 TEST(ExpositionParserValidateTest, RejectsBrokenSummaries) {
   invalid(k004, "# TYPE s summary\ns 1\n", 2, "without a quantile label");
   invalid(k004, "# TYPE s summary\ns{quantile=\"1.5\"} 1\n", 2, "not a number in [0, 1]");
@@ -82,7 +83,8 @@ TEST(ExpositionParserValidateTest, RejectsBrokenSummaries) {
   invalid(k004, "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum{quantile=\"0.5\"} 1\n", 3, "not a quantile sample");
 }
 
-// Tests label placement, duplicate series, counters, contiguity, info and stateset values.
+// Tests that label placement, duplicate series, counters, contiguity, info and stateset values
+// are checked.
 TEST(ExpositionParserValidateTest, RejectsMisplacedLabelsAndBadValues) {
   invalid(k004, "# TYPE g gauge\ng{le=\"1\"} 1\n", 2, "label le on \"g\" of a non-histogram family");
   invalid(k004, "x_bucket{le=\"1\"} 1\n", 1, "non-histogram family");
