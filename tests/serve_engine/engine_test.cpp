@@ -219,16 +219,18 @@ TEST(EngineTest, WorkerStallGrowsQueueWhileGpuIdles) {
   EXPECT_GT(busy.gpu_power_w, engine->profile().idle_power_w);
   EXPECT_GT(busy.gpu_memory_used_bytes, engine->profile().weights_bytes);
   FaultSet faults;
-  faults.worker_stall = PeriodicPause{3000, 1000};
+  faults.worker_stall = PeriodicPause{10000, 1000};  // longer than every poll below
   engine->set_faults(faults);
   for (int i = 0; i < 4; ++i) {
     recorders.push_back(std::make_shared<Recorder>());
     ASSERT_TRUE(engine->submit(request(64, 10, 9000 * (i + 1)), recorders.back()));
   }
+  EngineStats s;
   ASSERT_TRUE(poll_until([&] {
-    EngineStats s = engine->stats();
+    s = engine->stats();
     return s.waiting == 4 && s.busy_fraction < 0.2;
-  }, 2500ms));
+  }, 6000ms)) << "waiting " << s.waiting << " running " << s.running << " busy " << s.busy_fraction
+              << " steps " << s.steps_total;
   const std::uint64_t steps = engine->stats().steps_total;
   EXPECT_EQ(engine->stats().running, 4u);
   ASSERT_TRUE(poll_until([&] { return engine->stats().busy_fraction < 0.05; }, 2000ms));
@@ -339,6 +341,7 @@ TEST(EngineTest, SubmitFailsWhenWaitingQueueIsFull) {
   auto full = engine->submit(request(8, 4), std::make_shared<Recorder>());
   ASSERT_FALSE(full);
   EXPECT_NE(full.error().message.find("waiting queue is full"), std::string::npos);
+  EXPECT_GE(engine->stats().waiting, 2u);  // counted even before the engine thread takes them
   EXPECT_FALSE(engine->submit(request(0, 4), std::make_shared<Recorder>()));
   engine->stop();
   EXPECT_EQ(*a->reason, FinishReason::kAbort);

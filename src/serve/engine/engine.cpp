@@ -58,16 +58,19 @@ struct Engine::Impl {
   void on_submit(SequenceId id, GenerationRequest request, std::shared_ptr<SequenceObserver> observer) {
     if (stopped.load()) {  // raced with stop(): still owed exactly one on_finished
       queued.fetch_sub(1);
+      pending.fetch_sub(1);
       observer->on_finished(FinishReason::kAbort, Clock::now());
       return;
     }
     if (auto ok = core.submit(id, std::move(request)); !ok) {
       queued.fetch_sub(1);
+      pending.fetch_sub(1);
       observer->on_finished(FinishReason::kError, Clock::now());
       return;
     }
     live.emplace(id, Live{std::move(observer)});
     publish();
+    pending.fetch_sub(1);  // after publish: stats().waiting never misses it
     kick();
   }
 
@@ -229,7 +232,8 @@ struct Engine::Impl {
   const SteadyTime epoch;
   std::atomic<bool> stopped{false};
   std::atomic<SequenceId> next_id{1};
-  std::atomic<std::uint32_t> queued{0};
+  std::atomic<std::uint32_t> queued{0};   // submitted, not yet scheduled once (max_waiting)
+  std::atomic<std::uint32_t> pending{0};  // posted submits the engine thread has not taken yet
   std::atomic<SteadyTime> last_arrival{SteadyTime{}};
   std::mutex post_mu;  // orders submit posts against the stop post
   mutable std::mutex stats_mu;
@@ -282,6 +286,7 @@ Result<SequenceId> Engine::submit(GenerationRequest request, std::shared_ptr<Seq
                       std::to_string(d.options.max_waiting) + " requests)");
   }
   const SequenceId id = d.next_id.fetch_add(1);
+  d.pending.fetch_add(1);
   SteadyTime now = Clock::now();
   SteadyTime prev = d.last_arrival.load();
   while (prev < now && !d.last_arrival.compare_exchange_weak(prev, now)) {
@@ -301,6 +306,7 @@ EngineStats Engine::stats() const {
   const SteadyTime now = Clock::now();
   std::lock_guard lock(d.stats_mu);
   EngineStats out = d.snapshot;
+  out.waiting += d.pending.load();  // so a "queue full" submit always shows waiting >= max_waiting
   double kv_bytes = static_cast<double>(out.kv_blocks_used) * d.options.block_size * d.profile.kv_bytes_per_token;
   d.gpu.fill(now, d.busy_now, kv_bytes, out);
   out.model_seconds = d.model_at(now);
