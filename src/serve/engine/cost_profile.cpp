@@ -66,7 +66,11 @@ Result<void> add_text(ProfileCatalog& catalog, std::string_view text, const std:
 Result<CostProfile> parse_profile(const nlohmann::json& json, std::string_view where) {
   if (!json.is_object()) return make_error("cannot read profile from " + std::string(where) + ": not an object");
   CostProfile p;
-  for (const auto& [key, value] : json.items()) {
+  for (const auto& item : json.items()) {
+    // Named locals rather than a structured binding: clang 14 (the fuzz build) cannot capture a
+    // binding in the lambda below.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     if (key == "name" || key == "description" || key == "gpu_name") {
       if (!value.is_string()) return field_error(where, key, "not a string");
       (key == "name" ? p.name : key == "description" ? p.description : p.gpu_name) = value.get<std::string>();
