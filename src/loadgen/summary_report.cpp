@@ -58,8 +58,8 @@ std::string format_summary(const RunStats& st, const RunInfo& info) {
   latency_section(out, st, "tpot", "Time per Output Token (excl. 1st token)", "TPOT");
   latency_section(out, st, "itl", "Inter-token Latency", "ITL");
   latency_section(out, st, "e2el", "End-to-end Latency", "E2EL");
-  latency_section(out, st, "ttft_corrected", "TTFT from Intended Send (corrected)", "TTFT");
-  latency_section(out, st, "e2el_corrected", "E2EL from Intended Send (corrected)", "E2EL");
+  latency_section(out, st, "ttft_corrected", "TTFT from Intended Send (corrected)", "corrected TTFT");
+  latency_section(out, st, "e2el_corrected", "E2EL from Intended Send (corrected)", "corrected E2EL");
   if (info.max_concurrency > 0) latency_section(out, st, "queue_time", "Client-side Queueing", "queue time");
   latency_section(out, st, "schedule_lag", "Client Schedule Lag", "lag");
   rule(out, "Errors and Tokens", '-');
