@@ -72,10 +72,8 @@ asio::awaitable<bool> handle_admin_faults(Connection& c, const HttpRequest& requ
   co_return co_await send_body(c, request, to_json(state.faults()).dump(), "application/json");
 }
 
-// only_get answers 405 for anything but GET/HEAD; returns true when the caller should go on.
-bool is_get(const HttpRequest& request) {
-  return request.method() == http::verb::get || request.method() == http::verb::head;
-}
+// is_get: the read-only routes answer GET only (HEAD would need a body-less reply).
+bool is_get(const HttpRequest& request) { return request.method() == http::verb::get; }
 
 }  // namespace
 
