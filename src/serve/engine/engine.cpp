@@ -1,7 +1,7 @@
 // The engine thread. Steps chain on a virtual timeline (each step starts where the previous one
 // ended) so reported times follow the model clock exactly while the thread keeps up; the chain
-// is pulled forward to the latest arrival (no negative queue time), to the wall clock after
-// idling, for zero-cost steps, and when it falls more than kMaxLag behind.
+// is pulled forward to the latest arrival (no negative queue time) and fault change, to the
+// wall clock after idling, for zero-cost steps, and when it falls more than kMaxLag behind.
 #include "serve/engine/engine.h"
 
 #include <atomic>
@@ -83,7 +83,8 @@ struct Engine::Impl {
 
   void on_faults(const FaultSet& f) {
     if (stopped.load()) return;
-    double now_m = model_at(Clock::now());
+    faults_set_at = Clock::now();
+    double now_m = model_at(faults_set_at);
     core.set_faults(f);
     stall.set(f.stall, now_m);
     worker_stall.set(f.worker_stall, now_m);
@@ -109,7 +110,8 @@ struct Engine::Impl {
       return;
     }
     const SteadyTime now = Clock::now();
-    SteadyTime start = idle ? now : std::max({next_start, last_arrival.load(), now - kMaxLag});
+    // Nothing planned from here on may start before a fault change it must obey.
+    SteadyTime start = idle ? now : std::max({next_start, last_arrival.load(), faults_set_at, now - kMaxLag});
     start = std::min(start, now);
     idle = false;
     double start_m = model_at(start);
@@ -225,7 +227,7 @@ struct Engine::Impl {
   PauseSchedule stall, worker_stall;
   std::function<void(const StepInfo&)> listener;
   bool idle = true, waiting_release = false;
-  SteadyTime next_start{}, step_start{}, step_end{};
+  SteadyTime next_start{}, step_start{}, step_end{}, faults_set_at{};
   double step_model_seconds = 0;
 
   // --- shared ---
