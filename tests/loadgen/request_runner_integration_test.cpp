@@ -153,8 +153,8 @@ TEST(RequestRunnerIntegrationTest, OpenLoopRateMatchesSchedule) {
   }
   double span_s = static_cast<double>(r.records.back().started_ns - r.records.front().started_ns) / 1e9;
   double achieved = static_cast<double>(r.records.size() - 1) / span_s;
-  EXPECT_GT(achieved, 150.0);  // loose: only a starved machine could miss this
-  EXPECT_LT(achieved, 250.0);
+  EXPECT_GT(achieved, 100.0);  // loose: only a starved machine could miss this
+  EXPECT_LT(achieved, 300.0);
 }
 
 // Tests that a rate above what a concurrency cap allows makes corrected (from intended) latency

@@ -79,8 +79,8 @@ TEST(BenchServeIntegrationTest, LoadModes) {
     EXPECT_TRUE(o.records[i].ok());
   }
   RunStats os = compute_stats(o, {});
-  EXPECT_GT(os.request_throughput, 60);  // loose: 100/s offered, nothing limits it
-  EXPECT_LT(os.request_throughput, 140);
+  EXPECT_GT(os.request_throughput, 40);  // loose on purpose: 100/s offered, nothing limits it
+  EXPECT_LT(os.request_throughput, 160);
 
   Bench capped{server->port()};
   capped.plan = LoadPlan{{LoadStage{Nanos(0), 500, 3}}, ArrivalKind::kPoisson, 1};
