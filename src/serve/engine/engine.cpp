@@ -103,6 +103,7 @@ struct Engine::Impl {
   }
 
   // kick starts the next step unless one is running, a worker stall holds it, or there is no work.
+  // Kept whole (~45 lines): choosing the start, the hold, the plan and the wait are one decision.
   void kick() {
     if (stopped.load() || core.step_in_flight() || waiting_release) return;
     if (!core.has_work()) {

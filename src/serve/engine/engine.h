@@ -1,7 +1,6 @@
 // File: engine.h
-// Engine: runs an EngineCore on its own thread and io_context, turning each step's model
-// seconds into real waits (divided by time_scale) and applying the time-based faults (stall,
-// worker_stall). The simulated vLLM behind `inferscope serve`; design in docs/serve-engine.md.
+// Engine runs an EngineCore on its own thread and io_context, turning each step's model seconds
+// into real waits (/ time_scale) and applying stall and worker_stall (docs/serve-engine.md).
 // Example: auto e = Engine::start(EngineOptions{}, FaultSet{}); auto id = (*e)->submit(req, obs);
 // Thread safety: every public method is thread-safe (work is posted to the engine thread);
 // observers and the step listener run on the engine thread and must never block or call back.

@@ -1,11 +1,9 @@
 // File: engine_core.h
-// EngineCore: the pure, deterministic vLLM-like scheduler behind `inferscope serve` - continuous
-// batching (max_num_seqs), chunked prefill under a token budget (max_num_batched_tokens), a paged
-// KV cache with prefix caching, preemption by recompute, and the step cost model. No clock, no
-// threads, no I/O: the driver (Engine) calls plan_step(), waits plan.model_seconds, finish_step().
-// Example: EngineCore core(config, profile); core.submit(1, req); auto plan = core.plan_step();
-//          auto result = core.finish_step();
-// Thread safety: none; one thread only. Design: docs/serve-engine.md.
+// EngineCore: the pure, deterministic vLLM-like scheduler - continuous batching, chunked prefill,
+// paged KV with prefix caching, recompute preemption, step costs. No clock, threads or I/O: the
+// driver calls plan_step(), waits plan.model_seconds, then finish_step() (docs/serve-engine.md).
+// Example: EngineCore core(config, profile); core.submit(1, req); core.plan_step(); core.finish_step();
+// Thread safety: none; one thread only (check() excepted). Never throws after construction.
 #pragma once
 
 #include <cstdint>

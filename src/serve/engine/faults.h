@@ -1,10 +1,9 @@
 // File: faults.h
-// FaultSet: every fault `inferscope serve` can inject (DESIGN.md "Faults"), its JSON form for
-// POST/GET /admin/faults and CLI flags, and the dependency-latency sampler the HTTP layer uses.
+// FaultSet: every fault `inferscope serve` injects, its JSON form (POST/GET /admin/faults, CLI),
+// and the dependency-latency sampler. The engine applies decode/prefill_slowdown, kv_capacity,
+// stall, worker_stall, max_num_seqs; the HTTP layer the rest (docs/serve-faults.md).
 // Example: auto f = parse_faults(json::parse(R"({"decode_slowdown": 3})"), FaultSet{});
-// Thread safety: value types; functions are pure. Effects on the timeline: docs/serve-faults.md.
-// The engine applies decode/prefill_slowdown, kv_capacity, stall, worker_stall, max_num_seqs;
-// the HTTP layer applies preprocess_slowdown, dependency, error_rate, network_delay_ms.
+// Thread safety: value types and pure functions. Parsing never throws.
 #pragma once
 
 #include <cmath>

@@ -1,10 +1,9 @@
 // File: kv_block_manager.h
-// KvBlockManager: the paged KV cache of the simulated engine - fixed-size blocks, a capacity
-// limit (shrinkable by the kv_capacity fault) and vLLM-style prefix caching: full blocks are
-// kept by the hash of their token chain and revived on a match until evicted (LRU).
+// KvBlockManager: the paged KV cache - fixed-size blocks under a (fault-shrinkable) limit, with
+// vLLM-style prefix caching: full blocks kept by chain hash, revived on a match, evicted LRU.
 // Example: KvBlockManager kv(27648, true); std::vector<BlockId> t; kv.allocate(3, t); kv.release(t);
-// Thread safety: none (owned by EngineCore on one thread). Never allocates per block operation
-// beyond vector growth; never throws.
+// Thread safety: none (owned by EngineCore on one thread). Never throws; no per-block allocation
+// beyond vector growth.
 #pragma once
 
 #include <cstdint>
