@@ -45,16 +45,6 @@ const std::vector<double> kGenAiTpot = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2
 const std::vector<double> kStepTokens = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// build_1_2_5_buckets(max) of vLLM: 1, 2, 5, 10, 20, 50, ... up to max inclusive.
-std::vector<double> one_two_five(double max) {
-  std::vector<double> bounds;
-  for (double decade = 1; decade <= max; decade *= 10) {
-    for (double step : {1.0, 2.0, 5.0}) {
-      if (decade * step <= max) bounds.push_back(decade * step);
-    }
-  }
-  return bounds;
-}
 
 // Registration helpers: the registry throws std::invalid_argument on a clash, which ServeMetrics'
 // constructor lets through (setup misuse).
@@ -224,7 +214,7 @@ struct Vllm {
                   kVllmRequestLatency);
     inference = hist("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
                      kVllmRequestLatency);
-    const auto token_buckets = one_two_five(max_model_len);
+    const auto token_buckets = metrics::one_two_five_buckets(max_model_len);
     prompt_len = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets);
     generation_len = hist("vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets);
     max_generation_len = hist("vllm:request_max_num_generation_tokens",

@@ -49,15 +49,6 @@ Values reason_values() {
 
 Values status_values() { return Values(kStatusClasses.begin(), kStatusClasses.end()); }
 
-std::vector<double> one_two_five(double max) {
-  std::vector<double> bounds;
-  for (double decade = 1; decade <= max; decade *= 10) {
-    for (double step : {1.0, 2.0, 5.0}) {
-      if (decade * step <= max) bounds.push_back(decade * step);
-    }
-  }
-  return bounds;
-}
 
 metrics::HistogramFamily& histogram(metrics::Registry& registry, std::string name, std::string help,
                                     std::vector<std::string> labels, std::vector<double> buckets,
@@ -152,11 +143,11 @@ TimelineRecorder::State::State(metrics::Registry& r, TimelineRecorderOptions o)
                                 "Output tokens of finished requests.", {"model"}),
                         {models}),
       request_prompt_tokens(histogram(r, "inferscope_request_prompt_tokens", "Prompt length per request.",
-                                      {"model"}, o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets, ""),
+                                      {"model"}, o.token_buckets.empty() ? metrics::one_two_five_buckets(100000) : o.token_buckets, ""),
                             {models}),
       request_generation_tokens(histogram(r, "inferscope_request_generation_tokens",
                                           "Output length per request.", {"model"},
-                                          o.token_buckets.empty() ? one_two_five(100000) : o.token_buckets, ""),
+                                          o.token_buckets.empty() ? metrics::one_two_five_buckets(100000) : o.token_buckets, ""),
                                 {models}) {}
 
 TimelineRecorder::TimelineRecorder(metrics::Registry& registry, TimelineRecorderOptions options)

@@ -95,6 +95,10 @@ TEST(HistogramTest, BucketGenerators) {
   EXPECT_THROW(exponential_buckets(1, 1, 3), std::invalid_argument);
   EXPECT_THROW(linear_buckets(0, 0, 3), std::invalid_argument);
   EXPECT_THROW(linear_buckets(0, 1, 0), std::invalid_argument);
+  EXPECT_EQ(one_two_five_buckets(8192),
+            (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000}));
+  EXPECT_EQ(one_two_five_buckets(1), (std::vector<double>{1}));
+  EXPECT_THROW(one_two_five_buckets(0.5), std::invalid_argument);
 }
 
 // Tests that a histogram with more than 32 bounds (binary search path) counts correctly.
