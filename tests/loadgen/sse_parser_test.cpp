@@ -71,7 +71,7 @@ TEST(SseParserTest, FinishFlushesTrailingEvent) {
 // Tests that the real llama.cpp capture (first and last events of a 64-token answer, the middle
 // elided by a "..." line that is not a field) yields its 7 data events, ending with [DONE].
 TEST(SseParserTest, LlamaCppCapture) {
-  std::ifstream in(INFERSCOPE_SHARED_DIR "/samples/llamacpp-b4748-chat-stream.sse", std::ios::binary);
+  std::ifstream in(INFERSCOPE_SOURCE_DIR "/tests/loadgen/testdata/llamacpp-b4748-chat-stream.sse", std::ios::binary);
   ASSERT_TRUE(in) << "missing sample";
   std::stringstream ss;
   ss << in.rdbuf();
