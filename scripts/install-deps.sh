@@ -10,11 +10,16 @@ packages=(
   g++ cmake make pkg-config git ca-certificates
   # libraries (each is the project's one choice for its job; see docs/architecture.md)
   libboost-dev libboost-system-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev
-  libfmt-dev libspdlog-dev zlib1g-dev
+  libfmt-dev libspdlog-dev zlib1g-dev libyaml-cpp-dev libsqlite3-dev libcurl4-openssl-dev
+  # build speed: ccache is picked up as the compiler launcher when present
+  ccache
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  # real peers used by tests and benchmarks: promtool, wrk, curl
-  prometheus wrk curl
+  # real peers used by tests and benchmarks: Prometheus + promtool, Alertmanager, node-exporter,
+  # wrk, nginx (the gateway's peer), curl, openssl (independent signature checks), chromium
+  # (headless page tests), nodejs/npm (web assets, browser driver)
+  prometheus prometheus-alertmanager prometheus-node-exporter wrk nginx-light curl openssl chromium
+  nodejs
 )
 
 missing=()
