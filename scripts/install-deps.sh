@@ -22,6 +22,10 @@ packages=(
   nodejs
 )
 
+# npm (the dashboard page's build: npm ci + esbuild): Debian packages it apart from nodejs, while
+# NodeSource's nodejs bundles it and conflicts with Debian's npm, so ask for it only when absent.
+if ! command -v npm >/dev/null 2>&1; then packages+=(npm); fi
+
 missing=()
 for pkg in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
