@@ -1,0 +1,111 @@
+#include "promapi/api_response.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "promapi/prometheus_client.h"
+
+namespace inferscope::promapi {
+namespace {
+
+// Tests that a vector answer keeps labels, times and values, NaN included.
+TEST(ApiResponseTest, VectorResult) {
+  auto r = parse_query_response(R"({"status":"success","data":{"resultType":"vector","result":[
+    {"metric":{"__name__":"up","job":"serve"},"value":[1700000000.5,"1"]},
+    {"metric":{"job":"x"},"value":[1700000000.5,"NaN"]}]}})");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->series.size(), 2u);
+  EXPECT_EQ(r->result_type, "vector");
+  EXPECT_EQ(r->series[0].labels.at("job"), "serve");
+  EXPECT_DOUBLE_EQ(r->series[0].points[0].time, 1700000000.5);
+  EXPECT_DOUBLE_EQ(r->series[0].points[0].value, 1);
+  EXPECT_TRUE(std::isnan(r->series[1].points[0].value));
+}
+
+// Tests that a matrix answer keeps every point in order, and warnings come along.
+TEST(ApiResponseTest, MatrixResultWithWarnings) {
+  auto r = parse_query_response(R"({"status":"success","warnings":["w1"],"data":{"resultType":"matrix","result":[
+    {"metric":{},"values":[[1,"1.5"],[2,"+Inf"],[3,"-2e3"]]}]}})");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->series.at(0).points.size(), 3u);
+  EXPECT_TRUE(std::isinf(r->series[0].points[1].value));
+  EXPECT_DOUBLE_EQ(r->series[0].points[2].value, -2000);
+  ASSERT_EQ(r->warnings.size(), 1u);
+}
+
+// Tests that scalars come back as one unlabelled series.
+TEST(ApiResponseTest, ScalarResult) {
+  auto r = parse_query_response(R"({"status":"success","data":{"resultType":"scalar","result":[5,"42"]}})");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->series[0].points[0].value, 42);
+}
+
+// Tests that API errors and malformed bodies are Errors naming the cause.
+TEST(ApiResponseTest, ErrorsAndGarbage) {
+  auto check = [](std::string_view body, std::string_view want) {
+    auto r = parse_query_response(body);
+    ASSERT_FALSE(r) << body;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << "got " << r.error().message << "; want " << want;
+  };
+  check(R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", "bad_data: parse error");
+  check("not json", "not JSON");
+  check("[]", "not a JSON object");
+  check(R"({"status":"success"})", "no data");
+  check(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})",
+        "sample is not");
+  check(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})",
+        "label a");
+  check(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}})",
+        "bad sample value");
+  check(R"({"status":"success","data":{"resultType":"histogram","result":[]}})", "unknown resultType");
+}
+
+// Tests that series and targets answers parse.
+TEST(ApiResponseTest, SeriesAndTargets) {
+  auto s = parse_series_response(R"({"status":"success","data":[{"__name__":"up","job":"a"},{"__name__":"x"}]})");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].at("job"), "a");
+  auto t = parse_targets_response(R"({"status":"success","data":{"activeTargets":[
+    {"labels":{"job":"serve","instance":"127.0.0.1:1"},"scrapeUrl":"http://127.0.0.1:1/metrics",
+     "health":"down","lastError":"connection refused","lastScrape":"2026-11-30T00:00:00Z"}],"droppedTargets":[]}})");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_EQ((*t)[0].health, "down");
+  EXPECT_EQ((*t)[0].last_error, "connection refused");
+  EXPECT_EQ((*t)[0].labels.at("job"), "serve");
+}
+
+// Tests that endpoint URLs parse with ports and path prefixes and bad ones name the URL.
+TEST(PrometheusClientTest, ParseEndpoint) {
+  auto e = parse_endpoint("http://127.0.0.1:9090");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->host, "127.0.0.1");
+  EXPECT_EQ(e->port, "9090");
+  EXPECT_EQ(e->path_prefix, "");
+  auto v = parse_endpoint("http://vm:8481/select/0/prometheus/");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->path_prefix, "/select/0/prometheus");
+  auto six = parse_endpoint("http://[::1]:9090");
+  ASSERT_TRUE(six);
+  EXPECT_EQ(six->host, "::1");
+  EXPECT_EQ(parse_endpoint("http://h")->port, "80");
+  for (auto bad : {"https://h:1", "ftp://h", "http://:90", "http://h:0", "http://h:99999", "http://h:x", "http://h/?q"}) {
+    auto r = parse_endpoint(bad);
+    EXPECT_FALSE(r) << bad;
+    if (!r) {
+      EXPECT_NE(r.error().message.find(bad), std::string::npos);
+    }
+  }
+}
+
+// Tests that url_encode escapes PromQL's special characters.
+TEST(PrometheusClientTest, UrlEncode) {
+  EXPECT_EQ(url_encode(R"(rate(x{a="b"}[5m]))"), "rate%28x%7Ba%3D%22b%22%7D%5B5m%5D%29");
+  EXPECT_EQ(url_encode("a b+c"), "a%20b%2Bc");
+}
+
+}  // namespace
+}  // namespace inferscope::promapi

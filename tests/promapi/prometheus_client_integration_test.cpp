@@ -1,0 +1,90 @@
+// Runs PrometheusClient against the real /usr/bin/prometheus scraping an embedded MetricsServer.
+#include "promapi/prometheus_client.h"
+
+#include <gtest/gtest.h>
+#include <inferscope/metrics/metrics_server.h>
+#include <inferscope/metrics/registry.h>
+
+#include <chrono>
+#include <thread>
+
+#include "support/prometheus_process.h"
+
+namespace inferscope::promapi {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Tests query, query_range, series, targets and query_all against a live Prometheus, and that a
+// bad query and a dead port come back as Errors.
+TEST(PrometheusClientIntegrationTest, LiveServer) {
+  metrics::Registry registry;
+  metrics::MetricOptions opts;
+  opts.name = "promapi_test_value";
+  opts.help = "A gauge for the promapi test.";
+  auto gauge = registry.gauge(opts).with({});
+  gauge.set(7);
+  auto server = metrics::MetricsServer::start(registry, {.port = 0});
+  ASSERT_TRUE(server) << server.error().message;
+  std::string target = "127.0.0.1:" + std::to_string((*server)->port());
+  // A second target nobody listens on: it must show up as down.
+  testing::PrometheusProcess prom(testing::scrape_config_for({target, "127.0.0.1:1"}, "1s"));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+
+  auto client = PrometheusClient::create(prom.url());
+  ASSERT_TRUE(client) << client.error().message;
+  // Bounded wait for the first scrape.
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    auto r = client->query("promapi_test_value");
+    seen = r && !r->series.empty();
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(seen);
+  auto r = client->query("promapi_test_value", now_s());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_DOUBLE_EQ(r->series.at(0).points.at(0).value, 7);
+  EXPECT_EQ(r->series[0].labels.at("job"), "serve");
+
+  double t = now_s();
+  auto range = client->query_range("promapi_test_value", t - 10, t, 1);
+  ASSERT_TRUE(range) << range.error().message;
+  EXPECT_EQ(range->result_type, "matrix");
+  EXPECT_GE(range->series.at(0).points.size(), 1u);
+
+  auto series = client->series({"promapi_test_value", "up"}, t - 60, t);
+  ASSERT_TRUE(series) << series.error().message;
+  EXPECT_GE(series->size(), 2u);
+
+  bool down_seen = false;
+  for (int i = 0; i < 100 && !down_seen; ++i) {
+    auto targets = client->targets();
+    ASSERT_TRUE(targets) << targets.error().message;
+    for (auto& tg : *targets) down_seen |= tg.labels["instance"] == "127.0.0.1:1" && tg.health == "down";
+    if (!down_seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(down_seen);
+
+  std::vector<QueryRequest> batch;
+  for (int i = 0; i < 20; ++i) batch.push_back({"promapi_test_value * " + std::to_string(i), t});
+  batch.push_back({"sum(rate(", t});
+  auto results = client->query_all(batch);
+  ASSERT_EQ(results.size(), batch.size());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(results[i]) << results[i].error().message;
+    EXPECT_DOUBLE_EQ(results[i]->series.at(0).points.at(0).value, 7.0 * i);
+  }
+  ASSERT_FALSE(results.back());
+  EXPECT_NE(results.back().error().message.find("bad_data"), std::string::npos) << results.back().error().message;
+
+  prom.stop();
+  auto dead = PrometheusClient::create(prom.url(), {.timeout = std::chrono::milliseconds(2000)});
+  auto failed = dead->query("up");
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("cannot query"), std::string::npos) << failed.error().message;
+}
+
+}  // namespace
+}  // namespace inferscope::promapi
