@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -22,7 +25,7 @@
 namespace inferscope::serve {
 namespace {
 namespace asio = boost::asio;
-using Clock = std::chrono::steady_clock;
+using Clock = std::chrono::steady_clock;  // its duration type; time itself comes from Impl::clock
 constexpr auto kMaxLag = std::chrono::milliseconds(100);
 
 Clock::duration seconds(double s) {
@@ -34,10 +37,12 @@ struct Engine::Impl {
   Impl(EngineOptions opts, CostProfile prof, FaultSet initial)
       : options(std::move(opts)),
         profile(std::move(prof)),
+        clock(options.clock ? *options.clock : metrics::SteadyClock::instance()),
+        manual_clock(options.clock != nullptr),
         core(CoreConfig{options.max_num_seqs, options.max_num_batched_tokens, options.max_model_len,
                         options.kv_capacity_tokens, options.block_size, options.enable_prefix_caching},
              profile),
-        epoch(Clock::now()),
+        epoch(clock.now()),
         gpu(profile, options.busy_window_s, epoch),
         faults(std::move(initial)) {
     core.set_faults(faults);
@@ -52,6 +57,7 @@ struct Engine::Impl {
   };
 
   // --- engine thread ---
+  SteadyTime now() const { return clock.now(); }
   double model_at(SteadyTime t) const { return std::chrono::duration<double>(t - epoch).count() * options.time_scale; }
   SteadyTime real_at(double model_s) const { return epoch + seconds(model_s / options.time_scale); }
 
@@ -59,13 +65,13 @@ struct Engine::Impl {
     if (stopped.load()) {  // raced with stop(): still owed exactly one on_finished
       queued.fetch_sub(1);
       pending.fetch_sub(1);
-      observer->on_finished(FinishReason::kAbort, Clock::now());
+      observer->on_finished(FinishReason::kAbort, now());
       return;
     }
     if (auto ok = core.submit(id, std::move(request)); !ok) {
       queued.fetch_sub(1);
       pending.fetch_sub(1);
-      observer->on_finished(FinishReason::kError, Clock::now());
+      observer->on_finished(FinishReason::kError, now());
       return;
     }
     live.emplace(id, Live{std::move(observer)});
@@ -76,19 +82,19 @@ struct Engine::Impl {
 
   void on_abort(SequenceId id) {
     if (stopped.load() || !core.abort(id)) return;
-    finish_live(id, FinishReason::kAbort, Clock::now());
+    finish_live(id, FinishReason::kAbort, now());
     publish();
     kick();
   }
 
   void on_faults(const FaultSet& f) {
     if (stopped.load()) return;
-    faults_set_at = Clock::now();
+    faults_set_at = now();
     double now_m = model_at(faults_set_at);
     core.set_faults(f);
     stall.set(f.stall, now_m);
     worker_stall.set(f.worker_stall, now_m);
-    if (waiting_release) timer.cancel();  // re-evaluate the worker stall in kick()
+    if (waiting_release) cancel_timer();  // re-evaluate the worker stall in kick()
     publish();
     kick();
   }
@@ -110,7 +116,7 @@ struct Engine::Impl {
       idle = true;
       return;
     }
-    const SteadyTime now = Clock::now();
+    const SteadyTime now = this->now();
     // Nothing planned from here on may start before a fault change it must obey.
     SteadyTime start = idle ? now : std::max({next_start, last_arrival.load(), faults_set_at, now - kMaxLag});
     start = std::min(start, now);
@@ -138,10 +144,10 @@ struct Engine::Impl {
       busy_now = true;
     }
     if (step_end <= now) {
+      step_end_posted = true;
       asio::post(io, [this] { on_step_end(); });
     } else {
-      timer.expires_at(step_end);
-      timer.async_wait([this](const boost::system::error_code&) { on_step_end(); });
+      arm_timer(step_end, [this] { on_step_end(); });
     }
   }
 
@@ -153,11 +159,52 @@ struct Engine::Impl {
       gpu.advance(from, false);
     }
     next_start = until;
-    timer.expires_at(until);
-    timer.async_wait([this](const boost::system::error_code&) {
+    arm_timer(until, [this] {
       waiting_release = false;
       kick();
     });
+  }
+
+  // arm_timer runs `fn` on the engine thread at `when`: a real timer on the steady clock; with a
+  // manual clock, the first catch_up() that finds the clock at or past `when`. One at a time.
+  void arm_timer(SteadyTime when, std::function<void()> fn) {
+    if (!manual_clock) {
+      timer.expires_at(when);
+      timer.async_wait([fn = std::move(fn)](const boost::system::error_code&) { fn(); });
+      return;
+    }
+    manual_due = when;
+    manual_fn = std::move(fn);
+  }
+
+  // cancel_timer fires the armed callback early (asio's operation_aborted; callers re-check).
+  void cancel_timer() {
+    if (!manual_clock) {
+      timer.cancel();
+      return;
+    }
+    if (!manual_fn) return;
+    manual_due = SteadyTime::min();
+    asio::post(io, [this] { fire_manual_timer_if_due(); });
+  }
+
+  // fire_manual_timer_if_due runs the manual-clock timer when its time has come; true if it ran.
+  bool fire_manual_timer_if_due() {
+    if (!manual_fn || manual_due > now()) return false;
+    auto fn = std::move(manual_fn);
+    manual_fn = nullptr;
+    fn();
+    return true;
+  }
+
+  // on_catch_up runs what is due and re-posts itself (behind any step it posted) until nothing is.
+  void on_catch_up(std::shared_ptr<std::promise<void>> done) {
+    bool ran = !stopped.load() && manual_clock && fire_manual_timer_if_due();
+    if (!stopped.load() && (ran || step_end_posted)) {
+      asio::post(io, [this, done] { on_catch_up(done); });
+      return;
+    }
+    done->set_value();
   }
 
   void deliver_plan_events(const StepPlan& plan, SteadyTime when) {
@@ -174,6 +221,7 @@ struct Engine::Impl {
   }
 
   void on_step_end() {
+    step_end_posted = false;
     if (stopped.load()) return;
     StepResult result = core.finish_step();
     const SteadyTime end = step_end;
@@ -200,7 +248,8 @@ struct Engine::Impl {
 
   void on_stop() {
     timer.cancel();
-    const SteadyTime now = Clock::now();
+    manual_fn = nullptr;
+    const SteadyTime now = this->now();
     for (SequenceId id : core.abort_all()) finish_live(id, FinishReason::kAbort, now);
     publish();
     work.reset();
@@ -208,10 +257,14 @@ struct Engine::Impl {
 
   // publish copies the core's counters into the snapshot stats() reads.
   void publish() {
-    std::lock_guard lock(stats_mu);
-    core.fill_stats(snapshot);
-    snapshot.steps_total = steps_total;
-    snapshot.busy_model_seconds = busy_model_seconds;
+    {
+      std::lock_guard lock(stats_mu);
+      core.fill_stats(snapshot);
+      snapshot.steps_total = steps_total;
+      snapshot.busy_model_seconds = busy_model_seconds;
+      ++snapshot.publish_seq;
+    }
+    stats_cv.notify_all();
   }
 
   // --- immutable after start ---
@@ -221,6 +274,8 @@ struct Engine::Impl {
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   asio::steady_timer timer{io};
   std::thread thread;
+  const metrics::Clock& clock;
+  const bool manual_clock;  // options.clock was given: timers wait for catch_up(), not real time
 
   // --- engine thread only ---
   EngineCore core;
@@ -230,6 +285,9 @@ struct Engine::Impl {
   bool idle = true, waiting_release = false;
   SteadyTime next_start{}, step_start{}, step_end{}, faults_set_at{};
   double step_model_seconds = 0;
+  bool step_end_posted = false;  // an on_step_end is queued on io (a step already due)
+  SteadyTime manual_due{};
+  std::function<void()> manual_fn;  // the armed timer's callback, manual clock only
 
   // --- shared ---
   const SteadyTime epoch;
@@ -240,6 +298,7 @@ struct Engine::Impl {
   std::atomic<SteadyTime> last_arrival{SteadyTime{}};
   std::mutex post_mu;  // orders submit posts against the stop post
   mutable std::mutex stats_mu;
+  mutable std::condition_variable stats_cv;  // notified after every publish
   EngineStats snapshot;
   GpuModel gpu;
   bool busy_now = false;
@@ -290,7 +349,7 @@ Result<SequenceId> Engine::submit(GenerationRequest request, std::shared_ptr<Seq
   }
   const SequenceId id = d.next_id.fetch_add(1);
   d.pending.fetch_add(1);
-  SteadyTime now = Clock::now();
+  SteadyTime now = d.clock.now();
   SteadyTime prev = d.last_arrival.load();
   while (prev < now && !d.last_arrival.compare_exchange_weak(prev, now)) {
   }
@@ -306,7 +365,7 @@ void Engine::abort(SequenceId id) {
 
 EngineStats Engine::stats() const {
   const Impl& d = *impl_;
-  const SteadyTime now = Clock::now();
+  const SteadyTime now = d.clock.now();
   std::lock_guard lock(d.stats_mu);
   EngineStats out = d.snapshot;
   out.waiting += d.pending.load();  // so a "queue full" submit always shows waiting >= max_waiting
@@ -314,6 +373,37 @@ EngineStats Engine::stats() const {
   d.gpu.fill(now, d.busy_now, kv_bytes, out);
   out.model_seconds = d.model_at(now);
   return out;
+}
+
+std::pair<EngineStats, bool> Engine::wait_stats(const std::function<bool(const EngineStats&)>& condition,
+                                                std::chrono::milliseconds limit) const {
+  const Impl& d = *impl_;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  EngineStats seen = stats();
+  std::uint64_t seq = seen.publish_seq;
+  while (!condition(seen)) {
+    {
+      std::unique_lock lock(d.stats_mu);
+      // Real time on purpose: `limit` bounds how long a test may hang, whatever clock the engine runs on.
+      if (!d.stats_cv.wait_until(lock, deadline, [&] { return d.snapshot.publish_seq != seq; }))
+        return {seen, false};
+    }
+    seen = stats();
+    seq = seen.publish_seq;
+  }
+  return {seen, true};
+}
+
+void Engine::catch_up() {
+  Impl& d = *impl_;
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  {
+    std::lock_guard lock(d.post_mu);
+    if (d.stopped.load()) return;
+    asio::post(d.io, [&d, done] { d.on_catch_up(done); });
+  }
+  finished.wait();
 }
 
 void Engine::set_step_listener(std::function<void(const StepInfo&)> listener) {

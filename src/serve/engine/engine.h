@@ -6,6 +6,7 @@
 // observers and the step listener run on the engine thread and must never block or call back.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -38,6 +39,17 @@ class Engine {
   void abort(SequenceId id);
   // stats returns a consistent copy of the engine state (a mutex and a struct copy).
   EngineStats stats() const;
+  // wait_stats blocks until `condition` holds for a published state (checked now and after every
+  // publish; observers run before the publish that follows their step) or `limit` of real time
+  // passes; returns the last state seen and whether the condition held. Never call it on the
+  // engine thread.
+  std::pair<EngineStats, bool> wait_stats(const std::function<bool(const EngineStats&)>& condition,
+                                          std::chrono::milliseconds limit = std::chrono::seconds(20)) const;
+  // catch_up returns once the engine thread has taken everything posted before the call and run
+  // every step, hold release and zero-cost step that is due at the clock's current time. With a
+  // manual clock (EngineOptions::clock) this is how time moves: clock.advance(d); catch_up().
+  // Never call it on the engine thread; returns at once after stop().
+  void catch_up();
   // set_step_listener installs `listener`, called on the engine thread after every step.
   void set_step_listener(std::function<void(const StepInfo&)> listener);
   // set_faults replaces the active faults (effective from the next step; a changed stall or

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "inferscope/metrics/clock.h"
+
 namespace inferscope::serve {
 
 // SteadyTime is the clock every engine timestamp is taken on.
@@ -77,6 +79,7 @@ struct EngineStats {
   std::uint64_t steps_total = 0;     // engine steps run
   double busy_model_seconds = 0;     // total model seconds spent in steps (incl. stall)
   double model_seconds = 0;          // model clock: (now - start) * time_scale
+  std::uint64_t publish_seq = 0;     // bumps each time the engine thread publishes its state
 };
 
 // EngineOptions configures an Engine; validated by Engine::start.
@@ -91,6 +94,10 @@ struct EngineOptions {
   // Additions beyond serve-api.md:
   std::string profiles_path;  // extra profile JSON file or folder; empty = built-in profiles only
   double busy_window_s = 1.0;  // real seconds over which busy_fraction (GPU util) is averaged
+  // clock: null = the steady clock, and steps wait on real timers. A non-null clock (tests: a
+  // metrics::ManualClock, which must outlive the engine) is only re-read when something is posted to
+  // the engine; steps that fall due as it moves run in Engine::catch_up(), so tests never sleep.
+  const metrics::Clock* clock = nullptr;
 };
 
 }  // namespace inferscope::serve
