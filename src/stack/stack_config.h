@@ -1,0 +1,113 @@
+// File: stack_config.h
+// StackConfig is everything `inferscope up` needs to generate and run its stack: scrape targets
+// with their kind, intervals, retention, SLO thresholds, alert `for` overrides, the relay's
+// notification channels (secrets only by env var or file name), ports, state dir, scale-out mode
+// and binary paths.
+// Example: Result<StackConfig> c = load_stack_config("deploy/inferscope.yaml");
+// Plain value types; the loaders are pure apart from reading the file. Errors name
+// file:line:column and the key ("inferscope.yaml:7:5: key 'kind': ...").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <inferscope/common/result.h>
+
+#include "relay/relay_config.h"
+
+namespace inferscope::stack {
+
+// kTargetKinds lists the accepted target kinds; "auto" detects the dialect from one scrape.
+inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm", "llamacpp", "tgi", "triton",
+                                                    "dcgm",       "node", "auto"};
+
+// TargetConfig is one scrape target. url is the full /metrics URL as given.
+struct TargetConfig {
+  std::string name;            // Prometheus job name; from NAME=URL, the config, or host_port
+  std::string url;             // http(s)://host:port/path
+  std::string kind = "auto";   // one of kTargetKinds
+  std::string scheme;          // "http" or "https"
+  std::string host_port;       // "127.0.0.1:8000"
+  std::string metrics_path;    // "/metrics" when the URL has no path
+};
+
+// SloConfig holds the thresholds the rules compare against (seconds, ratios, counts).
+struct SloConfig {
+  double e2e_p99_seconds = 10.0;
+  double e2e_p95_seconds = 5.0;
+  double ttft_p95_seconds = 3.0;
+  double tpot_p95_seconds = 0.1;
+  double error_ratio = 0.05;
+  double waiting_requests = 20;
+  double kv_cache_usage = 0.95;
+  double gpu_memory_ratio = 0.90;
+};
+
+// BinaryPaths are the programs `up` runs; defaults are Debian 12's.
+struct BinaryPaths {
+  std::string prometheus = "/usr/bin/prometheus";
+  std::string alertmanager = "/usr/bin/prometheus-alertmanager";
+  std::string promtool = "/usr/bin/promtool";
+  std::string node_exporter = "/usr/bin/prometheus-node-exporter";
+};
+
+// AlertmanagerTiming is the route's grouping timing; fast defaults suit one small cluster.
+struct AlertmanagerTiming {
+  std::chrono::milliseconds group_wait{std::chrono::seconds(5)};
+  std::chrono::milliseconds group_interval{std::chrono::seconds(30)};
+  std::chrono::milliseconds repeat_interval{std::chrono::hours(4)};
+};
+
+// StackConfig is the whole configuration after the YAML file and the flags are merged.
+struct StackConfig {
+  std::vector<TargetConfig> targets;
+  std::chrono::milliseconds scrape_interval{std::chrono::seconds(5)};
+  std::optional<std::chrono::milliseconds> evaluation_interval;  // unset = scrape_interval
+  std::chrono::milliseconds retention{std::chrono::hours(24 * 15)};
+  SloConfig slo;
+  std::map<std::string, std::chrono::milliseconds> alert_for;  // alert name -> `for`
+  // relay: channels (secrets only as env var or file names), watchdog timeout; database_path is
+  // filled from state_dir when up starts.
+  relay::RelayConfig relay;
+  AlertmanagerTiming alertmanager_timing;
+  std::uint16_t port = 9300;             // up's own HTTP API (0 = ephemeral)
+  std::uint16_t prometheus_port = 9090;  // 0 = ephemeral
+  std::uint16_t alertmanager_port = 9093;
+  std::filesystem::path state_dir = "./inferscope-state";
+  bool node_exporter = false;
+  std::vector<std::string> remote_write;  // remote_write URLs
+  bool agent = false;                     // Prometheus agent mode: scrape and forward only
+  std::string external_prometheus;        // --prometheus URL: start no Prometheus, query this
+  BinaryPaths binaries;
+
+  // effective_evaluation_interval returns evaluation_interval or, unset, scrape_interval.
+  std::chrono::milliseconds effective_evaluation_interval() const {
+    return evaluation_interval.value_or(scrape_interval);
+  }
+};
+
+// parse_target_url parses "[NAME=]URL" (the --target form). URL must be http:// or https:// with
+// a host and port; a missing path becomes /metrics; a missing NAME becomes "host:port"-derived.
+Result<TargetConfig> parse_target_url(std::string_view text);
+
+// load_stack_config reads a YAML config file into a StackConfig with the defaults above for
+// every key it does not set. Unknown keys, wrong types and bad values fail with
+// "<file>:<line>:<col>: key '<key>': <why>". Does not check that secrets exist (see
+// check_secrets_present).
+Result<StackConfig> load_stack_config(const std::filesystem::path& file);
+
+// parse_stack_config is load_stack_config over text already in memory; `file` names it in errors.
+Result<StackConfig> parse_stack_config(std::string_view yaml_text, std::string_view file);
+
+// validate_stack_config checks the merged result (after flags): at least one target unless
+// external Prometheus, unique target names, scrape_interval <= evaluation constraints, agent mode
+// not combined with --prometheus, ports distinct when fixed.
+Result<void> validate_stack_config(const StackConfig& config);
+
+}  // namespace inferscope::stack

@@ -1,0 +1,153 @@
+// Tests of stack_config.h and prom_duration.h: the YAML config and Prometheus durations.
+#include "stack/stack_config.h"
+
+#include <gtest/gtest.h>
+
+#include "stack/prom_duration.h"
+
+namespace inferscope::stack {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Tests that Prometheus durations parse largest unit first and print back the same way.
+TEST(PromDurationTest, ParsesAndFormats) {
+  const auto check = [](const char* text, long long want_ms) {
+    auto d = parse_prom_duration(text);
+    ASSERT_TRUE(d.ok()) << text << ": " << d.error().message;
+    EXPECT_EQ(d->count(), want_ms) << text;
+  };
+  check("500ms", 500);
+  check("5s", 5000);
+  check("1m30s", 90000);
+  check("15d", 15LL * 24 * 3600 * 1000);
+  check("1h1ms", 3600001);
+  for (const char* bad : {"", "0s", "5", "s", "1s1m", "1x", "1.5s", "-1s", "1s1s", "99999999999999999999d"}) {
+    EXPECT_FALSE(parse_prom_duration(bad).ok()) << bad;
+  }
+  EXPECT_EQ(format_prom_duration(milliseconds(90000)), "1m30s");
+  EXPECT_EQ(format_prom_duration(milliseconds(1500)), "1s500ms");
+  EXPECT_EQ(format_prom_duration(milliseconds(15LL * 24 * 3600 * 1000)), "15d");
+}
+
+// Tests that --target accepts NAME=URL and URL and rejects what Prometheus could not scrape.
+TEST(TargetUrlTest, ParsesNameAndUrl) {
+  auto t = parse_target_url("sim=http://127.0.0.1:8000");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "sim");
+  EXPECT_EQ(t->host_port, "127.0.0.1:8000");
+  EXPECT_EQ(t->metrics_path, "/metrics");
+  EXPECT_EQ(t->url, "http://127.0.0.1:8000/metrics");
+  t = parse_target_url("https://gpu1:9400/custom/metrics");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "gpu1_9400");
+  EXPECT_EQ(t->scheme, "https");
+  EXPECT_EQ(t->metrics_path, "/custom/metrics");
+  for (const char* bad : {"127.0.0.1:8000", "http://host", "http://:80", "ftp://h:1", "bad name=http://h:1",
+                          "http://h:0", "http://h:70000", "http://h:1/m?x=1"}) {
+    EXPECT_FALSE(parse_target_url(bad).ok()) << bad;
+  }
+}
+
+// Tests that a full config reads every section into the struct.
+TEST(StackConfigTest, ReadsEverySection) {
+  const char* yaml = R"(
+scrape_interval: 2s
+evaluation_interval: 4s
+retention: 7d
+port: 0
+state_dir: /tmp/x
+node_exporter: true
+remote_write: [http://central:9090/api/v1/write]
+targets:
+  - name: sim
+    url: http://127.0.0.1:8000/metrics
+    kind: inferscope
+  - url: http://127.0.0.1:8001
+slo:
+  e2e_p99: 8s
+  ttft_p95: 500ms
+  error_ratio: 0.02
+alerts:
+  for:
+    InferscopeE2EP99High: 3m
+alertmanager:
+  group_wait: 1s
+notifications:
+  watchdog_timeout: 5m
+  channels:
+    - name: oncall
+      kind: dingtalk
+      url: {env: DT_URL}
+      secret: {file: /run/secrets/dt}
+)";
+  auto c = parse_stack_config(yaml, "t.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->scrape_interval, milliseconds(2000));
+  EXPECT_EQ(c->effective_evaluation_interval(), milliseconds(4000));
+  EXPECT_EQ(c->retention, milliseconds(7LL * 24 * 3600 * 1000));
+  EXPECT_EQ(c->port, 0);
+  EXPECT_TRUE(c->node_exporter);
+  ASSERT_EQ(c->targets.size(), 2u);
+  EXPECT_EQ(c->targets[0].kind, "inferscope");
+  EXPECT_EQ(c->targets[1].kind, "auto");
+  EXPECT_EQ(c->targets[1].name, "127.0.0.1_8001");
+  EXPECT_DOUBLE_EQ(c->slo.e2e_p99_seconds, 8.0);
+  EXPECT_DOUBLE_EQ(c->slo.ttft_p95_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(c->slo.error_ratio, 0.02);
+  EXPECT_EQ(c->alert_for.at("InferscopeE2EP99High"), milliseconds(180000));
+  EXPECT_EQ(c->alertmanager_timing.group_wait, milliseconds(1000));
+  ASSERT_EQ(c->relay.channels.size(), 1u);
+  EXPECT_EQ(c->relay.channels[0].kind, relay::ChannelKind::kDingTalk);
+  EXPECT_EQ(c->relay.channels[0].url.env, "DT_URL");
+  EXPECT_EQ(c->relay.channels[0].secret.file, "/run/secrets/dt");
+  EXPECT_EQ(c->relay.watchdog.timeout, std::chrono::seconds(300));
+  EXPECT_TRUE(validate_stack_config(*c).ok());
+}
+
+// Tests that each bad config fails with file:line:column and the key's name.
+TEST(StackConfigTest, ErrorsNameFileLineColumnAndKey) {
+  const auto check = [](const char* yaml, const char* want) {
+    auto c = parse_stack_config(yaml, "bad.yaml");
+    ASSERT_FALSE(c.ok()) << yaml;
+    EXPECT_EQ(c.error().message.find('\n'), std::string::npos) << c.error().message;
+    EXPECT_NE(c.error().message.find(want), std::string::npos) << "got: " << c.error().message << "\nwant: " << want;
+  };
+  check("scrape_intervall: 5s\n", "bad.yaml:1:1: key 'scrape_intervall': unknown key");
+  check("targets:\n  - url: http://h:1\n    knd: vllm\n", "bad.yaml:3:5: key 'targets[0].knd': unknown key");
+  check("targets:\n  - url: http://h:1\n    kind: vlm\n", "bad.yaml:3:11: key 'targets[0].kind': unknown kind \"vlm\"");
+  check("scrape_interval: 5\n", "bad.yaml:1:18: key 'scrape_interval': not a valid duration");
+  check("slo:\n  error_ratio: 2\n", "bad.yaml:2:16: key 'slo.error_ratio': must be between 0 and 1");
+  check("port: 99999\n", "bad.yaml:1:7: key 'port'");
+  check("targets:\n  - name: x\n", "bad.yaml:2:5: key 'targets[0].url': missing");
+  check("notifications:\n  channels:\n    - kind: feishu\n      url: https://open.feishu.cn/hook/tok\n",
+        "bad.yaml:4:12: key 'notifications.channels[0].url': secrets are never written in the config");
+  check("alerts:\n  for:\n    Bad-Name: 5m\n", "bad.yaml:3:5: key 'alerts.for.Bad-Name'");
+  check("targets: [\n", "bad.yaml:2:1: cannot parse YAML");
+}
+
+// Tests that the merged config is checked across keys (names, ports, modes).
+TEST(StackConfigTest, ValidatesMergedConfig) {
+  StackConfig c;
+  EXPECT_FALSE(validate_stack_config(c).ok());  // no targets
+  c.targets.push_back(*parse_target_url("a=http://h:1"));
+  EXPECT_TRUE(validate_stack_config(c).ok());
+  c.targets.push_back(*parse_target_url("a=http://h:2"));
+  EXPECT_FALSE(validate_stack_config(c).ok());  // duplicate name
+  c.targets.pop_back();
+  c.prometheus_port = c.port;
+  EXPECT_FALSE(validate_stack_config(c).ok());
+  c.prometheus_port = 0;
+  c.port = 0;
+  c.alertmanager_port = 0;
+  EXPECT_TRUE(validate_stack_config(c).ok());  // several ephemeral ports are fine
+  c.agent = true;
+  EXPECT_FALSE(validate_stack_config(c).ok());  // agent without remote write
+  c.remote_write.push_back("http://central:9090/api/v1/write");
+  EXPECT_TRUE(validate_stack_config(c).ok());
+  c.external_prometheus = "http://p:9090";
+  EXPECT_FALSE(validate_stack_config(c).ok());
+}
+
+}  // namespace
+}  // namespace inferscope::stack
