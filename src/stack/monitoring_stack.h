@@ -1,0 +1,71 @@
+// File: monitoring_stack.h
+// MonitoringStack is the process side of `inferscope up`: it checks the generated files with
+// promtool/amtool, then starts Alertmanager, node-exporter (optional) and Prometheus (or agent)
+// as supervised children on 127.0.0.1 and keeps them running. Example:
+//   auto s = MonitoringStack::start(config, api_port, rule_files, registry, events);
+//   std::cout << (*s)->prometheus_url();  ...  (*s)->stop();
+// Thread-safe accessors; start/stop from one thread. Never leaves a child running: a failed start
+// stops what it started, and every child dies with up (see child_process.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <inferscope/common/result.h>
+#include <inferscope/metrics/registry.h>
+
+#include "stack/generated_files.h"
+#include "stack/stack_config.h"
+#include "stack/supervisor.h"
+
+namespace inferscope::stack {
+
+// CheckReport is what check_generated_files found: the files and each tool's verdict.
+struct CheckReport {
+  GeneratedFiles files;
+  std::vector<std::string> tool_output;  // one entry per tool run ("promtool check config: SUCCESS ...")
+};
+
+// check_generated_files writes the files for `ports` (generate-only; `up --check` uses the
+// configured ports) and runs `promtool check config` (also checks the rule files), `promtool
+// check rules` on each rule file and `amtool check-config` when amtool is installed. Fails with the
+// tool's first error line.
+Result<CheckReport> check_generated_files(const StackConfig& config, const StackPorts& ports,
+                                          const std::vector<RuleFile>& rule_files);
+
+class MonitoringStack {
+ public:
+  // start writes and checks the files, then starts the children (Alertmanager, node-exporter,
+  // Prometheus; none of Prometheus/Alertmanager with config.external_prometheus; no
+  // Alertmanager in agent mode) and waits until each is ready. `api_port` is up's own HTTP port
+  // (webhook target and self-scrape). Data stays in <state_dir>/prometheus and
+  // <state_dir>/alertmanager across restarts. `events` gets each restart line.
+  static Result<std::unique_ptr<MonitoringStack>> start(const StackConfig& config, std::uint16_t api_port,
+                                                        const std::vector<RuleFile>& rule_files,
+                                                        metrics::Registry& registry, SupervisorEvents events);
+  ~MonitoringStack();
+  MonitoringStack(const MonitoringStack&) = delete;
+  MonitoringStack& operator=(const MonitoringStack&) = delete;
+
+  // prometheus_url is the query API base ("http://127.0.0.1:P", or the --prometheus URL).
+  const std::string& prometheus_url() const { return prometheus_url_; }
+  // alertmanager_url is "http://127.0.0.1:A", or empty when none runs.
+  const std::string& alertmanager_url() const { return alertmanager_url_; }
+  const GeneratedFiles& files() const { return files_; }
+  Supervisor& supervisor() { return supervisor_; }
+
+  // stop stops every child (Prometheus first). Idempotent.
+  void stop();
+
+ private:
+  MonitoringStack(metrics::Registry& registry, SupervisorEvents events);
+
+  Supervisor supervisor_;
+  GeneratedFiles files_;
+  std::string prometheus_url_;
+  std::string alertmanager_url_;
+};
+
+}  // namespace inferscope::stack

@@ -1,0 +1,81 @@
+// File: stack_test_support.h
+// Helpers for the stack integration tests: a temp state dir removed at the end, a Prometheus
+// query through blocking_http, and a poll-with-deadline for conditions on external processes.
+// Example: TempDir dir; auto v = query_scalar(prom_url, "up{job=\"sim\"}");
+// Test-only; not thread-safe beyond what each helper says.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "stack/blocking_http.h"
+
+namespace inferscope::stack::testing {
+
+// TempDir is a fresh directory under /tmp, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/inferscope-stack-test-XXXXXX";
+    if (::mkdtemp(path) != nullptr) path_ = path;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// wait_until polls `condition` every 100 ms until it holds or `timeout` passes.
+inline bool wait_until(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return condition();
+}
+
+// query_value returns the first sample value of an instant query, or nullopt when the result is
+// empty or the query fails.
+inline std::optional<double> query_value(const std::string& prometheus_url, const std::string& promql) {
+  auto reply = blocking_http_request("GET", prometheus_url + "/api/v1/query?query=" + url_encode(promql));
+  if (!reply || reply->status != 200) return std::nullopt;
+  const auto json = nlohmann::json::parse(reply->body, nullptr, false);
+  if (json.is_discarded()) return std::nullopt;
+  const auto& result = json["data"]["result"];
+  if (!result.is_array() || result.empty()) return std::nullopt;
+  return std::stod(result[0]["value"][1].get<std::string>());
+}
+
+// process_alive reports whether `pid` exists and is not a zombie.
+inline bool process_alive(int pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return false;
+  char state = '?';
+  int ignored = 0;
+  char name[256];
+  const int n = std::fscanf(f, "%d %255s %c", &ignored, name, &state);
+  std::fclose(f);
+  return n == 3 && state != 'Z';
+}
+
+inline bool stack_binaries_installed() {
+  return ::access("/usr/bin/prometheus", X_OK) == 0 && ::access("/usr/bin/prometheus-alertmanager", X_OK) == 0 &&
+         ::access("/usr/bin/promtool", X_OK) == 0;
+}
+
+}  // namespace inferscope::stack::testing
