@@ -1,0 +1,337 @@
+// The dialect table itself. Every name, kind, unit and label below comes from
+// ../shared/reference/metric-dialects.md (sections named per dialect) or, for inferscope's own
+// families, from docs/metrics-reference.md. Kept as constant data so it can be read top to bottom.
+#include "dialect/dialect.h"
+
+namespace inferscope::dialect {
+namespace {
+
+using A = Aggregation;
+using K = MetricKind;
+using P = Presence;
+using R = Role;
+using U = Unit;
+
+// ---- inferscope serve (docs/metrics-reference.md) ------------------------------------------
+constexpr std::string_view kInferscopePrefixes[] = {"inferscope_"};
+
+constexpr MetricBinding kInferscopeBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "inferscope_request_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "arrival -> response fully sent (or abort/error)"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "inferscope_time_to_first_token_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "arrival -> first content-bearing event"},
+    {.role = R::kQueue, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="queue")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kPrefill, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="prefill")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kDecode, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="decode")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kItl, .kind = K::kHistogram, .metric = "inferscope_inter_token_latency_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "per token: event gap / tokens of the later event, observed once per token"},
+    {.role = R::kTpot, .kind = K::kHistogram, .metric = "inferscope_time_per_output_token_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "per request: (last - first token) / (tokens - 1)"},
+    {.role = R::kPreprocess, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="preprocess")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kPostprocess, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="postprocess")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kDependency, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="dependency")", .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "sum of the request's dependency calls; per call: inferscope_dependency_duration_seconds{dependency}"},
+    {.role = R::kSend, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="send")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kStage, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .kind_label = "stage"},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "inferscope_engine_requests_waiting",
+     .unit = U::kRequests},
+    {.role = R::kRunning, .kind = K::kGauge, .metric = "inferscope_engine_requests_running",
+     .unit = U::kRequests},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "inferscope_kv_cache_usage_ratio", .unit = U::kRatio,
+     .aggregation = A::kMax},
+    {.role = R::kPreemptions, .kind = K::kCounter, .metric = "inferscope_engine_preemptions_total",
+     .unit = U::kEvents},
+    {.role = R::kPrefixCacheQueries, .kind = K::kCounter, .metric = "inferscope_prefix_cache_queried_tokens_total",
+     .unit = U::kTokens},
+    {.role = R::kPrefixCacheHits, .kind = K::kCounter, .metric = "inferscope_prefix_cache_hit_tokens_total",
+     .unit = U::kTokens},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "inferscope_requests_total", .unit = U::kRequests,
+     .presence = P::kLazy, .note = "every finished request, labels route, status_class, finish_reason"},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
+     .matchers = R"(finish_reason="error",status_class!="4xx")", .unit = U::kRequests, .presence = P::kLazy,
+     .kind_label = "status_class", .note = "server-side failures: 5xx and errors inside a 200 stream; 4xx excluded"},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "inferscope_prompt_tokens_total",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "inferscope_generation_tokens_total",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "inferscope_request_prompt_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "inferscope_request_generation_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+};
+
+// ---- inferscope gateway (issue 9: same inferscope_* request families, gateway stages) --------
+constexpr MetricBinding kGatewayBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "inferscope_request_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "client arrival -> response fully sent"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "inferscope_time_to_first_token_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kItl, .kind = K::kHistogram, .metric = "inferscope_inter_token_latency_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kTpot, .kind = K::kHistogram, .metric = "inferscope_time_per_output_token_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kPreprocess, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="preprocess")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kSend, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="send")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kGatewayQueue, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="gateway_queue")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kUpstreamConnect, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="upstream_connect")", .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kUpstreamTtft, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="upstream_ttft")", .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "request written upstream -> first content event: the upstream's queue + prefill"},
+    {.role = R::kStream, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="stream")", .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "first -> last content event: the upstream's decode as seen through the network"},
+    {.role = R::kStage, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .kind_label = "stage"},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "inferscope_requests_total", .unit = U::kRequests,
+     .presence = P::kLazy},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
+     .matchers = R"(finish_reason="error",status_class!="4xx")", .unit = U::kRequests, .presence = P::kLazy,
+     .kind_label = "status_class"},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "inferscope_prompt_tokens_total",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "inferscope_generation_tokens_total",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "inferscope_request_prompt_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "inferscope_request_generation_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+};
+
+// ---- vLLM V1 (metric-dialects.md §2, §3) -----------------------------------------------------
+constexpr std::string_view kVllmPrefixes[] = {"vllm:"};
+constexpr LegacyName kVllmItlLegacy[] = {
+    {"vllm:time_per_output_token_seconds",
+     "deprecated 0.11 (PR #24015), hidden 0.12, removed 0.13 (PR #32661); same data and buckets as ITL "
+     "(production-stack#989 read it as TPOT instead)"}};
+constexpr LegacyName kVllmKvLegacy[] = {
+    {"vllm:gpu_cache_usage_perc", "deprecated 0.9 (PR #18354), off by default by 0.11; dashboards went flat (vllm#27133)"}};
+constexpr LegacyName kVllmQueueLegacy[] = {{"vllm:time_in_queue_requests", "V0 duplicate, deprecated 0.8"}};
+constexpr LegacyName kVllmPrefixQueriesLegacy[] = {{"vllm:gpu_prefix_cache_queries_total", "deprecated 0.9"}};
+constexpr LegacyName kVllmPrefixHitsLegacy[] = {{"vllm:gpu_prefix_cache_hits_total", "deprecated 0.9"}};
+
+constexpr MetricBinding kVllmBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "vllm:e2e_request_latency_seconds", .unit = U::kSeconds,
+     .note = "frontend arrival -> last token; buckets start at 0.3 s"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "vllm:time_to_first_token_seconds", .unit = U::kSeconds,
+     .note = "arrival (input processing included) -> first token; no 2.0 bucket"},
+    {.role = R::kQueue, .kind = K::kHistogram, .metric = "vllm:request_queue_time_seconds", .unit = U::kSeconds,
+     .legacy = kVllmQueueLegacy, .note = "engine QUEUED -> most recent SCHEDULED; unresolved below 0.3 s"},
+    {.role = R::kPrefill, .kind = K::kHistogram, .metric = "vllm:request_prefill_time_seconds",
+     .unit = U::kSeconds},
+    {.role = R::kDecode, .kind = K::kHistogram, .metric = "vllm:request_decode_time_seconds",
+     .unit = U::kSeconds},
+    {.role = R::kInference, .kind = K::kHistogram, .metric = "vllm:request_inference_time_seconds",
+     .unit = U::kSeconds},
+    {.role = R::kItl, .kind = K::kHistogram, .metric = "vllm:inter_token_latency_seconds", .unit = U::kSeconds,
+     .legacy = kVllmItlLegacy,
+     .note = "one observation per output event, not per token (speculative decoding inflates it)"},
+    {.role = R::kTpot, .kind = K::kHistogram, .metric = "vllm:request_time_per_output_token_seconds",
+     .unit = U::kSeconds, .presence = P::kOptional, .note = "per-request mean; added 0.11 with the ITL rename"},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "vllm:num_requests_waiting", .unit = U::kRequests},
+    {.role = R::kRunning, .kind = K::kGauge, .metric = "vllm:num_requests_running", .unit = U::kRequests},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "vllm:kv_cache_usage_perc", .unit = U::kRatio,
+     .aggregation = A::kMax, .legacy = kVllmKvLegacy, .note = "0..1 fraction despite the name"},
+    {.role = R::kPreemptions, .kind = K::kCounter, .metric = "vllm:num_preemptions_total", .unit = U::kEvents},
+    {.role = R::kPrefixCacheQueries, .kind = K::kCounter, .metric = "vllm:prefix_cache_queries_total",
+     .unit = U::kTokens, .legacy = kVllmPrefixQueriesLegacy},
+    {.role = R::kPrefixCacheHits, .kind = K::kCounter, .metric = "vllm:prefix_cache_hits_total",
+     .unit = U::kTokens, .legacy = kVllmPrefixHitsLegacy},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "vllm:request_success_total", .unit = U::kRequests,
+     .note = "every finished request, abort and error included, despite the name"},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "vllm:request_success_total",
+     .matchers = R"(finished_reason="error")", .unit = U::kRequests, .kind_label = "finished_reason",
+     .note = "finished_reason=\"error\" exists in newer V1 only; older V1 shows stop/length/abort"},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "vllm:prompt_tokens_total", .unit = U::kTokens},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "vllm:generation_tokens_total",
+     .unit = U::kTokens},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "vllm:request_prompt_tokens", .unit = U::kTokens},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "vllm:request_generation_tokens",
+     .unit = U::kTokens},
+};
+
+constexpr DeprecatedName kVllmDeprecated[] = {
+    {"vllm:avg_prompt_throughput_toks_per_s", "rate(vllm:prompt_tokens_total[5m]) (removed, PR #12383)"},
+    {"vllm:avg_generation_throughput_toks_per_s", "rate(vllm:generation_tokens_total[5m]) (removed, PR #12383)"},
+    {"vllm:gpu_prefix_cache_hit_rate",
+     "rate(vllm:prefix_cache_hits_total[5m]) / rate(vllm:prefix_cache_queries_total[5m])"},
+    {"vllm:cpu_prefix_cache_hit_rate", "nothing in V1"},
+    {"vllm:num_requests_swapped", "nothing in V1 (no swapping)"},
+    {"vllm:cpu_cache_usage_perc", "nothing in V1"},
+    {"vllm:model_forward_time_milliseconds", "nothing in V1"},
+    {"vllm:model_execute_time_milliseconds", "nothing in V1"},
+};
+
+// ---- llama.cpp llama-server (§4): counters only, no labels, no histograms -------------------
+constexpr std::string_view kLlamaCppPrefixes[] = {"llamacpp:"};
+constexpr MetricBinding kLlamaCppBindings[] = {
+    {.role = R::kPrefillPerToken, .kind = K::kCounterRatio, .metric = "llamacpp:prompt_seconds_total",
+     .operand = "llamacpp:prompt_tokens_total", .unit = U::kSecondsPerToken,
+     .note = "slot-side prefill only (no HTTP, tokenisation or deferral); 1 ms resolution in older builds"},
+    {.role = R::kTpot, .kind = K::kCounterRatio, .metric = "llamacpp:tokens_predicted_seconds_total",
+     .operand = "llamacpp:tokens_predicted_total", .unit = U::kSecondsPerToken,
+     .note = "mean decode time per generated token; added only when a request finishes (lags)"},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "llamacpp:requests_deferred", .unit = U::kRequests},
+    {.role = R::kRunning, .kind = K::kGauge, .metric = "llamacpp:requests_processing", .unit = U::kRequests,
+     .note = "busy slots"},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "llamacpp:kv_cache_usage_ratio", .unit = U::kRatio,
+     .presence = P::kOptional, .aggregation = A::kMax,
+     .note = "older builds only (dropped in the newer set); counts cached prompts of idle slots"},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "llamacpp:prompt_tokens_total", .unit = U::kTokens,
+     .note = "evaluated prompt tokens only (cached prefix excluded)"},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "llamacpp:tokens_predicted_total",
+     .unit = U::kTokens, .note = "added at request end; tokens of cancelled requests never counted"},
+};
+constexpr DeprecatedName kLlamaCppDeprecated[] = {
+    {"llamacpp:prompt_tokens_seconds",
+     "rate(llamacpp:prompt_tokens_total[5m]) (this gauge is reset by every scrape; two scrapers steal values)"},
+    {"llamacpp:predicted_tokens_seconds",
+     "rate(llamacpp:tokens_predicted_total[5m]) (this gauge is reset by every scrape)"},
+    {"llamacpp:n_busy_slots_per_decode", "an average, not a counter: never rate() it"},
+};
+
+// ---- Hugging Face TGI (§5): unlabelled, seconds ----------------------------------------------
+constexpr std::string_view kTgiPrefixes[] = {"tgi_"};
+constexpr MetricBinding kTgiBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "tgi_request_duration", .unit = U::kSeconds,
+     .presence = P::kLazy},
+    {.role = R::kQueue, .kind = K::kHistogram, .metric = "tgi_request_queue_duration", .unit = U::kSeconds,
+     .presence = P::kLazy},
+    {.role = R::kPreprocess, .kind = K::kHistogram, .metric = "tgi_request_validation_duration",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "validation and tokenisation"},
+    {.role = R::kPrefill, .kind = K::kHistogram, .metric = "tgi_batch_forward_duration",
+     .matchers = R"(method="prefill")", .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "per batch forward pass, not per request"},
+    {.role = R::kDecode, .kind = K::kHistogram, .metric = "tgi_batch_forward_duration",
+     .matchers = R"(method="decode")", .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "per batch decode step, not per request"},
+    {.role = R::kInference, .kind = K::kHistogram, .metric = "tgi_request_inference_duration",
+     .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kTpot, .kind = K::kHistogram, .metric = "tgi_request_mean_time_per_token_duration",
+     .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "per-request mean (a TPOT, inference-perf#203); may include prefill (unconfirmed)"},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "tgi_queue_size", .unit = U::kRequests},
+    {.role = R::kRunning, .kind = K::kGauge, .metric = "tgi_batch_current_size", .unit = U::kRequests},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "tgi_request_count", .unit = U::kRequests,
+     .presence = P::kLazy},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "tgi_request_failure", .unit = U::kRequests,
+     .presence = P::kLazy, .kind_label = "err"},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "tgi_request_input_length_sum",
+     .unit = U::kTokens, .presence = P::kLazy, .note = "the _sum of the input-length histogram"},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "tgi_request_generated_tokens_sum",
+     .unit = U::kTokens, .presence = P::kLazy, .note = "the _sum of the generated-tokens histogram"},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "tgi_request_input_length", .unit = U::kTokens,
+     .presence = P::kLazy},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "tgi_request_generated_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+};
+
+// ---- NVIDIA Triton (§6): cumulative µs counters, label model -------------------------------
+constexpr std::string_view kTritonPrefixes[] = {"nv_inference_"};
+constexpr MetricBinding kTritonBindings[] = {
+    {.role = R::kE2e, .kind = K::kCounterRatio, .metric = "nv_inference_request_duration_us",
+     .operand = "nv_inference_request_success", .unit = U::kSeconds, .scale = 1e-6,
+     .note = "mean only (cumulative µs counter); includes cached requests"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "nv_inference_first_response_histogram_ms",
+     .unit = U::kSeconds, .scale = 1e-3, .presence = P::kOptional,
+     .note = "opt-in, decoupled models only; first response chunk, not the first decoded token; buckets 100 500 2000 5000 ms"},
+    {.role = R::kQueue, .kind = K::kCounterRatio, .metric = "nv_inference_queue_duration_us",
+     .operand = "nv_inference_request_success", .unit = U::kSeconds, .scale = 1e-6},
+    {.role = R::kInference, .kind = K::kCounterRatio, .metric = "nv_inference_compute_infer_duration_us",
+     .operand = "nv_inference_request_success", .unit = U::kSeconds, .scale = 1e-6},
+    {.role = R::kPreprocess, .kind = K::kCounterRatio, .metric = "nv_inference_compute_input_duration_us",
+     .operand = "nv_inference_request_success", .unit = U::kSeconds, .scale = 1e-6,
+     .note = "input tensor copy, not tokenisation"},
+    {.role = R::kPostprocess, .kind = K::kCounterRatio, .metric = "nv_inference_compute_output_duration_us",
+     .operand = "nv_inference_request_success", .unit = U::kSeconds, .scale = 1e-6},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "nv_inference_pending_request_count",
+     .unit = U::kRequests},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "nv_inference_request_success", .unit = U::kRequests,
+     .note = "successes only; failures are nv_inference_request_failure"},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "nv_inference_request_failure", .unit = U::kRequests,
+     .kind_label = "reason"},
+    {.role = R::kGpuUtilization, .kind = K::kGauge, .metric = "nv_gpu_utilization", .unit = U::kRatio,
+     .aggregation = A::kAvg},
+    {.role = R::kGpuMemoryUsed, .kind = K::kGauge, .metric = "nv_gpu_memory_used_bytes", .unit = U::kBytes},
+    {.role = R::kGpuMemoryTotal, .kind = K::kGauge, .metric = "nv_gpu_memory_total_bytes", .unit = U::kBytes},
+    {.role = R::kGpuPower, .kind = K::kGauge, .metric = "nv_gpu_power_usage", .unit = U::kWatts},
+    {.role = R::kHostCpuBusy, .kind = K::kGauge, .metric = "nv_cpu_utilization", .unit = U::kRatio,
+     .aggregation = A::kAvg},
+    {.role = R::kHostMemoryUsed, .kind = K::kGauge, .metric = "nv_cpu_memory_used_bytes", .unit = U::kBytes},
+    {.role = R::kHostMemoryTotal, .kind = K::kGauge, .metric = "nv_cpu_memory_total_bytes", .unit = U::kBytes},
+};
+
+// ---- NVIDIA dcgm-exporter (§7): per GPU, memory in MiB, utilisation in % ---------------------
+constexpr std::string_view kDcgmPrefixes[] = {"DCGM_FI_"};
+constexpr MetricBinding kDcgmBindings[] = {
+    {.role = R::kGpuUtilization, .kind = K::kGauge, .metric = "DCGM_FI_DEV_GPU_UTIL", .unit = U::kRatio,
+     .scale = 0.01, .aggregation = A::kAvg, .note = "coarse: any kernel running; DCGM_FI_PROF_* are finer"},
+    {.role = R::kGpuMemoryUsed, .kind = K::kGauge, .metric = "DCGM_FI_DEV_FB_USED", .unit = U::kBytes,
+     .scale = 1048576},
+    {.role = R::kGpuMemoryTotal, .kind = K::kGaugeSum, .metric = "DCGM_FI_DEV_FB_USED",
+     .operand = "DCGM_FI_DEV_FB_FREE", .unit = U::kBytes, .scale = 1048576,
+     .note = "used + free; DCGM_FI_DEV_FB_RESERVED (when exported) is not counted"},
+    {.role = R::kGpuTemperature, .kind = K::kGauge, .metric = "DCGM_FI_DEV_GPU_TEMP", .unit = U::kCelsius,
+     .aggregation = A::kMax},
+    {.role = R::kGpuPower, .kind = K::kGauge, .metric = "DCGM_FI_DEV_POWER_USAGE", .unit = U::kWatts},
+};
+
+// ---- prometheus-node-exporter ----------------------------------------------------------------
+constexpr std::string_view kNodePrefixes[] = {"node_"};
+constexpr MetricBinding kNodeBindings[] = {
+    {.role = R::kHostCpuBusy, .kind = K::kBusyFromIdle, .metric = "node_cpu_seconds_total",
+     .matchers = R"(mode="idle")", .unit = U::kRatio},
+    {.role = R::kHostMemoryUsed, .kind = K::kGaugeDifference, .metric = "node_memory_MemTotal_bytes",
+     .operand = "node_memory_MemAvailable_bytes", .unit = U::kBytes},
+    {.role = R::kHostMemoryTotal, .kind = K::kGauge, .metric = "node_memory_MemTotal_bytes", .unit = U::kBytes},
+};
+
+constexpr Dialect kDialects[] = {
+    {.id = DialectId::kInferscope, .title = "inferscope serve", .model_label = "model",
+     .prefixes = kInferscopePrefixes, .bindings = kInferscopeBindings,
+     .note = "also exposes vllm:* and simulated DCGM_FI_* (simulated=\"true\") by default"},
+    {.id = DialectId::kGateway, .title = "inferscope gateway", .model_label = "model",
+     .prefixes = kInferscopePrefixes, .bindings = kGatewayBindings,
+     .note = "measures any OpenAI-compatible upstream; never emits vllm:*"},
+    {.id = DialectId::kVllm, .title = "vLLM V1", .model_label = "model_name", .prefixes = kVllmPrefixes,
+     .bindings = kVllmBindings, .deprecated = kVllmDeprecated,
+     .note = "labels model_name and engine; no GPU metrics (scrape dcgm-exporter)"},
+    {.id = DialectId::kLlamaCpp, .title = "llama.cpp llama-server", .model_label = "",
+     .prefixes = kLlamaCppPrefixes, .bindings = kLlamaCppBindings, .deprecated = kLlamaCppDeprecated,
+     .note = "no labels and no latency histograms: put `inferscope gateway` in front for e2e/TTFT/ITL"},
+    {.id = DialectId::kTgi, .title = "Hugging Face TGI", .model_label = "", .prefixes = kTgiPrefixes,
+     .bindings = kTgiBindings, .note = "no TTFT and no ITL metric"},
+    {.id = DialectId::kTriton, .title = "NVIDIA Triton Inference Server", .model_label = "model",
+     .prefixes = kTritonPrefixes, .bindings = kTritonBindings,
+     .error_accounting = ErrorAccounting::kDisjointFromRequests,
+     .note = "latency as cumulative µs counters: means only, no quantiles"},
+    {.id = DialectId::kDcgm, .title = "NVIDIA dcgm-exporter", .model_label = "", .prefixes = kDcgmPrefixes,
+     .bindings = kDcgmBindings, .note = "per GPU: labels gpu, UUID, device, modelName, Hostname"},
+    {.id = DialectId::kNode, .title = "prometheus-node-exporter", .model_label = "", .prefixes = kNodePrefixes,
+     .bindings = kNodeBindings},
+};
+
+}  // namespace
+
+const Dialect& dialect(DialectId id) noexcept { return kDialects[static_cast<std::size_t>(id)]; }
+
+const MetricBinding* find_binding(DialectId id, Role role) noexcept {
+  for (const MetricBinding& binding : dialect(id).bindings) {
+    if (binding.role == role) return &binding;
+  }
+  return nullptr;
+}
+
+}  // namespace inferscope::dialect

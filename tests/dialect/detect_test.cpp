@@ -1,0 +1,186 @@
+// Tests of dialect detection and coverage checks on recorded (and, for vLLM, constructed)
+// expositions in tests/dialect/testdata (see its README for where each comes from).
+#include "dialect/detect.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace inferscope::dialect {
+namespace {
+
+using metrics::ExpositionTextFormat;
+using metrics::ParsedExposition;
+
+ParsedExposition load(const std::string& name) {
+  const std::string path = std::string(INFERSCOPE_SOURCE_DIR) + "/tests/dialect/testdata/" + name;
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  auto parsed = metrics::parse_exposition(text.str(), ExpositionTextFormat::kPrometheus004);
+  if (!parsed) ADD_FAILURE() << path << ": " << parsed.error().message;
+  return parsed ? *parsed : ParsedExposition{};
+}
+
+ParsedExposition parse(std::string_view text) {
+  auto parsed = metrics::parse_exposition(text, ExpositionTextFormat::kPrometheus004);
+  if (!parsed) ADD_FAILURE() << parsed.error().message;
+  return parsed ? *parsed : ParsedExposition{};
+}
+
+template <class T>
+bool contains(const std::vector<T>& items, const T& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+std::vector<std::string> missing_names(const std::vector<MissingMetric>& missing) {
+  std::vector<std::string> names;
+  for (const MissingMetric& m : missing) names.push_back(std::string(to_string(m.role)) + "=" + m.metric);
+  return names;
+}
+
+// Tests the real llama.cpp b4748 exposition: dialect, older set, counters present, traps named.
+TEST(DetectTest, LlamaCppB4748) {
+  const ParsedExposition e = load("llamacpp-b4748-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLlamaCpp) << d.evidence;
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_EQ(d.found[0].families, 12u);
+  EXPECT_NE(d.found[0].variant.find("older set"), std::string::npos);
+
+  const Coverage c = check_coverage(e, DialectId::kLlamaCpp);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(c.optional_missing.empty());
+  for (Role role : {Role::kPrefillPerToken, Role::kTpot, Role::kWaiting, Role::kRunning, Role::kKvUsage,
+                    Role::kPromptTokens, Role::kGenerationTokens}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+  }
+  EXPECT_TRUE(contains(c.unsupported, Role::kE2e));
+  EXPECT_TRUE(contains(c.unsupported, Role::kTtft));
+  EXPECT_FALSE(c.missing_latency());
+  ASSERT_EQ(c.deprecated.size(), 3u);
+  EXPECT_EQ(c.deprecated[0].name, "llamacpp:prompt_tokens_seconds");
+}
+
+// Tests the newer llama.cpp set: KV gauges gone is an optional absence, not a missing metric.
+TEST(DetectTest, LlamaCppNewerSetWithoutKvGauges) {
+  const ParsedExposition e = parse(
+      "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 10\n"
+      "# TYPE llamacpp:prompt_seconds_total counter\nllamacpp:prompt_seconds_total 0.5\n"
+      "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total 20\n"
+      "# TYPE llamacpp:tokens_predicted_seconds_total counter\nllamacpp:tokens_predicted_seconds_total 1\n"
+      "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 0\n"
+      "# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred 0\n"
+      "# TYPE llamacpp:n_tokens_max counter\nllamacpp:n_tokens_max 512\n");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLlamaCpp);
+  EXPECT_NE(d.found[0].variant.find("newer set"), std::string::npos);
+  const Coverage c = check_coverage(e, DialectId::kLlamaCpp);
+  EXPECT_TRUE(c.missing.empty());
+  ASSERT_EQ(c.optional_missing.size(), 1u);
+  EXPECT_EQ(c.optional_missing[0].role, Role::kKvUsage);
+}
+
+// Tests a counter ratio with only one half exposed: the role is missing, not present.
+TEST(DetectTest, CounterRatioNeedsBothHalves) {
+  const ParsedExposition e = parse("# TYPE llamacpp:tokens_predicted_seconds_total counter\n"
+                                   "llamacpp:tokens_predicted_seconds_total 1\n");
+  const Coverage c = check_coverage(e, DialectId::kLlamaCpp);
+  EXPECT_FALSE(contains(c.present, Role::kTpot));
+  EXPECT_TRUE(contains(missing_names(c.missing), std::string("tpot=llamacpp:tokens_predicted_seconds_total")));
+}
+
+// Tests today's vLLM names: full coverage, nothing renamed.
+TEST(DetectTest, VllmCurrentNames) {
+  const ParsedExposition e = load("vllm-v1-0.12-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kVllm) << d.evidence;
+  EXPECT_EQ(d.found[0].variant, "");
+  const Coverage c = check_coverage(e, DialectId::kVllm);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(c.optional_missing.empty());
+  EXPECT_TRUE(c.renamed.empty());
+  EXPECT_TRUE(c.without_series.empty());
+  EXPECT_EQ(c.present.size(), dialect(DialectId::kVllm).bindings.size());
+}
+
+// Tests the renamed-metric trap: an older vLLM still on the old names.
+TEST(DetectTest, VllmOldNamesAreReportedAsRenamed) {
+  const ParsedExposition e = load("vllm-v1-0.8-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kVllm);
+  EXPECT_NE(d.found[0].variant.find("before 0.11"), std::string::npos) << d.found[0].variant;
+  const Coverage c = check_coverage(e, DialectId::kVllm);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  std::vector<std::string> renamed;
+  for (const RenamedMetric& r : c.renamed) {
+    EXPECT_FALSE(r.current_present) << r.legacy;
+    renamed.push_back(r.legacy + "->" + r.current);
+  }
+  EXPECT_TRUE(contains(renamed, std::string("vllm:gpu_cache_usage_perc->vllm:kv_cache_usage_perc")));
+  EXPECT_TRUE(contains(renamed, std::string("vllm:time_per_output_token_seconds->vllm:inter_token_latency_seconds")));
+  EXPECT_TRUE(contains(renamed, std::string("vllm:gpu_prefix_cache_hits_total->vllm:prefix_cache_hits_total")));
+  EXPECT_TRUE(contains(c.present, Role::kKvUsage));  // the data is there under its old name
+  ASSERT_EQ(c.optional_missing.size(), 1u);
+  EXPECT_EQ(c.optional_missing[0].role, Role::kTpot);
+}
+
+// Tests a vLLM that lost its latency histograms (disabled or renamed away): latency is missing.
+TEST(DetectTest, VllmWithoutLatencyFamiliesLacksLatency) {
+  const ParsedExposition e = parse(
+      "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\",engine=\"0\"} 0.0\n"
+      "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\",engine=\"0\"} 0.0\n");
+  const Coverage c = check_coverage(e, DialectId::kVllm);
+  EXPECT_TRUE(c.missing_latency());
+  EXPECT_TRUE(contains(missing_names(c.missing), std::string("e2e=vllm:e2e_request_latency_seconds")));
+}
+
+// Tests node-exporter and an exposition of no known dialect (Prometheus' own /metrics).
+TEST(DetectTest, NodeExporterAndUnknown) {
+  const ParsedExposition node = load("node-exporter-1.5-metrics.txt");
+  EXPECT_EQ(detect_dialects(node).primary, DialectId::kNode);
+  EXPECT_TRUE(check_coverage(node, DialectId::kNode).missing.empty());
+
+  const Detection none = detect_dialects(parse("# TYPE prometheus_ready gauge\nprometheus_ready 1\n"));
+  EXPECT_EQ(none.primary, std::nullopt);
+  EXPECT_EQ(none.evidence, "no family of a known dialect");
+  EXPECT_EQ(detect_dialects(ParsedExposition{}).primary, std::nullopt);
+  // inferscope's own housekeeping families alone are no serving dialect.
+  EXPECT_EQ(detect_dialects(parse("# TYPE inferscope_metrics_series_dropped_total counter\n"
+                                  "inferscope_metrics_series_dropped_total{family=\"x\",reason=\"y\"} 0\n"))
+                .primary,
+            std::nullopt);
+}
+
+// Tests a gateway: inferscope request families with gateway stages and no engine gauges.
+TEST(DetectTest, GatewayFromStages) {
+  const ParsedExposition e = parse(
+      "# TYPE inferscope_stage_duration_seconds histogram\n"
+      "inferscope_stage_duration_seconds_bucket{model=\"m\",stage=\"upstream_ttft\",le=\"+Inf\"} 1\n"
+      "inferscope_stage_duration_seconds_sum{model=\"m\",stage=\"upstream_ttft\"} 0.2\n"
+      "inferscope_stage_duration_seconds_count{model=\"m\",stage=\"upstream_ttft\"} 1\n");
+  const Detection d = detect_dialects(e);
+  EXPECT_EQ(d.primary, DialectId::kGateway);
+  const Coverage c = check_coverage(e, DialectId::kGateway);
+  EXPECT_TRUE(contains(c.present, Role::kUpstreamTtft));
+  EXPECT_TRUE(contains(c.without_series, Role::kGatewayQueue));  // family declared, no such stage yet
+}
+
+// Tests the fixed-matcher evaluator used for lazy stage series.
+TEST(DetectTest, MatchersHold) {
+  const std::vector<metrics::ParsedLabel> labels = {{"stage", "queue"}, {"status_class", "5xx"}};
+  EXPECT_TRUE(matchers_hold("", labels));
+  EXPECT_TRUE(matchers_hold(R"(stage="queue")", labels));
+  EXPECT_FALSE(matchers_hold(R"(stage="prefill")", labels));
+  EXPECT_TRUE(matchers_hold(R"(stage="queue",status_class!="4xx")", labels));
+  EXPECT_TRUE(matchers_hold(R"(status_class=~"5..")", labels));
+  EXPECT_FALSE(matchers_hold(R"(status_class!~"5..")", labels));
+  EXPECT_TRUE(matchers_hold(R"(missing="")", labels));
+  EXPECT_FALSE(matchers_hold(R"(stage="queue)", labels));
+  EXPECT_FALSE(matchers_hold(R"(stage=queue)", labels));
+}
+
+}  // namespace
+}  // namespace inferscope::dialect
