@@ -15,6 +15,7 @@
 #include "loadgen/progress_line.h"
 #include "loadgen/request_log.h"
 #include "loadgen/run_stats.h"
+#include "loadgen/run_verdict.h"
 
 namespace inferscope::loadgen {
 namespace {
@@ -83,7 +84,9 @@ void run_bench(const BenchOptions& o) {
   if (!o.jsonl_path.empty()) {
     if (auto ok = write_request_jsonl(o.jsonl_path, *result, setup->info.class_names); !ok) fail(ok.error().message);
   }
-  if (result->interrupted) throw CLI::RuntimeError(130);
+  RunVerdict verdict = run_verdict(stats, result->interrupted, setup->fail_under_goodput);
+  if (!verdict.reason.empty()) std::fprintf(stderr, "inferscope bench: %s\n", verdict.reason.c_str());
+  if (verdict.code != 0) throw CLI::RuntimeError(verdict.code);
 }
 
 void add_flags(CLI::App* cmd, BenchOptions& o) {
@@ -99,6 +102,8 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--warmup", o.warmup, "Warm-up excluded from statistics: a request count or a duration (10s)");
   cmd->add_option("--stages", o.stages, "Load steps, e.g. 30s:rate=5,60s:rate=50,30s:rate=5 or 20s:concurrency=8");
   cmd->add_option("--slo", o.slo, "Goodput objectives, e.g. ttft=500ms,tpot=50ms,e2e=10s (from intended send)");
+  cmd->add_option("--fail-under-goodput", o.fail_under_goodput,
+                  "With --slo: exit 3 when the share of requests meeting every objective is below this (0..1)");
   cmd->add_option("--timeout", o.timeout, "Per-request deadline (default 10m)");
   cmd->add_option("--random-input-len", o.random_input_len, "Synthetic prompt tokens (default 1024)");
   cmd->add_option("--random-output-len", o.random_output_len, "Output tokens requested (default 128)");

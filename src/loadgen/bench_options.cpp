@@ -182,6 +182,13 @@ Result<RunSetup> build_run_setup(const BenchOptions& o) {
     if (!slo) return slo.error();
     s.slo = *slo;
   }
+  if (o.fail_under_goodput != -1) {
+    if (!(o.fail_under_goodput >= 0 && o.fail_under_goodput <= 1)) {
+      return make_error("cannot use --fail-under-goodput: must be a fraction from 0 to 1 (e.g. 0.95)");
+    }
+    if (s.slo.empty()) return make_error("cannot use --fail-under-goodput without --slo: goodput needs objectives");
+    s.fail_under_goodput = o.fail_under_goodput;
+  }
   RequestOptions& r = s.request;
   r.model = o.model;
   r.endpoint = o.endpoint;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct BenchOptions {
   std::string api_key_env, api_key_file;
   std::string json_path, csv_path, jsonl_path;
   int metrics_port = -1;                // -1 = off
+  double fail_under_goodput = -1;       // -1 = off; else exit 3 when SLO attainment is below it
 };
 
 // RunSetup is everything a run needs, validated.
@@ -48,6 +50,7 @@ struct RunSetup {
   std::unique_ptr<Workload> workload;
   SloSpec slo;
   RunInfo info;
+  std::optional<double> fail_under_goodput;  // the --fail-under-goodput gate, with an SLO
 };
 
 // build_run_setup validates `o`; each error is one line naming the offending flag.

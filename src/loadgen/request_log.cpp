@@ -25,7 +25,7 @@ std::string diff_or_empty(std::int64_t a, std::int64_t b) {
 
 // Field is one derived column, shared by the CSV and JSONL writers so they never disagree.
 struct Fields {
-  std::string values[28];
+  std::string values[29];
 };
 
 Fields fields(const RequestRecord& r, const std::vector<std::string>& classes) {
@@ -42,7 +42,8 @@ Fields fields(const RequestRecord& r, const std::vector<std::string>& classes) {
                  diff_or_empty(ttft, r.started_ns), diff_or_empty(ttft, r.intended_ns), diff_or_empty(e2e, r.started_ns),
                  diff_or_empty(e2e, r.intended_ns), tpot > 0 ? fmt::format("{:.3f}", tpot / 1e6) : std::string(),
                  std::to_string(r.input_tokens), std::to_string(r.output_tokens), std::string(to_string(r.token_source)),
-                 std::to_string(r.events), std::to_string(r.token_events), r.reused_connection ? "1" : "0"}};
+                 std::to_string(r.events), std::to_string(r.token_events), r.reused_connection ? "1" : "0",
+                 std::string(to_string(r.input_token_source))}};
 }
 
 Result<File> open_for_write(const std::string& path) {
@@ -97,7 +98,7 @@ Result<void> write_request_jsonl(const std::string& path, const RunResult& run, 
     nlohmann::json j;
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::string& v = fl.values[i];
-      bool text = names[i] == "class" || names[i] == "error" || names[i] == "token_source";
+      bool text = names[i] == "class" || names[i] == "error" || names[i] == "token_source" || names[i] == "input_token_source";
       if (text) {
         j[names[i]] = v;
       } else if (v.empty()) {

@@ -19,7 +19,7 @@ inline constexpr const char* kCsvColumns =
     "index,class,warmup,http_status,error,intended_ms,dispatched_ms,started_ms,sent_ms,headers_ms,"
     "first_event_ms,first_content_ms,last_token_ms,end_ms,dns_ms,connect_ms,tls_ms,ttft_ms,"
     "ttft_corrected_ms,e2el_ms,e2el_corrected_ms,tpot_ms,input_tokens,output_tokens,token_source,events,"
-    "token_events,reused_connection";
+    "token_events,reused_connection,input_token_source";
 
 // write_request_csv writes every record of `run` to `path`. Fails with "cannot write ..." when
 // the file cannot be created or written.

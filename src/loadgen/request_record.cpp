@@ -14,6 +14,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kTruncatedStream: return "truncated_stream";
     case ErrorKind::kStreamError: return "stream_error";
     case ErrorKind::kCancelled: return "cancelled";
+    case ErrorKind::kEmptyResponse: return "empty_response";
   }
   return "unknown";
 }

@@ -24,20 +24,23 @@ enum class ErrorKind : std::uint8_t {
   kHttpStatus,       // a non-2xx status
   kMalformedStream,  // unparsable HTTP, SSE event or JSON body
   kTruncatedStream,  // the body ended before [DONE] / a finish_reason
-  kStreamError,      // the server sent an error object
+  kStreamError,      // the server reported an error inside a 200 response: a JSON "error" member
+                     // (vLLM's data: {"error": ...}) or llama.cpp's non-standard "error:" SSE line
   kCancelled,        // the run was interrupted (Ctrl-C) while the request was in flight
+  kEmptyResponse,    // the response ended cleanly ([DONE] / a full body) with neither output nor a
+                     // finish_reason: nothing was generated and nothing says why
 };
-inline constexpr int kErrorKindCount = 10;
+inline constexpr int kErrorKindCount = 11;
 
 // to_string returns the stable snake_case name ("none", "refused", "http_status", ...).
 std::string_view to_string(ErrorKind kind);
 
-// TokenSource says where output_tokens came from.
+// TokenSource says where a token count (output_tokens, input_tokens) came from.
 enum class TokenSource : std::uint8_t {
   kNone,       // no output
   kUsage,      // the server's usage.completion_tokens
   kCounted,    // counted content-bearing stream events (one token each)
-  kEstimated,  // non-streamed without usage: content bytes / 4
+  kEstimated,  // the client's estimate: output content bytes / 4, or the workload's input estimate
 };
 std::string_view to_string(TokenSource source);
 
@@ -59,6 +62,7 @@ struct RequestRecord {
   std::int64_t last_token_ns = kNoTime;    // last event carrying output (E2E anchor)
   std::int64_t end_ns = kNoTime;           // response complete or failed
   std::uint32_t input_tokens = 0;          // server usage.prompt_tokens, else the client estimate
+  TokenSource input_token_source = TokenSource::kNone;  // kUsage or kEstimated (the workload's estimate)
   std::uint32_t output_tokens = 0;
   std::uint32_t events = 0;                // SSE events (incl. [DONE])
   std::uint32_t token_events = 0;          // events carrying output

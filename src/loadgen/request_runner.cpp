@@ -83,7 +83,13 @@ Result<RunResult> RequestRunner::run() {
   };
 
   auto run_request = [&](RequestRecord& rec) -> asio::awaitable<void> {
-    std::string wire = builder_.build(workload_.next(rec.index));
+    RequestSpec spec = workload_.next(rec.index);
+    rec.class_id = spec.class_id;
+    if (spec.input_tokens > 0) {  // the server's usage.prompt_tokens replaces it when sent
+      rec.input_tokens = spec.input_tokens;
+      rec.input_token_source = TokenSource::kEstimated;
+    }
+    std::string wire = builder_.build(spec);
     rec.started_ns = s.clock.now_ns();
     co_await s.client->execute(wire, rec, s.clock.at(rec.started_ns) + config_.request_timeout);
     --s.in_flight;

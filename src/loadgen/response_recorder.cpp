@@ -19,6 +19,7 @@ void ResponseRecorder::on_body(std::string_view bytes, std::int64_t now_ns) {
   if (done_) return;
   sse_.feed(bytes, now_ns);
   if (sse_.error()) fail(ErrorKind::kMalformedStream);
+  if (sse_.error_field_seen()) fail(ErrorKind::kStreamError);
 }
 
 void ResponseRecorder::on_event(std::string_view data, std::int64_t t) {
@@ -48,7 +49,12 @@ void ResponseRecorder::on_event(std::string_view data, std::int64_t t) {
     usage_tokens_ = *f.completion_tokens;
     has_usage_ = true;
   }
-  if (f.prompt_tokens) record_.input_tokens = static_cast<std::uint32_t>(*f.prompt_tokens);
+  if (f.prompt_tokens) set_input_tokens(*f.prompt_tokens);
+}
+
+void ResponseRecorder::set_input_tokens(std::uint64_t prompt_tokens) {
+  record_.input_tokens = static_cast<std::uint32_t>(std::min<std::uint64_t>(prompt_tokens, UINT32_MAX));
+  record_.input_token_source = TokenSource::kUsage;
 }
 
 void ResponseRecorder::on_end(std::int64_t now_ns) {
@@ -56,17 +62,21 @@ void ResponseRecorder::on_end(std::int64_t now_ns) {
   if (record_.streaming) {
     if (!done_ && !sse_.error()) sse_.finish();
     if (!done_ && !finished_) fail(ErrorKind::kTruncatedStream);
+    // [DONE] after nothing at all (no output, no finish_reason) is a failure, not a fast success:
+    // its end time must not enter TTFT or E2E statistics.
+    if (!finished_ && record_.token_events == 0) fail(ErrorKind::kEmptyResponse);
   } else if (record_.error == ErrorKind::kNone || record_.error == ErrorKind::kHttpStatus) {
     EventFields f = parser_.parse(body_);
     if (record_.error == ErrorKind::kNone) {
       if (!f.valid) fail(ErrorKind::kMalformedStream);
       if (f.is_error) fail(ErrorKind::kStreamError);
+      if (!f.has_output && !f.finished) fail(ErrorKind::kEmptyResponse);
     }
     if (f.completion_tokens) {
       usage_tokens_ = *f.completion_tokens;
       has_usage_ = true;
     }
-    if (f.prompt_tokens) record_.input_tokens = static_cast<std::uint32_t>(*f.prompt_tokens);
+    if (f.prompt_tokens) set_input_tokens(*f.prompt_tokens);
     content_bytes_ = f.content_bytes;
     if (f.has_output) {
       record_.first_content_ns = record_.last_token_ns = now_ns;

@@ -26,7 +26,9 @@ class ResponseRecorder {
   void on_body(std::string_view bytes, std::int64_t now_ns);
 
   // on_end finishes the record at `now_ns` after the body ended cleanly: sets end_ns, the
-  // token count and source, and kTruncatedStream/kMalformedStream when the body was incomplete.
+  // token count and source, and kTruncatedStream/kMalformedStream when the body was incomplete,
+  // kEmptyResponse when it held neither output nor a finish_reason. A stream error (a JSON
+  // "error" member or llama.cpp's `error:` line) is kStreamError whatever follows it.
   void on_end(std::int64_t now_ns);
 
   // done reports whether a streamed response has sent [DONE] (later bytes are ignored).
@@ -35,6 +37,7 @@ class ResponseRecorder {
  private:
   void on_event(std::string_view data, std::int64_t t);
   void fail(ErrorKind kind);
+  void set_input_tokens(std::uint64_t prompt_tokens);
 
   RequestRecord& record_;
   OpenAiEventParser& parser_;

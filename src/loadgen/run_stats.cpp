@@ -81,6 +81,41 @@ double peak_token_rate(const std::vector<const RequestRecord*>& rs, std::int64_t
   return peak;
 }
 
+bool is_connection_failure(ErrorKind k) {
+  return k == ErrorKind::kRefused || k == ErrorKind::kConnect || k == ErrorKind::kReset ||
+         k == ErrorKind::kTruncatedStream;
+}
+
+// target_loss walks the records from the last to end backwards while they failed at the connection
+// level. The target went away when that tail holds a failed connection attempt (a server that
+// only resets streams is misbehaving, not gone).
+TargetLoss target_loss(const std::vector<const RequestRecord*>& all) {
+  std::vector<const RequestRecord*> ended;
+  for (const RequestRecord* r : all) {
+    if (r->end_ns != kNoTime) ended.push_back(r);
+  }
+  std::sort(ended.begin(), ended.end(), [](const RequestRecord* a, const RequestRecord* b) { return a->end_ns < b->end_ns; });
+  TargetLoss loss;
+  std::size_t tail = ended.size();
+  bool connect_failed = false;
+  while (tail > 0 && is_connection_failure(ended[tail - 1]->error)) {
+    --tail;
+    connect_failed |= ended[tail]->error == ErrorKind::kRefused || ended[tail]->error == ErrorKind::kConnect;
+  }
+  if (tail == ended.size() || !connect_failed) return loss;
+  loss.lost = true;
+  loss.failed_after = ended.size() - tail;
+  loss.at_s = static_cast<double>(ended[tail]->end_ns) / 1e9;
+  for (std::size_t i = tail; i-- > 0;) {
+    if (ended[i]->ok()) {
+      loss.last_success_s = static_cast<double>(ended[i]->end_ns) / 1e9;
+      return loss;
+    }
+  }
+  loss.never_reached = true;
+  return loss;
+}
+
 }  // namespace
 
 const Summary& RunStats::metric(std::string_view name) const {
@@ -113,6 +148,7 @@ RunStats compute_stats(const RunResult& run, const SloSpec& slo) {
     if (r->ok()) {
       ++st.completed;
       st.total_input_tokens += r->input_tokens;
+      ++st.input_token_sources[static_cast<std::size_t>(r->input_token_source)];
       st.total_output_tokens += r->output_tokens;
     } else {
       ++st.failed;
@@ -133,6 +169,9 @@ RunStats compute_stats(const RunResult& run, const SloSpec& slo) {
     st.late_fraction = static_cast<double>(late) / static_cast<double>(measured.size());
   }
   st.client_fell_behind = st.late_fraction > 0.01;
+  std::vector<const RequestRecord*> all;  // warm-up included: the target may go away during it
+  for (const RequestRecord& r : run.records) all.push_back(&r);
+  st.target_loss = target_loss(all);
   st.peak_concurrency = peak_concurrency(measured);
   st.peak_output_throughput = measured.empty() ? 0 : peak_token_rate(measured, first);
   for (std::size_t i = 0; i < std::size(kMetricNames); ++i) {

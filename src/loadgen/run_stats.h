@@ -36,6 +36,17 @@ inline constexpr std::pair<const char*, const char*> kMetricNames[] = {
     {"tls", "TLS handshake (new connections)"},
 };
 
+// TargetLoss describes the end of a run in which the target stopped answering: the records that
+// ended last all failed at the connection level (refused, connect, reset, or a stream cut off),
+// at least one of them while opening a new connection. It is empty otherwise.
+struct TargetLoss {
+  bool lost = false;              // the target went away (or was never reachable)
+  bool never_reached = false;     // no request of the run succeeded
+  double at_s = 0;                // run time (0 = start) when the first of those failures ended
+  double last_success_s = 0;      // run time of the last successful response's end
+  std::size_t failed_after = 0;   // requests that failed from at_s to the end
+};
+
 struct RunStats {
   std::size_t completed = 0, failed = 0, warmup = 0;
   double duration_s = 0;  // first measured intended send -> last measured response end
@@ -47,6 +58,8 @@ struct RunStats {
   std::uint32_t peak_concurrency = 0;              // measured requests overlapping
   std::array<std::uint64_t, kErrorKindCount> errors{};
   std::array<std::uint64_t, 4> token_sources{};    // indexed by TokenSource
+  std::array<std::uint64_t, 4> input_token_sources{};  // completed requests, indexed by TokenSource
+  TargetLoss target_loss;
   double late_fraction = 0;                        // share of requests with schedule lag > 1 ms
   bool client_fell_behind = false;                 // late_fraction > 1 %
   std::vector<std::pair<std::string, Summary>> metrics;  // kMetricNames order, values in ms

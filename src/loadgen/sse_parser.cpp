@@ -66,6 +66,7 @@ void SseParser::process_line(std::string_view line) {
     value = line.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   }
+  if (field == "error") error_field_seen_ = true;
   if (field != "data") return;  // event:, id:, retry: do not affect latency accounting
   if (data_.size() + value.size() + 1 > max_event_bytes_) {
     error_ = true;

@@ -17,7 +17,9 @@ namespace inferscope::loadgen {
 
 // SseParser implements the WHATWG event-stream line rules: LF, CR or CRLF line ends (a CRLF split
 // across two feeds counts once), "data:" lines joined by '\n', ':' comments and other fields
-// ignored, an event dispatched on a blank line only if it carried data.
+// ignored, an event dispatched on a blank line only if it carried data. One non-standard field is
+// noted: llama.cpp reports a failure after it sent 200 and its headers as an `error: {...}` line
+// (then `data: [DONE]`), which WHATWG parsing would silently drop.
 class SseParser {
  public:
   // EventHandler receives the event's data (valid only during the call) and the feed time of its
@@ -38,8 +40,10 @@ class SseParser {
   // error is true once an event exceeded max_event_bytes (a malformed or hostile stream).
   bool error() const { return error_; }
 
+  // error_field_seen is true once an `error:` field line arrived (llama.cpp's mid-stream error).
+  bool error_field_seen() const { return error_field_seen_; }
+
  private:
-  void end_line();
   void process_line(std::string_view line);
 
   EventHandler on_event_;
@@ -50,6 +54,7 @@ class SseParser {
   bool event_started_ = false;
   bool last_was_cr_ = false;
   bool error_ = false;
+  bool error_field_seen_ = false;
   std::int64_t event_time_ = 0;
   std::int64_t feed_time_ = 0;
 };

@@ -34,6 +34,18 @@ void latency_section(std::string& out, const RunStats& st, std::string_view metr
 
 }  // namespace
 
+std::string target_loss_line(const TargetLoss& loss) {
+  if (!loss.lost) return {};
+  if (loss.never_reached) {
+    return fmt::format("TARGET UNREACHABLE: no request succeeded; the last {} failed at the connection level "
+                       "(from {:.3f} s into the run).\n",
+                       loss.failed_after, loss.at_s);
+  }
+  return fmt::format("TARGET WENT AWAY at {:.3f} s into the run (last successful response at {:.3f} s): the {} "
+                     "requests that ended after it all failed at the connection level.\n",
+                     loss.at_s, loss.last_success_s, loss.failed_after);
+}
+
 std::string percentile_key(double p) {
   return p == static_cast<double>(static_cast<int>(p)) ? fmt::format("p{}", static_cast<int>(p)) : fmt::format("p{}", p);
 }
@@ -73,9 +85,15 @@ std::string format_summary(const RunStats& st, const RunInfo& info) {
     line(out, fmt::format("Output tokens from {} (req):", to_string(static_cast<TokenSource>(k))),
          st.token_sources[static_cast<std::size_t>(k)]);
   }
+  for (int k = 1; k < 4; ++k) {
+    if (st.input_token_sources[static_cast<std::size_t>(k)] == 0) continue;
+    line(out, fmt::format("Input tokens from {} (req):", to_string(static_cast<TokenSource>(k))),
+         st.input_token_sources[static_cast<std::size_t>(k)]);
+  }
   if (st.warmup > 0) line(out, "Warm-up requests (excluded):", static_cast<std::uint64_t>(st.warmup));
   out += std::string(50, '=') + "\n";
   if (info.interrupted) out += "Interrupted: partial results.\n";
+  out += target_loss_line(st.target_loss);
   if (st.client_fell_behind) {
     out += fmt::format("WARNING: the client fell behind its schedule: {:.1f}% of requests were sent more than 1 ms "
                        "late (see Client Schedule Lag); latencies from the intended send stay correct.\n",
@@ -121,6 +139,20 @@ nlohmann::json summary_json(const RunStats& st, const RunInfo& info) {
   nlohmann::json sources = nlohmann::json::object();
   for (int k = 1; k < 4; ++k) sources[std::string(to_string(static_cast<TokenSource>(k)))] = st.token_sources[static_cast<std::size_t>(k)];
   j["token_sources"] = sources;
+  nlohmann::json input_sources = nlohmann::json::object();
+  for (int k = 1; k < 4; ++k) {
+    input_sources[std::string(to_string(static_cast<TokenSource>(k)))] = st.input_token_sources[static_cast<std::size_t>(k)];
+  }
+  j["input_token_sources"] = input_sources;
+  if (st.target_loss.lost) {
+    j["target_lost"] = {{"at_s", st.target_loss.at_s},
+                        {"last_success_s", st.target_loss.never_reached ? nlohmann::json(nullptr)
+                                                                        : nlohmann::json(st.target_loss.last_success_s)},
+                        {"failed_after", st.target_loss.failed_after},
+                        {"never_reached", st.target_loss.never_reached}};
+  } else {
+    j["target_lost"] = nullptr;
+  }
   j["late_fraction"] = st.late_fraction;
   j["client_fell_behind"] = st.client_fell_behind;
   j["interrupted"] = info.interrupted;

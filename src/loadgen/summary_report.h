@@ -38,6 +38,10 @@ std::string format_summary(const RunStats& stats, const RunInfo& info);
 // schedule lag, token_sources, slo_attainment, client_fell_behind, config).
 nlohmann::json summary_json(const RunStats& stats, const RunInfo& info);
 
+// target_loss_line returns the report's line saying that the target went away and when, or that it
+// was never reachable; "" when it stayed up.
+std::string target_loss_line(const TargetLoss& loss);
+
 // percentile_key returns vLLM's spelling of a percentile key: "p99", "p99.9".
 std::string percentile_key(double p);
 

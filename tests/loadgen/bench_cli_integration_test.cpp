@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -122,6 +121,8 @@ TEST(BenchCliIntegrationTest, BadFlagsAndSecretKey) {
   check({"--request-rate", "-3"}, "--request-rate");
   check({"--api-key-env", "INFERSCOPE_TEST_UNSET_VARIABLE"}, "--api-key-env");
   check({"--no-such-flag"}, "--no-such-flag");
+  check({"--fail-under-goodput", "0.9"}, "--fail-under-goodput");  // needs --slo
+  check({"--slo", "ttft=1s", "--fail-under-goodput", "1.5"}, "--fail-under-goodput");
   TestLlmServer server({.tokens = 2});
   std::ofstream(dir.path / "key") << "sk-secret-123\n";
   Outcome o = run({"bench", "--base-url", server.base_url(), "--num-prompts", "3", "--api-key-file",
@@ -140,8 +141,7 @@ TEST(BenchCliIntegrationTest, CtrlCPrintsPartialReport) {
   pid_t pid = start({"bench", "--base-url", server.base_url(), "--num-prompts", "100", "--max-concurrency", "2",
                      "--json", (dir.path / "s.json").string()},
                     dir);
-  for (int i = 0; i < 2000 && server.requests() < 2; ++i) std::this_thread::sleep_for(5ms);
-  ASSERT_EQ(server.requests(), 2);
+  ASSERT_TRUE(server.wait_for_requests(2, 20s));
   ::kill(pid, SIGINT);
   Outcome o = wait_for(pid, dir);
   EXPECT_EQ(o.rc, 130);
@@ -159,11 +159,66 @@ TEST(BenchCliIntegrationTest, DurationBoundEndsRun) {
   Outcome o = run({"bench", "--base-url", server.base_url(), "--duration", "300ms", "--request-rate", "20",
                    "--timeout", "200ms", "--json", (dir.path / "s.json").string()},
                   dir);
-  ASSERT_EQ(o.rc, 0) << o.err;
+  // Every request timed out: the report is still written, and the exit status says all failed.
+  EXPECT_EQ(o.rc, 2) << o.err;
+  EXPECT_NE(o.err.find("inferscope bench: all "), std::string::npos) << o.err;
   nlohmann::json j = nlohmann::json::parse(slurp(dir.path / "s.json"));
   EXPECT_GT(j["errors"]["timeout"].get<int>(), 0);
   EXPECT_EQ(j["completed"], 0);
   EXPECT_NE(o.err.find("done "), std::string::npos) << o.err;  // the first plain progress line
+}
+
+// Tests the CI gate: --fail-under-goodput exits 3 when too few requests meet the SLO and 0 when
+// enough do; the summary is written either way.
+TEST(BenchCliIntegrationTest, FailUnderGoodputGates) {
+  TestLlmServer server({.tokens = 2, .ttft = 20ms});
+  TempDir dir;
+  auto bench = [&](const std::string& slo) {
+    return run({"bench", "--base-url", server.base_url(), "--num-prompts", "6", "--max-concurrency", "2", "--slo", slo,
+                "--fail-under-goodput", "0.9", "--json", (dir.path / "s.json").string(), "--no-progress"},
+               dir);
+  };
+  Outcome strict = bench("ttft=1ms");  // the server waits 20 ms before the first token
+  EXPECT_EQ(strict.rc, 3) << strict.err;
+  EXPECT_NE(strict.err.find("--fail-under-goodput"), std::string::npos) << strict.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(slurp(dir.path / "s.json"))["slo_attainment"].get<double>(), 0.0);
+  Outcome loose = bench("ttft=60s");
+  EXPECT_EQ(loose.rc, 0) << loose.err;
+}
+
+// Tests that the class column of --csv and --jsonl is each request's own --mix class, and that
+// input tokens fall back to the client's estimate (marked) when the server sends no usage.
+TEST(BenchCliIntegrationTest, PerRequestClassAndInputSource) {
+  TestLlmServer server({.usage = false, .tokens = 2});
+  TempDir dir;
+  Outcome o = run({"bench", "--base-url", server.base_url(), "--num-prompts", "40", "--max-concurrency", "4",
+                   "--mix", "small:1:8:2,big:1:64:2", "--csv", (dir.path / "r.csv").string(), "--jsonl",
+                   (dir.path / "r.jsonl").string(), "--no-progress"},
+                  dir);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.out.find("Total input tokens:                      0 "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Input tokens from estimated (req):       40"), std::string::npos) << o.out;
+  std::istringstream lines(slurp(dir.path / "r.jsonl"));
+  std::string line;
+  int small = 0, big = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json r = nlohmann::json::parse(line);
+    EXPECT_EQ(r["input_token_source"], "estimated");
+    if (r["class"] == "small") {
+      ++small;
+      EXPECT_EQ(r["input_tokens"], 8);
+    } else {
+      ASSERT_EQ(r["class"], "big");
+      ++big;
+      EXPECT_EQ(r["input_tokens"], 64);
+    }
+  }
+  EXPECT_EQ(small + big, 40);
+  EXPECT_GT(small, 0);
+  EXPECT_GT(big, 0);
+  std::string csv = slurp(dir.path / "r.csv");
+  EXPECT_NE(csv.find(",big,"), std::string::npos);
+  EXPECT_NE(csv.find(",small,"), std::string::npos);
 }
 
 }  // namespace

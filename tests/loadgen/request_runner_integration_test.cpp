@@ -1,10 +1,14 @@
 #include "loadgen/request_runner.h"
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "loadgen/run_stats.h"
+#include "loadgen/summary_report.h"
 #include "loadgen/test_llm_server.h"
 
 namespace inferscope::loadgen {
@@ -22,11 +26,12 @@ struct Bench {
   bool stream = true;
   Nanos timeout = 10s;
   std::uint64_t seed = 1;
+  std::vector<WorkloadClass> classes{{"default", 1, fixed_length(8), fixed_length(8)}};
 
   RunResult run(std::atomic<RequestRunner*>* expose = nullptr) {
     auto target = parse_base_url(url);
     EXPECT_TRUE(target);
-    SyntheticWorkload workload({{"default", 1, fixed_length(8), fixed_length(8)}}, 0, seed);
+    SyntheticWorkload workload(classes, 0, seed);
     RequestOptions ro;
     ro.model = "m";
     ro.stream = stream;
@@ -214,7 +219,7 @@ TEST(RequestRunnerIntegrationTest, WarmupAndStop) {
   b.bounds = RunBounds{.max_requests = 1000};
   std::atomic<RequestRunner*> runner{nullptr};
   std::thread stopper([&] {
-    for (int i = 0; i < 2000 && server.requests() < 4; ++i) std::this_thread::sleep_for(5ms);
+    server.wait_for_requests(4, 10s);
     // The runner lives until run() returns, which it cannot do before stop() here.
     runner.load()->stop();
   });
@@ -223,6 +228,78 @@ TEST(RequestRunnerIntegrationTest, WarmupAndStop) {
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.records.size(), 4u);
   EXPECT_EQ(count_kind(r, ErrorKind::kCancelled), 4);
+}
+
+std::string testdata(const char* name) {
+  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR "/tests/loadgen/testdata/") + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Tests that recorded mid-stream failures of both shapes (llama.cpp's `error:` line, vLLM's
+// data: {"error": ...}) sent with HTTP 200 fail every request as stream_error, so none of them
+// enters the latency statistics.
+TEST(RequestRunnerIntegrationTest, RecordedErrorStreamsFail) {
+  for (const char* file : {"llamacpp-c392e50-stream-error.sse", "vllm-shape-stream-error.sse"}) {
+    TestLlmServer server({.behavior = Behavior::kReplay, .replay = testdata(file)});
+    Bench b{server.base_url()};
+    b.bounds.max_requests = 5;
+    RunResult r = b.run();
+    ASSERT_EQ(r.records.size(), 5u);
+    EXPECT_EQ(count_kind(r, ErrorKind::kStreamError), 5) << file << ": " << to_string(r.records[0].error);
+    EXPECT_EQ(r.records[0].http_status, 200);
+    RunStats st = compute_stats(r, {});
+    EXPECT_EQ(st.completed, 0u) << file;
+    EXPECT_EQ(st.metric("ttft").count, 0u) << file;
+    EXPECT_EQ(st.metric("e2el").count, 0u) << file;
+  }
+}
+
+// Tests that each record carries its own --mix class and the workload's input estimate, marked
+// as estimated when the server sends no usage.
+TEST(RequestRunnerIntegrationTest, RecordsKeepClassAndInputEstimate) {
+  TestLlmServer server({.usage = false, .tokens = 2});
+  Bench b{server.base_url()};
+  b.classes = {{"short", 1, fixed_length(4), fixed_length(2)}, {"long", 1, fixed_length(40), fixed_length(2)}};
+  RunResult r = b.run();
+  SyntheticWorkload same(b.classes, 0, b.seed);
+  int long_ones = 0;
+  for (const auto& rec : r.records) {
+    ASSERT_TRUE(rec.ok()) << to_string(rec.error);
+    RequestSpec spec = same.next(rec.index);
+    EXPECT_EQ(rec.class_id, spec.class_id) << rec.index;
+    EXPECT_EQ(rec.input_tokens, spec.class_id == 0 ? 4u : 40u);
+    EXPECT_EQ(rec.input_token_source, TokenSource::kEstimated);
+    long_ones += rec.class_id == 1;
+  }
+  EXPECT_GT(long_ones, 0);
+  EXPECT_LT(long_ones, 20);
+  EXPECT_GT(compute_stats(r, {}).total_input_tokens, 0u);
+}
+
+// Tests that when the target goes away mid-run, the queued requests fail (refused) and the
+// summary says the target went away and when, after the last successful response.
+TEST(RequestRunnerIntegrationTest, TargetGoneIsReported) {
+  TestLlmServer server({.tokens = 2, .ttft = 2ms});
+  Bench b{server.base_url()};
+  b.plan = LoadPlan{{LoadStage{Nanos(0), 200, 2}}, ArrivalKind::kConstant, 1};
+  b.bounds = RunBounds{.max_requests = 60};
+  std::thread killer([&] {
+    server.wait_for_requests(10, 10s);
+    server.stop();
+  });
+  RunResult r = b.run();
+  killer.join();
+  RunStats st = compute_stats(r, {});
+  ASSERT_GT(st.completed, 0u);
+  ASSERT_GT(count_kind(r, ErrorKind::kRefused), 0);
+  ASSERT_TRUE(st.target_loss.lost);
+  EXPECT_FALSE(st.target_loss.never_reached);
+  EXPECT_GE(st.target_loss.at_s, st.target_loss.last_success_s);
+  EXPECT_GE(st.target_loss.failed_after, static_cast<std::size_t>(count_kind(r, ErrorKind::kRefused)));
+  std::string report = format_summary(st, {});
+  EXPECT_NE(report.find("TARGET WENT AWAY at "), std::string::npos) << report;
 }
 
 }  // namespace

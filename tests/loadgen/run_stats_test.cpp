@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "loadgen/run_verdict.h"
 #include "loadgen/summary_report.h"
 
 namespace inferscope::loadgen {
@@ -99,6 +100,90 @@ TEST(RunStatsTest, ItlPerTokenAndLateWarning) {
   EXPECT_DOUBLE_EQ(j["median_itl_token_ms"].get<double>(), 10);
   EXPECT_TRUE(j.contains("p99.9_ttft_ms"));
   EXPECT_TRUE(j.contains("p99_e2el_corrected_ms"));
+}
+
+// failed_at builds a record that failed with `kind`, ending at `end_ms`.
+RequestRecord failed_at(std::uint64_t index, std::int64_t end_ms, ErrorKind kind) {
+  RequestRecord r = make(index, end_ms, 0, 1, 1, 0);
+  r.end_ns = end_ms * kMs;
+  r.error = kind;
+  return r;
+}
+
+// Tests the target-loss verdict: a tail of connection failures holding a refused connect after a
+// success is "went away" at the tail's first end; resets alone or a failure followed by a success
+// are not; nothing but refusals is "never reached".
+TEST(RunStatsTest, TargetLossFromTheTailOfFailures) {
+  RunResult gone;
+  gone.records.push_back(make(0, 0, 0, 10, 2, 5));  // ends at 15 ms
+  gone.records.push_back(failed_at(1, 40, ErrorKind::kTruncatedStream));  // in flight when it died
+  gone.records.push_back(failed_at(2, 41, ErrorKind::kRefused));
+  gone.records.push_back(failed_at(3, 42, ErrorKind::kRefused));
+  RunStats st = compute_stats(gone, {});
+  ASSERT_TRUE(st.target_loss.lost);
+  EXPECT_FALSE(st.target_loss.never_reached);
+  EXPECT_DOUBLE_EQ(st.target_loss.at_s, 0.040);
+  EXPECT_DOUBLE_EQ(st.target_loss.last_success_s, 0.015);
+  EXPECT_EQ(st.target_loss.failed_after, 3u);
+  EXPECT_NE(format_summary(st, {}).find("TARGET WENT AWAY at 0.040 s into the run (last successful response at "
+                                        "0.015 s): the 3 requests"),
+            std::string::npos)
+      << format_summary(st, {});
+  EXPECT_DOUBLE_EQ(summary_json(st, {})["target_lost"]["at_s"].get<double>(), 0.040);
+
+  RunResult recovered = gone;
+  recovered.records.push_back(make(4, 50, 0, 10, 2, 5));
+  EXPECT_FALSE(compute_stats(recovered, {}).target_loss.lost);
+  EXPECT_TRUE(summary_json(compute_stats(recovered, {}), {})["target_lost"].is_null());
+
+  RunResult resets;
+  resets.records.push_back(make(0, 0, 0, 10, 2, 5));
+  resets.records.push_back(failed_at(1, 40, ErrorKind::kReset));
+  EXPECT_FALSE(compute_stats(resets, {}).target_loss.lost);
+
+  RunResult never;
+  never.records.push_back(failed_at(0, 1, ErrorKind::kRefused));
+  never.records.push_back(failed_at(1, 2, ErrorKind::kRefused));
+  RunStats nst = compute_stats(never, {});
+  ASSERT_TRUE(nst.target_loss.lost);
+  EXPECT_TRUE(nst.target_loss.never_reached);
+  EXPECT_NE(format_summary(nst, {}).find("TARGET UNREACHABLE"), std::string::npos);
+}
+
+// Tests that input token sources are counted per completed request and reported.
+TEST(RunStatsTest, InputTokenSources) {
+  RunResult run;
+  RequestRecord a = make(0, 0, 0, 10, 2, 5);
+  a.input_token_source = TokenSource::kUsage;
+  RequestRecord b = make(1, 1, 0, 10, 2, 5);
+  b.input_tokens = 30;
+  b.input_token_source = TokenSource::kEstimated;
+  run.records = {a, b};
+  RunStats st = compute_stats(run, {});
+  EXPECT_EQ(st.total_input_tokens, 40u);
+  EXPECT_EQ(st.input_token_sources[static_cast<std::size_t>(TokenSource::kUsage)], 1u);
+  EXPECT_EQ(st.input_token_sources[static_cast<std::size_t>(TokenSource::kEstimated)], 1u);
+  EXPECT_NE(format_summary(st, {}).find("Input tokens from estimated (req):"), std::string::npos);
+  EXPECT_EQ(summary_json(st, {})["input_token_sources"]["estimated"], 1);
+}
+
+// Tests the exit status: interrupted wins, then all-failed, then the goodput gate.
+TEST(RunVerdictTest, ExitCodes) {
+  RunStats st;
+  st.completed = 0;
+  st.failed = 5;
+  EXPECT_EQ(run_verdict(st, true, std::nullopt).code, kExitInterrupted);
+  RunVerdict all_failed = run_verdict(st, false, std::nullopt);
+  EXPECT_EQ(all_failed.code, kExitAllFailed);
+  EXPECT_NE(all_failed.reason.find("all 5 measured requests failed"), std::string::npos) << all_failed.reason;
+  st.completed = 9;
+  st.failed = 1;
+  st.slo_attainment = 0.9;
+  EXPECT_EQ(run_verdict(st, false, std::nullopt).code, 0);
+  EXPECT_EQ(run_verdict(st, false, 0.9).code, 0);
+  RunVerdict under = run_verdict(st, false, 0.95);
+  EXPECT_EQ(under.code, kExitUnderGoodput);
+  EXPECT_NE(under.reason.find("--fail-under-goodput"), std::string::npos);
 }
 
 }  // namespace

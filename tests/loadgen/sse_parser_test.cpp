@@ -68,6 +68,18 @@ TEST(SseParserTest, FinishFlushesTrailingEvent) {
   EXPECT_FALSE(c.parser.finish());
 }
 
+// Tests that llama.cpp's non-standard `error:` field is noted (it carries no data event) and that
+// other unknown fields are not.
+TEST(SseParserTest, ErrorFieldIsNoted) {
+  Collected c;
+  c.parser.feed("event: x\nid: 1\n\n", 0);
+  EXPECT_FALSE(c.parser.error_field_seen());
+  c.parser.feed("error: {\"code\":400}\n\ndata: [DONE]\n\n", 1);
+  EXPECT_TRUE(c.parser.error_field_seen());
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0].first, "[DONE]");
+}
+
 // Tests that the real llama.cpp capture (first and last events of a 64-token answer, the middle
 // elided by a "..." line that is not a field) yields its 7 data events, ending with [DONE].
 TEST(SseParserTest, LlamaCppCapture) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <list>
 #include <mutex>
@@ -19,7 +20,9 @@
 
 namespace inferscope::loadgen::testing {
 
-enum class Behavior { kOk, kReset, kMalformed, kTruncate, kStatus500, kStatus429, kHang, kStreamErrorObject };
+// kReplay answers every streamed request with 200 and TestServerOptions::replay as the SSE body
+// (a recorded stream, e.g. llama.cpp's `error:` line); the other values misbehave as named.
+enum class Behavior { kOk, kReset, kMalformed, kTruncate, kStatus500, kStatus429, kHang, kStreamErrorObject, kReplay };
 
 struct TestServerOptions {
   Behavior behavior = Behavior::kOk;
@@ -28,6 +31,7 @@ struct TestServerOptions {
   bool role_chunk = false;  // vLLM-style role-only first chunk
   std::chrono::microseconds ttft{0};
   std::chrono::microseconds itl{0};
+  std::string replay = {};  // the SSE body for Behavior::kReplay
 };
 
 class TestLlmServer {
@@ -58,6 +62,12 @@ class TestLlmServer {
   unsigned short port() const { return port_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_.load(); }
+
+  // wait_for_requests blocks until `n` requests have arrived or `timeout` passed; reports which.
+  bool wait_for_requests(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(arrived_mutex_);
+    return arrived_.wait_for(lock, timeout, [&] { return requests_.load() >= n; });
+  }
   int peak_concurrent() const { return peak_.load(); }
 
  private:
@@ -141,7 +151,11 @@ class TestLlmServer {
       int peak = peak_.load();
       while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
       }
-      ++requests_;
+      {
+        std::lock_guard lock(arrived_mutex_);
+        ++requests_;
+      }
+      arrived_.notify_all();
       bool keep = co_await respond(s, body.find("\"stream\":true") != std::string::npos);
       --active_;
       if (!keep) co_return;
@@ -166,6 +180,9 @@ class TestLlmServer {
         co_return co_await write(s, "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
                                         std::to_string(body.size()) + "\r\n\r\n" + body);
       }
+      case Behavior::kReplay:
+        co_return co_await write(s, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                        chunk(options_.replay) + "0\r\n\r\n");
       default:
         break;
     }
@@ -211,6 +228,8 @@ class TestLlmServer {
   std::thread thread_;
   unsigned short port_ = 0;
   std::atomic<int> requests_{0}, active_{0}, peak_{0};
+  std::mutex arrived_mutex_;
+  std::condition_variable arrived_;
 };
 
 }  // namespace inferscope::loadgen::testing
