@@ -27,7 +27,4 @@ Result<HttpReply> blocking_http_request(std::string_view method, const std::stri
                                         std::string_view content_type = {},
                                         std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
-// url_encode percent-encodes `text` for a query parameter.
-std::string url_encode(std::string_view text);
-
 }  // namespace inferscope::stack

@@ -1,12 +1,12 @@
 // File: stack_test_support.h
 // Helpers for the stack integration tests: a temp state dir removed at the end, a Prometheus
-// query through blocking_http, and a poll-with-deadline for conditions on external processes.
+// query through promapi, and a poll-with-deadline for conditions on external processes.
 // Example: TempDir dir; auto v = query_scalar(prom_url, "up{job=\"sim\"}");
 // Test-only; not thread-safe beyond what each helper says.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "stack/blocking_http.h"
+#include "promapi/prometheus_client.h"
 
 namespace inferscope::stack::testing {
 
@@ -51,13 +51,11 @@ inline bool wait_until(const std::function<bool()>& condition, std::chrono::seco
 // query_value returns the first sample value of an instant query, or nullopt when the result is
 // empty or the query fails.
 inline std::optional<double> query_value(const std::string& prometheus_url, const std::string& promql) {
-  auto reply = blocking_http_request("GET", prometheus_url + "/api/v1/query?query=" + url_encode(promql));
-  if (!reply || reply->status != 200) return std::nullopt;
-  const auto json = nlohmann::json::parse(reply->body, nullptr, false);
-  if (json.is_discarded()) return std::nullopt;
-  const auto& result = json["data"]["result"];
-  if (!result.is_array() || result.empty()) return std::nullopt;
-  return std::stod(result[0]["value"][1].get<std::string>());
+  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3)});
+  if (!client) return std::nullopt;
+  auto result = client->query(promql);
+  if (!result || result->series.empty() || result->series[0].points.empty()) return std::nullopt;
+  return result->series[0].points[0].value;
 }
 
 // process_alive reports whether `pid` exists and is not a zombie.

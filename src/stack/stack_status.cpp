@@ -1,0 +1,178 @@
+// File: stack_status.cpp
+#include "stack/stack_status.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "promapi/prometheus_client.h"
+#include "stack/blocking_http.h"
+
+namespace inferscope::stack {
+namespace {
+
+using nlohmann::json;
+
+Result<json> prometheus_get(const std::string& prometheus_url, const std::string& path) {
+  auto reply = blocking_http_request("GET", prometheus_url + path, {}, {}, std::chrono::seconds(3));
+  if (!reply) return reply.error();
+  if (reply->status != 200) {
+    return make_error("cannot GET " + prometheus_url + path + ": HTTP " + std::to_string(reply->status));
+  }
+  json body = json::parse(reply->body, nullptr, false);
+  if (body.is_discarded() || body.value("status", "") != "success" || !body.contains("data")) {
+    return make_error("cannot read " + prometheus_url + path + ": not a Prometheus API answer");
+  }
+  return body["data"];
+}
+
+std::string text_or(const json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+}  // namespace
+
+std::string format_utc(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+Result<json> fetch_targets(const std::string& prometheus_url) {
+  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3)});
+  if (!client) return client.error();
+  auto targets = client->targets();
+  if (!targets) return targets.error();
+  json out = json::array();
+  for (const promapi::TargetHealth& t : *targets) {
+    const auto label = [&](const char* name) {
+      const auto it = t.labels.find(name);
+      return it == t.labels.end() ? std::string() : it->second;
+    };
+    out.push_back({{"job", label("job")},
+                   {"url", t.scrape_url},
+                   {"health", t.health.empty() ? "unknown" : t.health},
+                   {"last_error", t.last_error},
+                   {"last_scrape", t.last_scrape},
+                   {"kind", label("inferscope_kind")}});
+  }
+  return out;
+}
+
+// fetch_alerts reads /api/v1/alerts itself: promapi covers queries and targets but not alerts,
+// and the annotations (summary, runbook) exist only in this answer.
+Result<json> fetch_alerts(const std::string& prometheus_url) {
+  auto data = prometheus_get(prometheus_url, "/api/v1/alerts");
+  if (!data) return data.error();
+  json out = json::array();
+  for (const json& a : (*data)["alerts"]) {
+    const json& labels = a.contains("labels") ? a["labels"] : json::object();
+    out.push_back({{"alertname", text_or(labels, "alertname")},
+                   {"state", text_or(a, "state")},
+                   {"severity", text_or(labels, "severity")},
+                   {"labels", labels},
+                   {"annotations", a.contains("annotations") ? a["annotations"] : json::object()},
+                   {"active_at", text_or(a, "activeAt")},
+                   {"value", text_or(a, "value")}});
+  }
+  return out;
+}
+
+json build_status_json(const StatusInputs& in) {
+  json status = {{"prometheus", in.prometheus_url},
+                 {"alertmanager", in.alertmanager_url},
+                 {"api", in.api_url},
+                 {"children", json::array()},
+                 {"targets", json::array()},
+                 {"alerts", json::array()},
+                 {"errors", json::array()},
+                 {"relay", in.relay}};
+  for (const ChildStatus& c : in.children) {
+    status["children"].push_back({{"name", c.name},
+                                  {"pid", c.pid},
+                                  {"port", c.port},
+                                  {"running", c.running},
+                                  {"up_since", c.running ? format_utc(c.up_since) : ""},
+                                  {"restarts", c.restarts},
+                                  {"last_exit", c.last_exit}});
+  }
+  if (auto targets = fetch_targets(in.prometheus_url)) {
+    for (json& t : *targets) {
+      const std::string job = t["job"];
+      if (const auto d = in.dialects.find(job); d != in.dialects.end()) t["dialect"] = d->second;
+      if (const auto m = in.missing_alerts.find(job); m != in.missing_alerts.end()) t["missing_alerts"] = m->second;
+      status["targets"].push_back(std::move(t));
+    }
+  } else {
+    status["errors"].push_back(targets.error().message);
+  }
+  if (auto alerts = fetch_alerts(in.prometheus_url)) {
+    status["alerts"] = std::move(*alerts);
+  } else {
+    status["errors"].push_back(alerts.error().message);
+  }
+  return status;
+}
+
+std::string render_status_text(const json& s) {
+  std::string out = fmt::format("inferscope up: prometheus={} alertmanager={} api={}\n", text_or(s, "prometheus", "-"),
+                                text_or(s, "alertmanager", "-"), text_or(s, "api", "-"));
+  out += "children:\n";
+  if (!s.contains("children") || s["children"].empty()) out += "  (none)\n";
+  for (const json& c : s.value("children", json::array())) {
+    out += fmt::format("  {:<14} {:<8} pid {:<8} port {:<6} up since {:<21} restarts {}", text_or(c, "name"),
+                       c.value("running", false) ? "running" : "DOWN", c.value("pid", 0), c.value("port", 0),
+                       text_or(c, "up_since", "-").empty() ? "-" : text_or(c, "up_since"), c.value("restarts", 0));
+    if (!text_or(c, "last_exit").empty()) out += " (last exit: " + text_or(c, "last_exit") + ")";
+    out += "\n";
+  }
+  out += "targets:\n";
+  if (!s.contains("targets") || s["targets"].empty()) out += "  (none: Prometheus reports no scrape targets)\n";
+  for (const json& t : s.value("targets", json::array())) {
+    const std::string dialect = text_or(t, "dialect", text_or(t, "kind"));
+    out += fmt::format("  {:<16} {:<7} {:<12} {}", text_or(t, "job"), text_or(t, "health"), dialect.empty() ? "-" : dialect,
+                       text_or(t, "url"));
+    if (!text_or(t, "last_error").empty()) out += "  last error: " + text_or(t, "last_error");
+    out += "\n";
+    if (t.contains("missing_alerts") && !t["missing_alerts"].empty()) {
+      std::string names;
+      for (const json& n : t["missing_alerts"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+      out += fmt::format("  {:<16} alerts this dialect cannot support: {} (run `inferscope gateway` in front of it "
+                         "to get them)\n", "", names);
+    }
+  }
+  out += "firing alerts:\n";
+  int firing = 0;
+  for (const json& a : s.value("alerts", json::array())) {
+    if (text_or(a, "state") != "firing") continue;
+    ++firing;
+    const json labels = a.value("labels", json::object());
+    const json annotations = a.value("annotations", json::object());
+    out += fmt::format("  {:<32} {:<9} job={:<14} since {}  {}\n", text_or(a, "alertname"), text_or(a, "severity", "-"),
+                       text_or(labels, "job", "-"), text_or(a, "active_at", "-").substr(0, 19),
+                       text_or(annotations, "summary"));
+  }
+  if (firing == 0) out += "  (none)\n";
+  if (s.contains("relay") && s["relay"].is_object()) {
+    out += "notifications:\n";
+    for (const json& c : s["relay"].value("channels", json::array())) {
+      out += fmt::format("  {:<16} {:<9} pending {} failed {} delivered {}", text_or(c, "name"), text_or(c, "kind"),
+                         c.value("pending", 0), c.value("failed", 0), c.value("delivered", 0));
+      if (!text_or(c, "last_error").empty()) out += "  last error: " + text_or(c, "last_error");
+      out += "\n";
+    }
+    if (s["relay"].contains("watchdog_last_seen")) {
+      out += "  watchdog last seen " + text_or(s["relay"], "watchdog_last_seen", "never") +
+             (s["relay"].value("watchdog_alarm_raised", false) ? " (ALARM RAISED)" : "") + "\n";
+    }
+  }
+  for (const json& e : s.value("errors", json::array())) out += "error: " + e.get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace inferscope::stack

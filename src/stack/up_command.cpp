@@ -1,0 +1,253 @@
+// File: up_command.cpp
+// Flag wiring for `inferscope up` and its run loop: config → rules → files → API server → relay →
+// children → ready line → wait for SIGINT/SIGTERM → orderly stop. `--check` and `--status` too.
+#include "stack/up_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+
+#include "net/http_server.h"
+#include "net/router.h"
+#include "relay/relay.h"
+#include "stack/blocking_http.h"
+#include "stack/monitoring_stack.h"
+#include "stack/prom_duration.h"
+#include "stack/stack_status.h"
+#include "stack/up_context.h"
+#include "stack/up_routes.h"
+#include "stack/up_rules.h"
+
+namespace inferscope::stack {
+namespace {
+
+struct UpFlags {
+  std::string config_file;
+  std::vector<std::string> targets;
+  std::string kind = "auto";
+  bool check = false;
+  bool status = false;
+  bool json = false;
+  std::uint16_t port = 9300;
+  std::uint16_t prometheus_port = 9090;
+  std::uint16_t alertmanager_port = 9093;
+  std::string state_dir = "./inferscope-state";
+  std::string scrape_interval = "5s";
+  bool node_exporter = false;
+  std::vector<std::string> remote_write;
+  bool agent = false;
+  std::string prometheus;
+  BinaryPaths binaries;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "inferscope up: %s\n", message.c_str());
+  throw CLI::RuntimeError(1);
+}
+
+// EventPrinter prints the ready line and event lines whole, from any thread.
+class EventPrinter {
+ public:
+  void operator()(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    std::fputs(line.c_str(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+bool given(const CLI::App& cmd, const char* flag) { return cmd.count(flag) > 0; }
+
+StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
+  StackConfig config;
+  if (!f.config_file.empty()) {
+    auto loaded = load_stack_config(f.config_file);
+    if (!loaded) fail(loaded.error().message);
+    config = std::move(*loaded);
+  }
+  if (given(cmd, "--kind") && f.targets.empty()) fail("--kind applies to --target: give at least one --target");
+  for (const std::string& text : f.targets) {
+    auto target = parse_target_url(text);
+    if (!target) fail("--target: " + target.error().message);
+    target->kind = f.kind;
+    config.targets.push_back(std::move(*target));
+  }
+  if (given(cmd, "--port")) config.port = f.port;
+  if (given(cmd, "--prometheus-port")) config.prometheus_port = f.prometheus_port;
+  if (given(cmd, "--alertmanager-port")) config.alertmanager_port = f.alertmanager_port;
+  if (given(cmd, "--state-dir")) config.state_dir = f.state_dir;
+  if (given(cmd, "--scrape-interval")) {
+    auto d = parse_prom_duration(f.scrape_interval);
+    if (!d) fail("--scrape-interval: " + d.error().message);
+    config.scrape_interval = *d;
+  }
+  if (f.node_exporter) config.node_exporter = true;
+  for (const std::string& url : f.remote_write) config.remote_write.push_back(url);
+  if (f.agent) config.agent = true;
+  if (!f.prometheus.empty()) config.external_prometheus = f.prometheus;
+  if (given(cmd, "--prometheus-bin")) config.binaries.prometheus = f.binaries.prometheus;
+  if (given(cmd, "--alertmanager-bin")) config.binaries.alertmanager = f.binaries.alertmanager;
+  if (given(cmd, "--promtool-bin")) config.binaries.promtool = f.binaries.promtool;
+  if (given(cmd, "--node-exporter-bin")) config.binaries.node_exporter = f.binaries.node_exporter;
+  if (auto v = validate_stack_config(config); !v) fail(v.error().message);
+  return config;
+}
+
+void run_status(const UpFlags& f) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(f.port) + "/api/status";
+  auto reply = blocking_http_request("GET", url, {}, {}, std::chrono::seconds(10));
+  if (!reply) fail("cannot reach a running inferscope up: " + reply.error().message);
+  const auto status = nlohmann::json::parse(reply->body, nullptr, false);
+  if (reply->status != 200 || status.is_discarded()) {
+    fail("cannot GET " + url + ": HTTP " + std::to_string(reply->status) + " " + reply->body.substr(0, 200));
+  }
+  if (f.json) {
+    std::printf("%s\n", status.dump(2).c_str());
+  } else {
+    std::fputs(render_status_text(status).c_str(), stdout);
+  }
+}
+
+void run_check(const StackConfig& config, const UpRules& rules) {
+  const StackPorts ports{.api = config.port, .alertmanager = config.alertmanager_port};
+  auto report = check_generated_files(config, ports, rules.files);
+  if (!report) fail(report.error().message);
+  for (const std::string& line : report->tool_output) std::fprintf(stderr, "inferscope up: %s\n", line.c_str());
+  std::printf("inferscope up: check passed; generated files:\n%s\n%s\n", report->files.prometheus_yml.c_str(),
+              report->files.alertmanager_yml.c_str());
+  for (const auto& path : report->files.rule_files) std::printf("%s\n", path.c_str());
+}
+
+relay::RelayOptions relay_options(EventPrinter& print) {
+  relay::RelayOptions options;
+  options.on_event = [&print](const relay::RelayEvent& e) {
+    std::string line = "inferscope up: notification " + e.kind;
+    if (!e.channel.empty()) line += " channel=" + e.channel;
+    if (!e.text.empty()) line += ": " + e.text;
+    print(line);
+  };
+  return options;
+}
+
+int wait_for_stop_signal(const sigset_t& signals) {
+  int number = 0;
+  while (sigwait(&signals, &number) != 0) {
+  }
+  return number;
+}
+
+void run_up(const UpFlags& f, const CLI::App& cmd) {
+  if (f.status) return run_status(f);
+  StackConfig config = build_config(f, cmd);
+  auto rules = make_up_rules(config);
+  if (!rules) fail(rules.error().message);
+  for (const std::string& warning : rules->warnings) std::fprintf(stderr, "%s\n", warning.c_str());
+  if (f.check) return run_check(config, *rules);
+
+  // Every thread up starts inherits this mask; the signals are taken by sigwait below, so a
+  // SIGTERM during start-up still ends in an orderly stop (children unblock them after fork).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  EventPrinter print;
+  metrics::Registry registry;
+  UpContext context(registry);
+  std::error_code ec;
+  std::filesystem::create_directories(config.state_dir, ec);
+  if (ec) fail("cannot create --state-dir " + config.state_dir.string() + ": " + ec.message());
+  config.relay.database_path = (config.state_dir / "relay.db").string();
+  auto relay = relay::Relay::open(config.relay, registry, relay_options(print));
+  if (!relay) fail(relay.error().message);
+
+  std::unique_ptr<MonitoringStack> stack;
+  std::mutex stack_mutex;  // guards `stack` for status readers during start-up
+  std::string api_url;
+  net::Router router;
+  add_stack_routes(router, context, [&]() {
+    StatusInputs in;
+    {
+      std::lock_guard lock(stack_mutex);
+      if (stack) in.children = stack->supervisor().status();
+    }
+    in.prometheus_url = context.prometheus_url();
+    in.alertmanager_url = context.alertmanager_url();
+    in.api_url = api_url;
+    in.dialects = rules->dialects;
+    in.missing_alerts = rules->missing_alerts;
+    if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
+    return in;
+  });
+  add_webhook_route(router, **relay, [&print](const std::string& line) { print(line); });
+  // Other parts add their routes here, one call each (src/stack/README.md).
+
+  auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
+                                        .max_body_bytes = 8u << 20, .log_name = "up"},
+                                       router.handler());
+  if (!server) fail(server.error().message);
+  api_url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  (*relay)->start();
+  auto started = MonitoringStack::start(config, (*server)->port(), rules->files, registry,
+                                        [&print](const std::string& line) { print(line); });
+  if (!started) {
+    (*server)->stop();
+    (*relay)->stop();
+    fail(started.error().message);
+  }
+  {
+    std::lock_guard lock(stack_mutex);
+    stack = std::move(*started);
+  }
+  context.set_ready(stack->prometheus_url(), stack->alertmanager_url());
+  const std::string alertmanager = stack->alertmanager_url().empty() ? "none" : stack->alertmanager_url();
+  print("inferscope up: ready prometheus=" + stack->prometheus_url() + " alertmanager=" + alertmanager +
+        " api=" + api_url);
+
+  const int number = wait_for_stop_signal(stop_signals);
+  print("inferscope up: signal " + std::to_string(number) + " received, stopping");
+  (*server)->stop(std::chrono::seconds(1));
+  stack->stop();
+  (*relay)->stop();
+  print("inferscope up: stopped");
+}
+
+}  // namespace
+
+void add_up_command(CLI::App& app) {
+  auto flags = std::make_shared<UpFlags>();
+  CLI::App* cmd = app.add_subcommand("up", "run the monitoring stack: Prometheus, Alertmanager, rules, alert relay");
+  cmd->add_option("--config", flags->config_file, "YAML config (see deploy/inferscope.yaml)")->check(CLI::ExistingFile);
+  cmd->add_option("--target", flags->targets, "[NAME=]URL of a /metrics endpoint to scrape (repeatable)");
+  cmd->add_option("--kind", flags->kind, "kind of the --target servers")
+      ->check(CLI::IsMember({"inferscope", "vllm", "llamacpp", "tgi", "triton", "dcgm", "node", "auto"}))
+      ->capture_default_str();
+  cmd->add_flag("--check", flags->check, "validate, generate and check the files with promtool, print their paths, start nothing");
+  cmd->add_flag("--status", flags->status, "print the running instance's children, targets and firing alerts");
+  cmd->add_flag("--json", flags->json, "with --status: print the raw JSON of GET /api/status");
+  cmd->add_option("--port", flags->port, "up's own HTTP API port (0 = ephemeral)")->capture_default_str();
+  cmd->add_option("--prometheus-port", flags->prometheus_port, "Prometheus port (0 = ephemeral)")->capture_default_str();
+  cmd->add_option("--alertmanager-port", flags->alertmanager_port, "Alertmanager port (0 = ephemeral)")
+      ->capture_default_str();
+  cmd->add_option("--state-dir", flags->state_dir, "generated files, TSDB, relay outbox, logs")->capture_default_str();
+  cmd->add_option("--scrape-interval", flags->scrape_interval, "scrape and rule evaluation interval")
+      ->capture_default_str();
+  cmd->add_flag("--node-exporter", flags->node_exporter, "also run Debian's node-exporter and scrape it");
+  cmd->add_option("--remote-write", flags->remote_write, "remote_write URL (repeatable)");
+  cmd->add_flag("--agent", flags->agent, "run Prometheus in agent mode (scrape and remote-write only; rules run centrally)");
+  cmd->add_option("--prometheus", flags->prometheus, "use this Prometheus-compatible API instead of starting one");
+  cmd->add_option("--prometheus-bin", flags->binaries.prometheus, "path of prometheus")->capture_default_str();
+  cmd->add_option("--alertmanager-bin", flags->binaries.alertmanager, "path of Alertmanager")->capture_default_str();
+  cmd->add_option("--promtool-bin", flags->binaries.promtool, "path of promtool")->capture_default_str();
+  cmd->add_option("--node-exporter-bin", flags->binaries.node_exporter, "path of node-exporter")->capture_default_str();
+  cmd->callback([flags, cmd] { run_up(*flags, *cmd); });
+}
+
+}  // namespace inferscope::stack

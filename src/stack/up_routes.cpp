@@ -1,0 +1,87 @@
+// File: up_routes.cpp
+#include "stack/up_routes.h"
+
+#include <inferscope/metrics/exposition.h>
+#include <nlohmann/json.hpp>
+
+#include "stack/generated_files.h"
+
+namespace inferscope::stack {
+namespace {
+
+net::Response unavailable(std::string message) {
+  net::ApiError error = net::ApiError::server_error(std::move(message));
+  error.status = 503;
+  return net::Response::error(error);
+}
+
+}  // namespace
+
+std::vector<std::string> alert_event_lines(std::string_view webhook_body) {
+  std::vector<std::string> lines;
+  const auto body = nlohmann::json::parse(webhook_body, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("alerts") || !body["alerts"].is_array()) return lines;
+  for (const auto& alert : body["alerts"]) {
+    if (!alert.is_object() || !alert.contains("labels") || !alert["labels"].is_object()) continue;
+    const auto& labels = alert["labels"];
+    const std::string name = labels.value("alertname", "");
+    if (name == "InferscopeWatchdog") continue;
+    std::string line = "inferscope up: alert " + alert.value("status", std::string("firing")) + " " + name;
+    for (const char* key : {"job", "model", "severity"}) {
+      if (labels.contains(key) && labels[key].is_string()) line += std::string(" ") + key + "=" + labels[key].get<std::string>();
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+void add_stack_routes(net::Router& router, const UpContext& context, std::function<StatusInputs()> status_inputs) {
+  router.get("/api/status", [&context, status_inputs](const net::Request&) {
+    if (context.prometheus_url().empty()) return unavailable("inferscope up is still starting its stack");
+    return net::Response::json(build_status_json(status_inputs()).dump());
+  });
+  router.get("/api/alerts", [&context](const net::Request&) {
+    const std::string prometheus = context.prometheus_url();
+    if (prometheus.empty()) return unavailable("inferscope up is still starting its stack");
+    auto alerts = fetch_alerts(prometheus);
+    if (!alerts) return unavailable(alerts.error().message);
+    return net::Response::json(nlohmann::json{{"alerts", *alerts}}.dump());
+  });
+  router.get("/metrics", [&context](const net::Request& request) {
+    metrics::ScrapeResponse scrape =
+        metrics::render_scrape(context.registry(), request.header("Accept"), request.header("Accept-Encoding"));
+    net::Response response;
+    response.content_type = scrape.content_type;
+    response.body = std::move(scrape.body);
+    if (scrape.gzipped) response.headers.emplace_back("Content-Encoding", "gzip");
+    return response;
+  });
+}
+
+nlohmann::json relay_status_json(const relay::RelayStatus& status) {
+  nlohmann::json out = {{"channels", nlohmann::json::array()}, {"watchdog_alarm_raised", status.watchdog_alarm_raised}};
+  for (const relay::ChannelStatus& c : status.channels) {
+    out["channels"].push_back({{"name", c.name},
+                               {"kind", c.kind},
+                               {"pending", c.pending},
+                               {"failed", c.failed},
+                               {"delivered", c.delivered},
+                               {"last_error", c.last_error}});
+  }
+  out["watchdog_last_seen"] = status.watchdog_last_seen ? format_utc(*status.watchdog_last_seen) : "never";
+  return out;
+}
+
+void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events) {
+  router.post(kWebhookPath, [&relay, events](const net::Request& request) {
+    const relay::WebhookReply reply = relay.handle_webhook(request.body);
+    const auto answer = nlohmann::json::parse(reply.body, nullptr, false);
+    const bool stored = answer.is_object() && answer.value("status", "") == "stored";
+    if (reply.status == 200 && stored && events) {
+      for (const std::string& line : alert_event_lines(request.body)) events(line);
+    }
+    return net::Response::json(reply.body, reply.status);
+  });
+}
+
+}  // namespace inferscope::stack

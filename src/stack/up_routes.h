@@ -1,0 +1,39 @@
+// File: up_routes.h
+// The routes of `inferscope up`'s own HTTP API, on the shared net::Router: GET /api/status,
+// GET /api/alerts, GET /metrics, and POST /api/alertmanager/webhook into the relay. Other parts
+// add theirs the same way (see src/stack/README.md). Example:
+//   net::Router router; add_stack_routes(router, context, status_inputs); add_webhook_route(router, relay, emit);
+// Handlers run on the server's io threads; /api/status and /api/alerts make short blocking
+// loopback queries to Prometheus (3 s cap), so up's server runs several io threads.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "net/router.h"
+#include "relay/relay.h"
+#include "stack/stack_status.h"
+#include "stack/up_context.h"
+
+namespace inferscope::stack {
+
+// add_stack_routes registers GET /api/status (build_status_json of status_inputs()), GET /api/alerts
+// ({"alerts": [...]} from Prometheus; 503 OpenAI error JSON while it is unreachable) and GET
+// /metrics (context.registry(), negotiated and gzipped like every inferscope /metrics).
+// `context` and whatever status_inputs captures must outlive the server.
+void add_stack_routes(net::Router& router, const UpContext& context, std::function<StatusInputs()> status_inputs);
+
+// add_webhook_route registers POST /api/alertmanager/webhook: the relay stores the notification
+// and its answer (200 only once stored, 400 malformed, 503 database unavailable) goes back to
+// Alertmanager; each newly stored (not duplicate) alert also prints "inferscope up: alert firing|resolved NAME ..."
+// through `events` (the watchdog excepted). `relay` must outlive the server.
+void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events);
+
+// relay_status_json renders the relay's status for GET /api/status (render_status_text reads it).
+nlohmann::json relay_status_json(const relay::RelayStatus& status);
+
+// alert_event_lines turns one v4 webhook body into one event line per alert (watchdog skipped);
+// empty for a body that is not a v4 webhook.
+std::vector<std::string> alert_event_lines(std::string_view webhook_body);
+
+}  // namespace inferscope::stack
