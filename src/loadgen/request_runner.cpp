@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 #include <deque>
+#include <optional>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -27,7 +28,29 @@ namespace {
 constexpr int kSpawnBurst = 64;
 }  // namespace
 
+// State is one run: its io_context, timers, records and counters, and the coroutine steps that
+// drive them (dispatch -> wait_until_due -> wait_for_slot -> launch -> run_request; tick).
 struct RequestRunner::State {
+  // Limits are the run's bounds resolved once: the request count and end offset (both incl.
+  // warm-up) and the largest stage cap.
+  struct Limits {
+    std::uint64_t max_total = 0;  // 0 = no count bound
+    Nanos end_at = Nanos::max();
+    std::uint32_t max_cap = 0;
+  };
+  // Arrival is the next request the dispatcher is about to send.
+  struct Arrival {
+    std::uint64_t index = 0;
+    Nanos intended{0};
+    bool closed = false;  // closed loop: sent as soon as a slot frees, intended = actual
+    std::int64_t dispatched_ns = 0;
+  };
+
+  const RunConfig& config;
+  const Workload& workload;
+  const RequestBuilder& builder;
+  RunObserver* observer = nullptr;
+  Limits limits;
   asio::io_context io{1};
   RunClock clock;
   std::unique_ptr<HttpClient> client;
@@ -42,12 +65,155 @@ struct RequestRunner::State {
   std::int64_t end_ns = 0;
   bool stopping = false, interrupted = false, dispatch_finished = false, waiting_for_slot = false;
 
-  State(const LoadPlan& plan, std::uint64_t seed) : schedule(plan, seed) {}
+  State(const RunConfig& c, const Workload& w, const RequestBuilder& b)
+      : config(c), workload(w), builder(b), schedule(c.plan, c.seed) {}
+
+  void resolve_limits();
+  RunStatus status() const;
+  void maybe_finish();
+  asio::awaitable<void> dispatch();
+  asio::awaitable<std::optional<Arrival>> next_arrival(std::uint64_t index, Nanos previous, int& burst);
+  asio::awaitable<bool> wait_for_slot();
+  RequestRecord& launch(const Arrival& arrival);
+  asio::awaitable<void> run_request(RequestRecord& rec);
+  asio::awaitable<void> tick();
+  RunResult take_result();
 };
+
+void RequestRunner::State::resolve_limits() {
+  const RunBounds& b = config.bounds;
+  limits.max_total = b.max_requests > 0 ? b.max_requests + b.warmup_requests : 0;
+  limits.end_at = schedule.plan_end();
+  if (b.max_duration.count() > 0) limits.end_at = std::min(limits.end_at, b.max_duration + b.warmup_time);
+  for (std::size_t i = 0; i < schedule.stage_count(); ++i) limits.max_cap = std::max(limits.max_cap, schedule.stage(i).concurrency);
+}
+
+RunStatus RequestRunner::State::status() const {
+  return RunStatus{clock.now_ns(), records.size(), done, errors, in_flight, limits.max_total,
+                   limits.end_at == Nanos::max() ? Nanos(0) : limits.end_at};
+}
+
+// maybe_finish ends the run once nothing is left to dispatch and nothing is in flight.
+void RequestRunner::State::maybe_finish() {
+  if (!dispatch_finished || in_flight > 0) return;
+  end_ns = clock.now_ns();
+  tick_timer.cancel();
+  signals.cancel();
+}
+
+asio::awaitable<void> RequestRunner::State::dispatch() {
+  Nanos previous{0};
+  int burst = 0;
+  for (std::uint64_t i = 0; !stopping && (limits.max_total == 0 || i < limits.max_total); ++i) {
+    std::optional<Arrival> arrival = co_await next_arrival(i, previous, burst);
+    if (!arrival || stopping) break;
+    if (!co_await wait_for_slot()) break;
+    RequestRecord& rec = launch(*arrival);
+    previous = Nanos(rec.intended_ns);
+    asio::co_spawn(io, run_request(rec), asio::detached);
+  }
+  dispatch_finished = true;
+  maybe_finish();
+}
+
+// next_arrival finds arrival `index`'s intended time and waits until it is due; empty when the
+// schedule or the run's time has ended. A late timer never shifts later arrivals.
+asio::awaitable<std::optional<RequestRunner::State::Arrival>> RequestRunner::State::next_arrival(
+    std::uint64_t index, Nanos previous, int& burst) {
+  Nanos now{clock.now_ns()};
+  bool closed = schedule.stage(schedule.stage_index_at(previous)).rate <= 0;
+  auto next = schedule.next(closed ? std::max(previous, now) : previous);
+  if (!next || *next >= limits.end_at) co_return std::nullopt;
+  if (Nanos(clock.now_ns()) < *next) {
+    burst = 0;
+    arrival_timer.expires_at(clock.at(next->count()));
+    error_code ec;
+    co_await arrival_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  } else if (++burst >= kSpawnBurst) {
+    burst = 0;
+    co_await asio::post(io, asio::use_awaitable);
+  }
+  co_return Arrival{index, *next, closed, clock.now_ns()};
+}
+
+// wait_for_slot holds the arrival while the cap of the stage active now is full, waking on a
+// completion or at the stage's end (the next stage may have a larger cap). False when the run
+// stopped or its time ran out meanwhile (the arrival is then never sent).
+asio::awaitable<bool> RequestRunner::State::wait_for_slot() {
+  for (;;) {
+    std::size_t stage = schedule.stage_index_at(Nanos(clock.now_ns()));
+    std::uint32_t cap = schedule.stage(stage).concurrency;
+    if (stopping) co_return false;
+    if (cap == 0 || in_flight < cap) co_return true;
+    waiting_for_slot = true;
+    Nanos wake = std::min(schedule.stage_end(stage), limits.end_at);
+    slot_timer.expires_at(wake == Nanos::max() ? std::chrono::steady_clock::time_point::max() : clock.at(wake.count()));
+    error_code ec;
+    co_await slot_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    waiting_for_slot = false;
+    if (Nanos(clock.now_ns()) >= limits.end_at) co_return false;
+  }
+}
+
+// launch creates the record of an arrival that got its slot and counts it in flight.
+RequestRecord& RequestRunner::State::launch(const Arrival& arrival) {
+  const RunBounds& b = config.bounds;
+  std::int64_t now_ns = clock.now_ns();
+  RequestRecord& rec = records.emplace_back();
+  rec.index = arrival.index;
+  rec.intended_ns = arrival.closed ? now_ns : arrival.intended.count();
+  rec.dispatched_ns = arrival.closed ? now_ns : arrival.dispatched_ns;
+  rec.streaming = builder.streaming();
+  rec.warmup = arrival.index < b.warmup_requests || Nanos(rec.intended_ns) < b.warmup_time;
+  ++in_flight;
+  peak_in_flight = std::max<std::uint32_t>(peak_in_flight, static_cast<std::uint32_t>(in_flight));
+  return rec;
+}
+
+// run_request builds the request, runs it through the client and accounts for its completion.
+asio::awaitable<void> RequestRunner::State::run_request(RequestRecord& rec) {
+  RequestSpec spec = workload.next(rec.index);
+  rec.class_id = spec.class_id;
+  if (spec.input_tokens > 0) {  // the server's usage.prompt_tokens replaces it when sent
+    rec.input_tokens = spec.input_tokens;
+    rec.input_token_source = TokenSource::kEstimated;
+  }
+  std::string wire = builder.build(spec);
+  rec.started_ns = clock.now_ns();
+  co_await client->execute(wire, rec, clock.at(rec.started_ns) + config.request_timeout);
+  --in_flight;
+  ++done;
+  if (!rec.ok()) ++errors;
+  if (observer != nullptr) observer->on_complete(rec);
+  if (waiting_for_slot) slot_timer.cancel();
+  maybe_finish();
+}
+
+// tick reports progress every tick_interval until the run ends.
+asio::awaitable<void> RequestRunner::State::tick() {
+  while (!(dispatch_finished && in_flight == 0)) {
+    tick_timer.expires_after(config.tick_interval);
+    error_code ec;
+    co_await tick_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (observer != nullptr) observer->on_tick(status());
+  }
+}
+
+RunResult RequestRunner::State::take_result() {
+  RunResult result;
+  result.interrupted = interrupted;
+  result.end_ns = end_ns;
+  result.peak_in_flight = peak_in_flight;
+  result.configured_concurrency = limits.max_cap;
+  result.records.reserve(records.size());
+  for (RequestRecord& r : records) result.records.push_back(std::move(r));
+  records.clear();
+  return result;
+}
 
 RequestRunner::RequestRunner(RunConfig config, const Workload& workload, const RequestBuilder& builder)
     : config_(std::move(config)), workload_(workload), builder_(builder),
-      state_(std::make_unique<State>(config_.plan, config_.seed)) {}
+      state_(std::make_unique<State>(config_, workload_, builder_)) {}
 
 RequestRunner::~RequestRunner() = default;
 
@@ -65,111 +231,11 @@ void RequestRunner::stop() {
 Result<RunResult> RequestRunner::run() {
   State& s = *state_;
   s.clock = RunClock{};
+  s.observer = observer_;
   auto client = HttpClient::create(s.io, config_.target, s.clock, config_.client);
   if (!client) return client.error();
   s.client = std::move(*client);
-  const RunBounds& b = config_.bounds;
-  const std::uint64_t max_total = b.max_requests > 0 ? b.max_requests + b.warmup_requests : 0;
-  Nanos end_at = s.schedule.plan_end();
-  if (b.max_duration.count() > 0) end_at = std::min(end_at, b.max_duration + b.warmup_time);
-  std::uint32_t max_cap = 0;
-  for (std::size_t i = 0; i < s.schedule.stage_count(); ++i) max_cap = std::max(max_cap, s.schedule.stage(i).concurrency);
-
-  auto maybe_finish = [&s] {
-    if (!s.dispatch_finished || s.in_flight > 0) return;
-    s.end_ns = s.clock.now_ns();
-    s.tick_timer.cancel();
-    s.signals.cancel();
-  };
-
-  auto run_request = [&](RequestRecord& rec) -> asio::awaitable<void> {
-    RequestSpec spec = workload_.next(rec.index);
-    rec.class_id = spec.class_id;
-    if (spec.input_tokens > 0) {  // the server's usage.prompt_tokens replaces it when sent
-      rec.input_tokens = spec.input_tokens;
-      rec.input_token_source = TokenSource::kEstimated;
-    }
-    std::string wire = builder_.build(spec);
-    rec.started_ns = s.clock.now_ns();
-    co_await s.client->execute(wire, rec, s.clock.at(rec.started_ns) + config_.request_timeout);
-    --s.in_flight;
-    ++s.done;
-    if (!rec.ok()) ++s.errors;
-    if (observer_ != nullptr) observer_->on_complete(rec);
-    if (s.waiting_for_slot) s.slot_timer.cancel();
-    maybe_finish();
-  };
-
-  auto dispatcher = [&]() -> asio::awaitable<void> {
-    Nanos prev{0};
-    int burst = 0;
-    for (std::uint64_t i = 0; !s.stopping && (max_total == 0 || i < max_total); ++i) {
-      Nanos now{s.clock.now_ns()};
-      bool closed = s.schedule.stage(s.schedule.stage_index_at(prev)).rate <= 0;
-      auto next = s.schedule.next(closed ? std::max(prev, now) : prev);
-      if (!next || *next >= end_at) break;
-      if (Nanos(s.clock.now_ns()) < *next) {
-        burst = 0;
-        s.arrival_timer.expires_at(s.clock.at(next->count()));
-        error_code ec;
-        co_await s.arrival_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (s.stopping) break;
-      } else if (++burst >= kSpawnBurst) {
-        burst = 0;
-        co_await asio::post(s.io, asio::use_awaitable);
-      }
-      std::int64_t dispatched = s.clock.now_ns();
-      // Hold the arrival while the cap of the stage active now is full; wake on a completion or
-      // at the stage's end (the next stage may have a larger cap).
-      bool expired = false;  // the run's time ran out while this arrival waited: never sent
-      for (;;) {
-        std::size_t stage = s.schedule.stage_index_at(Nanos(s.clock.now_ns()));
-        std::uint32_t cap = s.schedule.stage(stage).concurrency;
-        if (s.stopping || cap == 0 || s.in_flight < cap) break;
-        s.waiting_for_slot = true;
-        Nanos wake = std::min(s.schedule.stage_end(stage), end_at);
-        if (wake == Nanos::max()) {
-          s.slot_timer.expires_at(std::chrono::steady_clock::time_point::max());
-        } else {
-          s.slot_timer.expires_at(s.clock.at(wake.count()));
-        }
-        error_code ec;
-        co_await s.slot_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        s.waiting_for_slot = false;
-        if (Nanos(s.clock.now_ns()) >= end_at) {
-          expired = true;
-          break;
-        }
-      }
-      if (s.stopping || expired) break;
-      std::int64_t now_ns = s.clock.now_ns();
-      RequestRecord& rec = s.records.emplace_back();
-      rec.index = i;
-      rec.intended_ns = closed ? now_ns : next->count();
-      rec.dispatched_ns = closed ? now_ns : dispatched;
-      rec.streaming = builder_.streaming();
-      rec.warmup = i < b.warmup_requests || Nanos(rec.intended_ns) < b.warmup_time;
-      prev = Nanos(rec.intended_ns);
-      ++s.in_flight;
-      s.peak_in_flight = std::max<std::uint32_t>(s.peak_in_flight, static_cast<std::uint32_t>(s.in_flight));
-      asio::co_spawn(s.io, run_request(rec), asio::detached);
-    }
-    s.dispatch_finished = true;
-    maybe_finish();
-  };
-
-  auto ticker = [&]() -> asio::awaitable<void> {
-    while (!(s.dispatch_finished && s.in_flight == 0)) {
-      s.tick_timer.expires_after(config_.tick_interval);
-      error_code ec;
-      co_await s.tick_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      if (observer_ != nullptr) {
-        observer_->on_tick(RunStatus{s.clock.now_ns(), s.records.size(), s.done, s.errors, s.in_flight, max_total,
-                                     end_at == Nanos::max() ? Nanos(0) : end_at});
-      }
-    }
-  };
-
+  s.resolve_limits();
   if (config_.handle_signals) {
     s.signals.add(SIGINT);
     s.signals.add(SIGTERM);
@@ -177,23 +243,11 @@ Result<RunResult> RequestRunner::run() {
       if (!ec) stop();
     });
   }
-  asio::co_spawn(s.io, dispatcher(), asio::detached);
-  asio::co_spawn(s.io, ticker(), asio::detached);
+  asio::co_spawn(s.io, s.dispatch(), asio::detached);
+  asio::co_spawn(s.io, s.tick(), asio::detached);
   s.io.run();
-  if (observer_ != nullptr) {
-    observer_->on_tick(RunStatus{s.clock.now_ns(), s.records.size(), s.done, s.errors, s.in_flight, max_total,
-                                 end_at == Nanos::max() ? Nanos(0) : end_at});
-  }
-
-  RunResult result;
-  result.interrupted = s.interrupted;
-  result.end_ns = s.end_ns;
-  result.peak_in_flight = s.peak_in_flight;
-  result.configured_concurrency = max_cap;
-  result.records.reserve(s.records.size());
-  for (RequestRecord& r : s.records) result.records.push_back(std::move(r));
-  s.records.clear();
-  return result;
+  if (observer_ != nullptr) observer_->on_tick(s.status());
+  return s.take_result();
 }
 
 }  // namespace inferscope::loadgen
