@@ -22,13 +22,13 @@ using LabelMap = std::map<std::string, std::string>;
 
 // Alert is one entry of alerts[]. Times are kept as Alertmanager sent them (RFC 3339) and parsed.
 struct Alert {
-  std::string status;  // "firing" | "resolved"
-  LabelMap labels;
-  LabelMap annotations;
-  std::string starts_at;
-  std::string ends_at;  // "0001-01-01T00:00:00Z" while firing
-  std::string generator_url;
-  std::string fingerprint;
+  std::string status{};  // "firing" | "resolved"
+  LabelMap labels{};
+  LabelMap annotations{};
+  std::string starts_at{};
+  std::string ends_at{};  // "0001-01-01T00:00:00Z" while firing
+  std::string generator_url{};
+  std::string fingerprint{};
 
   // alertname returns labels["alertname"] or "" .
   std::string alertname() const;
@@ -38,23 +38,23 @@ struct Alert {
 
 // Notification is the whole payload.
 struct Notification {
-  std::string receiver;
-  std::string status;  // "firing" if any alert fires, else "resolved"
-  std::vector<Alert> alerts;
-  LabelMap group_labels;
-  LabelMap common_labels;
-  LabelMap common_annotations;
-  std::string external_url;
-  std::string group_key;
+  std::string receiver{};
+  std::string status{};  // "firing" if any alert fires, else "resolved"
+  std::vector<Alert> alerts{};
+  LabelMap group_labels{};
+  LabelMap common_labels{};
+  LabelMap common_annotations{};
+  std::string external_url{};
+  std::string group_key{};
   std::int64_t truncated_alerts = 0;
 };
 
 // FiredAlert is one row of the fired-alert history.
 struct FiredAlert {
-  std::string fingerprint;
-  std::string alertname;
-  LabelMap labels;
-  LabelMap annotations;
+  std::string fingerprint{};
+  std::string alertname{};
+  LabelMap labels{};
+  LabelMap annotations{};
   std::chrono::system_clock::time_point starts_at;
   std::optional<std::chrono::system_clock::time_point> ends_at;  // unset while still firing
 };
@@ -76,5 +76,8 @@ std::string dedupe_key(const Notification& notification);
 // parse_rfc3339 parses "2026-11-30T03:26:28.51Z" or "...+08:00"; nullopt if malformed. The Go
 // zero time "0001-01-01T00:00:00Z" parses (it is before any real time).
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
+
+// format_rfc3339 writes a time as "2026-11-30T03:26:28.510Z" (UTC, milliseconds).
+std::string format_rfc3339(std::chrono::system_clock::time_point time);
 
 }  // namespace inferscope::relay

@@ -1,0 +1,360 @@
+// SQLite outbox. Every write is one BEGIN IMMEDIATE transaction, so a webhook is acknowledged
+// only after its rows are committed with synchronous=FULL (durable across a crash of the process
+// or the machine).
+#include "relay/outbox.h"
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+namespace inferscope::relay {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS notifications(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  dedupe_key TEXT NOT NULL,
+  received_ms INTEGER NOT NULL,
+  payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS notifications_dedupe ON notifications(dedupe_key, received_ms);
+CREATE TABLE IF NOT EXISTS deliveries(
+  notification_id INTEGER NOT NULL REFERENCES notifications(id),
+  channel TEXT NOT NULL,
+  state INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL DEFAULT '',
+  updated_ms INTEGER NOT NULL,
+  PRIMARY KEY(notification_id, channel));
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries(channel, state, next_attempt_ms);
+CREATE TABLE IF NOT EXISTS channel_sends(channel TEXT NOT NULL, sent_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS channel_sends_time ON channel_sends(channel, sent_ms);
+CREATE TABLE IF NOT EXISTS alert_history(
+  fingerprint TEXT NOT NULL,
+  starts_ms INTEGER NOT NULL,
+  alertname TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  annotations TEXT NOT NULL,
+  ends_ms INTEGER,
+  updated_ms INTEGER NOT NULL,
+  PRIMARY KEY(fingerprint, starts_ms));
+CREATE INDEX IF NOT EXISTS alert_history_time ON alert_history(starts_ms);
+CREATE TABLE IF NOT EXISTS relay_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+)sql";
+
+// Statement owns one prepared statement; bind() indices start at 1.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  void bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void bind(int i, const std::string& v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
+  int step() { return sqlite3_step(stmt_); }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::int64_t int_at(int i) { return sqlite3_column_int64(stmt_, i); }
+  bool null_at(int i) { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  std::string text_at(int i) {
+    const auto* p = sqlite3_column_text(stmt_, i);
+    return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+std::string labels_text(const LabelMap& labels) {
+  json j = json::object();
+  for (const auto& [k, v] : labels) j[k] = v;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+LabelMap labels_from(const std::string& text) {
+  LabelMap out;
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (v.is_string()) out.emplace(k, v.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::int64_t to_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point time_from_ms(std::int64_t ms) {
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+}
+
+// Transaction rolls back unless commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { rc_ = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr); }
+  ~Transaction() {
+    if (rc_ == SQLITE_OK && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  bool began() const { return rc_ == SQLITE_OK; }
+  bool commit() {
+    done_ = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+    return done_;
+  }
+
+ private:
+  sqlite3* db_;
+  int rc_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chrono::milliseconds busy_timeout) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return make_error("cannot open relay outbox " + path + ": " + message);
+  }
+  std::unique_ptr<Outbox> box(new Outbox(db, path));
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
+    if (auto r = box->exec(pragma); !r) return r.error();
+  }
+  if (auto r = box->exec(kSchema); !r) return r.error();
+  return box;
+}
+
+Outbox::~Outbox() { sqlite3_close_v2(db_); }
+
+Error Outbox::db_error(const std::string& what) const {
+  return make_error("cannot " + what + " in relay outbox " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
+Result<void> Outbox::exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    Error e = make_error("cannot run '" + std::string(sql).substr(0, 40) + "' in relay outbox " + path_ + ": " +
+                         (message != nullptr ? message : "unknown error"));
+    sqlite3_free(message);
+    return e;
+  }
+  return {};
+}
+
+Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key, const std::vector<std::string>& channels,
+                                   std::int64_t now_ms, std::int64_t dedupe_window_ms) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  if (!tx.began()) return db_error("begin a transaction");
+  {
+    Statement seen(db_, "SELECT 1 FROM notifications WHERE dedupe_key = ?1 AND received_ms > ?2 LIMIT 1");
+    seen.bind(1, key);
+    seen.bind(2, now_ms - dedupe_window_ms);
+    const int rc = seen.step();
+    if (rc == SQLITE_ROW) return StoreOutcome::kDuplicate;
+    if (rc != SQLITE_DONE) return db_error("look up a duplicate");
+  }
+  Statement insert(db_, "INSERT INTO notifications(dedupe_key, received_ms, payload) VALUES(?1, ?2, ?3)");
+  insert.bind(1, key);
+  insert.bind(2, now_ms);
+  insert.bind(3, notification_to_json(n));
+  if (!insert.ok() || insert.step() != SQLITE_DONE) return db_error("store a notification");
+  const std::int64_t id = sqlite3_last_insert_rowid(db_);
+  Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
+  for (const std::string& channel : channels) {
+    delivery.reset();
+    delivery.bind(1, id);
+    delivery.bind(2, channel);
+    delivery.bind(3, now_ms);
+    if (delivery.step() != SQLITE_DONE) return db_error("queue a delivery");
+  }
+  Statement fired(db_,
+                  "INSERT INTO alert_history(fingerprint, starts_ms, alertname, labels, annotations, ends_ms, updated_ms) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fingerprint, starts_ms) DO UPDATE SET "
+                  "ends_ms = COALESCE(excluded.ends_ms, alert_history.ends_ms), annotations = excluded.annotations, "
+                  "updated_ms = excluded.updated_ms");
+  for (const Alert& a : n.alerts) {
+    const auto starts = parse_rfc3339(a.starts_at);
+    fired.reset();
+    fired.bind(1, a.fingerprint.empty() ? labels_text(a.labels) : a.fingerprint);
+    fired.bind(2, starts ? to_ms(*starts) : now_ms);
+    fired.bind(3, a.alertname());
+    fired.bind(4, labels_text(a.labels));
+    fired.bind(5, labels_text(a.annotations));
+    if (a.status == "resolved") {
+      const auto ends = parse_rfc3339(a.ends_at);
+      fired.bind(6, ends && ends->time_since_epoch().count() > 0 ? to_ms(*ends) : now_ms);
+    } else {
+      fired.bind_null(6);
+    }
+    fired.bind(7, now_ms);
+    if (fired.step() != SQLITE_DONE) return db_error("record alert history");
+  }
+  if (!tx.commit()) return db_error("commit a notification");
+  return StoreOutcome::kStored;
+}
+
+Result<std::vector<PendingDelivery>> Outbox::due(const std::string& channel, std::int64_t now_ms, int limit) {
+  std::lock_guard lock(mutex_);
+  Statement q(db_,
+              "SELECT n.id, n.payload, n.received_ms, d.attempts FROM deliveries d JOIN notifications n "
+              "ON n.id = d.notification_id WHERE d.channel = ?1 AND d.state = 0 AND d.next_attempt_ms <= ?2 "
+              "ORDER BY n.id LIMIT ?3");
+  q.bind(1, channel);
+  q.bind(2, now_ms);
+  q.bind(3, limit);
+  std::vector<PendingDelivery> rows;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    rows.push_back({q.int_at(0), q.text_at(1), q.int_at(2), static_cast<int>(q.int_at(3))});
+  }
+  if (rc != SQLITE_DONE) return db_error("read due deliveries");
+  return rows;
+}
+
+Result<std::optional<std::int64_t>> Outbox::next_due_ms(const std::string& channel) {
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT MIN(next_attempt_ms) FROM deliveries WHERE channel = ?1 AND state = 0");
+  q.bind(1, channel);
+  if (q.step() != SQLITE_ROW) return db_error("read the next due delivery");
+  if (q.null_at(0)) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(q.int_at(0));
+}
+
+Result<void> Outbox::update(const std::string& channel, const std::vector<DeliveryUpdate>& updates, std::int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  if (!tx.began()) return db_error("begin a transaction");
+  Statement u(db_,
+              "UPDATE deliveries SET state = ?1, attempts = ?2, next_attempt_ms = ?3, last_error = ?4, updated_ms = ?5 "
+              "WHERE notification_id = ?6 AND channel = ?7");
+  for (const DeliveryUpdate& d : updates) {
+    u.reset();
+    u.bind(1, static_cast<std::int64_t>(d.state));
+    u.bind(2, d.attempts);
+    u.bind(3, d.next_attempt_ms);
+    u.bind(4, d.error);
+    u.bind(5, now_ms);
+    u.bind(6, d.notification_id);
+    u.bind(7, channel);
+    if (u.step() != SQLITE_DONE) return db_error("update a delivery");
+  }
+  if (!tx.commit()) return db_error("commit delivery updates");
+  return {};
+}
+
+Result<void> Outbox::record_send(const std::string& channel, std::int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "INSERT INTO channel_sends(channel, sent_ms) VALUES(?1, ?2)");
+  s.bind(1, channel);
+  s.bind(2, now_ms);
+  if (s.step() != SQLITE_DONE) return db_error("record a send");
+  return {};
+}
+
+Result<std::vector<std::int64_t>> Outbox::sends_since(const std::string& channel, std::int64_t since_ms) {
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT sent_ms FROM channel_sends WHERE channel = ?1 AND sent_ms >= ?2 ORDER BY sent_ms");
+  q.bind(1, channel);
+  q.bind(2, since_ms);
+  std::vector<std::int64_t> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) out.push_back(q.int_at(0));
+  if (rc != SQLITE_DONE) return db_error("read recent sends");
+  return out;
+}
+
+Result<std::map<std::string, ChannelCounts>> Outbox::counts() {
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT channel, state, COUNT(*) FROM deliveries GROUP BY channel, state");
+  std::map<std::string, ChannelCounts> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    ChannelCounts& c = out[q.text_at(0)];
+    const auto state = q.int_at(1);
+    (state == 0 ? c.pending : state == 1 ? c.delivered : c.failed) = q.int_at(2);
+  }
+  if (rc != SQLITE_DONE) return db_error("count deliveries");
+  Statement e(db_,
+              "SELECT channel, last_error FROM deliveries WHERE last_error != '' AND updated_ms = "
+              "(SELECT MAX(updated_ms) FROM deliveries d2 WHERE d2.channel = deliveries.channel AND d2.last_error != '')");
+  while ((rc = e.step()) == SQLITE_ROW) out[e.text_at(0)].last_error = e.text_at(1);
+  if (rc != SQLITE_DONE) return db_error("read the last delivery errors");
+  return out;
+}
+
+Result<std::vector<FiredAlert>> Outbox::fired_between(std::int64_t from_ms, std::int64_t to_ms) {
+  std::lock_guard lock(mutex_);
+  Statement q(db_,
+              "SELECT fingerprint, alertname, labels, annotations, starts_ms, ends_ms FROM alert_history "
+              "WHERE starts_ms < ?2 AND (ends_ms IS NULL OR ends_ms > ?1) ORDER BY starts_ms, fingerprint");
+  q.bind(1, from_ms);
+  q.bind(2, to_ms);
+  std::vector<FiredAlert> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    FiredAlert a;
+    a.fingerprint = q.text_at(0);
+    a.alertname = q.text_at(1);
+    a.labels = labels_from(q.text_at(2));
+    a.annotations = labels_from(q.text_at(3));
+    a.starts_at = time_from_ms(q.int_at(4));
+    if (!q.null_at(5)) a.ends_at = time_from_ms(q.int_at(5));
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE) return db_error("read alert history");
+  return out;
+}
+
+Result<void> Outbox::set_state(const std::string& key, const std::string& value) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "INSERT INTO relay_state(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  s.bind(1, key);
+  s.bind(2, value);
+  if (s.step() != SQLITE_DONE) return db_error("write relay state");
+  return {};
+}
+
+Result<std::optional<std::string>> Outbox::state(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT value FROM relay_state WHERE key = ?1");
+  q.bind(1, key);
+  const int rc = q.step();
+  if (rc == SQLITE_ROW) return std::optional<std::string>(q.text_at(0));
+  if (rc != SQLITE_DONE) return db_error("read relay state");
+  return std::optional<std::string>();
+}
+
+Result<void> Outbox::prune(std::int64_t before_ms, std::int64_t sends_before_ms) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  if (!tx.began()) return db_error("begin a transaction");
+  Statement d(db_, "DELETE FROM deliveries WHERE state = 1 AND updated_ms < ?1");
+  d.bind(1, before_ms);
+  Statement n(db_,
+              "DELETE FROM notifications WHERE received_ms < ?1 AND NOT EXISTS "
+              "(SELECT 1 FROM deliveries WHERE deliveries.notification_id = notifications.id)");
+  n.bind(1, before_ms);
+  Statement h(db_, "DELETE FROM alert_history WHERE ends_ms IS NOT NULL AND ends_ms < ?1");
+  h.bind(1, before_ms);
+  Statement s(db_, "DELETE FROM channel_sends WHERE sent_ms < ?1");
+  s.bind(1, sends_before_ms);
+  for (Statement* st : {&d, &n, &h, &s}) {
+    if (st->step() != SQLITE_DONE) return db_error("prune old rows");
+  }
+  if (!tx.commit()) return db_error("commit pruning");
+  return {};
+}
+
+}  // namespace inferscope::relay
