@@ -1,39 +1,12 @@
 // File: api_error.h
-// ApiError is an OpenAI-format error answer: an HTTP status plus the body
-// {"error":{"message","type","param","code"}} that OpenAI clients parse. Example:
-//   ApiError e = ApiError::bad_request("'max_tokens' must be an integer", "max_tokens");
-// Value type, thread-compatible. It never carries prompt text (messages name fields, not values).
+// serve's name for the shared OpenAI error answer (src/net/api_error.h), so serve code says ApiError.
+// Example: ApiError e = ApiError::bad_request("'max_tokens' must be an integer", "max_tokens");
+// Value type, thread-compatible. It never carries prompt text.
 #pragma once
 
-#include <optional>
-#include <string>
+#include "net/api_error.h"
 
 namespace inferscope::serve {
-
-// ApiError holds one error answer; empty param/code are printed as JSON null.
-struct ApiError {
-  int status = 400;
-  std::string message;
-  std::string type = "invalid_request_error";
-  std::string param;               // the offending field, or empty
-  std::string code;                // e.g. "context_length_exceeded", or empty
-  std::optional<int> retry_after;  // seconds, sent as a Retry-After header when set
-
-  // bad_request builds a 400 invalid_request_error about one field.
-  static ApiError bad_request(std::string message, std::string param = {});
-  // not_found builds a 404 for an unknown path.
-  static ApiError not_found(std::string message);
-  // model_not_found builds OpenAI's 404 for a model this server does not serve.
-  static ApiError model_not_found(const std::string& model);
-  // method_not_allowed builds a 405 (the caller adds the Allow header).
-  static ApiError method_not_allowed(std::string message);
-  // server_error builds a 500 server_error.
-  static ApiError server_error(std::string message);
-  // overloaded builds a 503 with Retry-After, for a full waiting queue.
-  static ApiError overloaded(std::string message, int retry_after_seconds);
-};
-
-// api_error_body renders the JSON body of an error (allocates; not for the token hot path).
-std::string api_error_body(const ApiError& error);
-
+using net::api_error_body;
+using net::ApiError;
 }  // namespace inferscope::serve

@@ -1,7 +1,7 @@
 // File: completion_call.h
 // CompletionCall is the state of one generation request while it is served (internal to
 // completion_handler.cpp and completion_stream.cpp; split only to keep files small).
-// Example: CompletionCall call(connection, request, Endpoint::kChat); co_return co_await call.run();
+// Example: CompletionCall call(connection, state, request, Endpoint::kChat); co_return co_await call.run();
 // Not thread-safe: lives in one coroutine on the connection's executor.
 #pragma once
 
@@ -32,7 +32,7 @@ struct ServerState;
 
 class CompletionCall {
  public:
-  CompletionCall(Connection& connection, const HttpRequest& request, Endpoint endpoint);
+  CompletionCall(Connection& connection, ServerState& state, const HttpRequest& request, Endpoint endpoint);
   ~CompletionCall();
   // run serves the request to its end and records it; returns whether keep-alive may go on.
   boost::asio::awaitable<bool> run();

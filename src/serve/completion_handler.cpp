@@ -47,15 +47,16 @@ ApiError context_error(std::size_t limit, std::size_t prompt, std::size_t output
 
 }  // namespace
 
-asio::awaitable<bool> handle_completion(Connection& connection, const HttpRequest& request,
+asio::awaitable<bool> handle_completion(Connection& connection, ServerState& state, const HttpRequest& request,
                                         Endpoint endpoint) {
-  CompletionCall call(connection, request, endpoint);
+  CompletionCall call(connection, state, request, endpoint);
   co_return co_await call.run();
 }
 
-CompletionCall::CompletionCall(Connection& connection, const HttpRequest& request, Endpoint endpoint)
+CompletionCall::CompletionCall(Connection& connection, ServerState& state, const HttpRequest& request,
+                               Endpoint endpoint)
     : connection_(connection),
-      state_(connection.state()),
+      state_(state),
       http_request_(request),
       endpoint_(endpoint),
       timeline_(Clock::now()),

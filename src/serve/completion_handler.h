@@ -4,7 +4,7 @@
 // (preprocess_slowdown, dependency, error_rate, network_delay_ms), Engine::submit (503 when the
 // waiting queue is full), then an SSE stream or one JSON body. A client that hangs up aborts its
 // sequence at once. Every request's RequestTimeline goes to ServeMetrics when it ends, whatever way.
-// Example: bool keep = co_await handle_completion(connection, request, Endpoint::kChat);
+// Example: bool keep = co_await handle_completion(connection, state, request, Endpoint::kChat);
 // Runs on the connection's executor; never throws; never logs prompt text.
 #pragma once
 
@@ -17,8 +17,10 @@
 
 namespace inferscope::serve {
 
+struct ServerState;
+
 // handle_completion answers one generation request; returns whether the connection may go on.
-boost::asio::awaitable<bool> handle_completion(Connection& connection, const HttpRequest& request,
-                                               Endpoint endpoint);
+boost::asio::awaitable<bool> handle_completion(Connection& connection, ServerState& state,
+                                               const HttpRequest& request, Endpoint endpoint);
 
 }  // namespace inferscope::serve

@@ -1,102 +1,14 @@
 // File: connection.h
-// Connection serves one accepted TCP connection as one coroutine (STYLE.md item 11): read a
-// request under a deadline, route it, write the answer, repeat while keep-alive. It also offers the
-// write primitives the route handlers use (whole responses, SSE chunk streams) and a concurrent
-// "peer watch" read that notices a client hanging up mid-stream. Example:
-//   co_spawn(executor, [c] { return c->run(); }, detached);
-// Not thread-safe: everything runs on the connection's single-threaded executor. No exception
-// leaves run(); every error ends in close().
+// serve's names for the shared HTTP connection of src/net (one coroutine per connection, deadlines,
+// limits, SSE writes, peer watch). Example: co_return co_await connection.send(response);
+// Not thread-safe: a Connection lives on its io thread. Internal header (Beast).
 #pragma once
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
-
-#include <chrono>
-#include <memory>
-#include <string_view>
-
-#include "serve/api_error.h"
-#include "serve/async_signal.h"
+#include "net/connection.h"
 
 namespace inferscope::serve {
-
-struct ServerState;
-class ConnectionSet;
-
-using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
-using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-
-// to_std converts Beast 1.74's boost::string_view to std::string_view.
-inline std::string_view to_std(boost::beast::string_view s) { return {s.data(), s.size()}; }
-
-class Connection : public std::enable_shared_from_this<Connection> {
- public:
-  // Connection takes the accepted socket; `state` and `set` must outlive it.
-  Connection(boost::asio::ip::tcp::socket socket, ServerState& state, ConnectionSet& set);
-
-  // run serves requests until the peer leaves, an error, a deadline or close(). Never throws.
-  boost::asio::awaitable<void> run();
-  // close shuts the socket at once; pending reads and writes fail. Idempotent.
-  void close();
-
-  ServerState& state() { return state_; }
-  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
-  // peer_is_loopback reports whether the client connected from 127.0.0.0/8 or ::1.
-  bool peer_is_loopback() const { return peer_loopback_; }
-
-  // set_write_delay delays every following write by `delay` (the network_delay_ms fault).
-  void set_write_delay(std::chrono::microseconds delay) { write_delay_ = delay; }
-
-  // send writes a whole response (Content-Length and keep-alive set here). False: write failed.
-  boost::asio::awaitable<bool> send(HttpResponse& response);
-  // send_error writes the OpenAI error JSON of `error` (plus Allow/Retry-After when relevant).
-  boost::asio::awaitable<bool> send_error(const ApiError& error, const HttpRequest& request,
-                                          std::string_view allow = {});
-
-  // write_stream_head writes `200 text/event-stream` headers (chunked for HTTP/1.1).
-  boost::asio::awaitable<bool> write_stream_head(const HttpRequest& request);
-  // write_stream_data writes `data` as one chunk. False: the write failed (peer gone).
-  boost::asio::awaitable<bool> write_stream_data(std::string_view data);
-  // write_stream_end writes the terminating chunk; the stream is then complete.
-  boost::asio::awaitable<bool> write_stream_end();
-
-  // watch_peer starts a concurrent read that sets peer_closed() and notifies `signal` when the
-  // client hangs up; bytes it reads (a pipelined request) are kept for the next request.
-  void watch_peer(AsyncSignal* signal);
-  // stop_watching_peer ends the watch and waits on `signal` (the one given to watch_peer) until it
-  // has stopped; call it before that signal dies and with no write in flight.
-  boost::asio::awaitable<void> stop_watching_peer(AsyncSignal& signal);
-  // peer_closed reports whether the watch saw the client hang up, or a write failed.
-  bool peer_closed() const { return peer_closed_; }
-
- private:
-  boost::asio::awaitable<bool> read_request(HttpRequest& out);
-  boost::asio::awaitable<void> watchdog();
-  boost::asio::awaitable<void> peer_watch_loop(AsyncSignal* signal);
-  boost::asio::awaitable<bool> delay_write();
-  void arm_deadline();
-  void clear_deadline() { deadline_ = std::chrono::steady_clock::time_point::max(); }
-
-  boost::asio::ip::tcp::socket socket_;
-  ServerState& state_;
-  ConnectionSet& set_;
-  boost::beast::flat_buffer buffer_;
-  boost::asio::steady_timer watchdog_timer_;
-  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
-  std::chrono::microseconds write_delay_{0};
-  bool closed_ = false;
-  bool peer_loopback_ = false;
-  bool keep_alive_ = true;      // of the request being served
-  bool chunked_ = false;        // of the stream being written
-  bool watching_ = false;
-  bool stop_watch_ = false;
-  bool peer_closed_ = false;
-};
-
+using net::Connection;
+using net::HttpRequest;
+using net::HttpResponse;
+using net::to_std;
 }  // namespace inferscope::serve

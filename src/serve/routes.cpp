@@ -24,11 +24,11 @@ asio::awaitable<bool> send_body(Connection& c, const HttpRequest& request, std::
   co_return co_await c.send(response);
 }
 
-asio::awaitable<bool> handle_metrics(Connection& c, const HttpRequest& request) {
+asio::awaitable<bool> handle_metrics(ServerState& state, Connection& c, const HttpRequest& request) {
   metrics::ScrapeResponse scrape;
   bool rendered = true;
   try {
-    scrape = metrics::render_scrape(c.state().registry, to_std(request[http::field::accept]),
+    scrape = metrics::render_scrape(state.registry, to_std(request[http::field::accept]),
                                     to_std(request[http::field::accept_encoding]));
   } catch (const std::exception& e) {  // a collect hook threw: answer 500, keep serving
     spdlog::error("serve: cannot render metrics for a scrape: {}", e.what());
@@ -44,8 +44,7 @@ asio::awaitable<bool> handle_metrics(Connection& c, const HttpRequest& request) 
   co_return co_await c.send(response);
 }
 
-asio::awaitable<bool> handle_admin_faults(Connection& c, const HttpRequest& request) {
-  ServerState& state = c.state();
+asio::awaitable<bool> handle_admin_faults(ServerState& state, Connection& c, const HttpRequest& request) {
   if (!c.peer_is_loopback()) {
     ApiError error = ApiError::bad_request("cannot change faults from a non-loopback peer");
     error.status = 403;
@@ -77,7 +76,7 @@ bool is_get(const HttpRequest& request) { return request.method() == http::verb:
 
 }  // namespace
 
-asio::awaitable<bool> route_request(Connection& c, HttpRequest& request) {
+asio::awaitable<bool> route_request(ServerState& state, Connection& c, HttpRequest& request) {
   std::string_view target = to_std(request.target());
   std::string_view path = target.substr(0, target.find('?'));
   if (path == "/v1/chat/completions" || path == "/v1/completions") {
@@ -88,23 +87,23 @@ asio::awaitable<bool> route_request(Connection& c, HttpRequest& request) {
           request, "POST");
     }
     co_return co_await handle_completion(
-        c, request, path == "/v1/chat/completions" ? Endpoint::kChat : Endpoint::kCompletions);
+        c, state, request, path == "/v1/chat/completions" ? Endpoint::kChat : Endpoint::kCompletions);
   }
-  const bool admin = path == "/admin/faults" && c.state().options.enable_admin;
+  const bool admin = path == "/admin/faults" && state.options.enable_admin;
   const bool known = path == "/v1/models" || path == "/health" || path == "/metrics" || admin;
   if (!known) {
     co_return co_await c.send_error(ApiError::not_found("cannot find route " + std::string(path)), request);
   }
-  if (admin) co_return co_await handle_admin_faults(c, request);
+  if (admin) co_return co_await handle_admin_faults(state, c, request);
   if (!is_get(request)) {
     co_return co_await c.send_error(
         ApiError::method_not_allowed("cannot serve method " + std::string(to_std(request.method_string())) +
                                      " on " + std::string(path) + ": use GET"),
         request, "GET");
   }
-  if (path == "/metrics") co_return co_await handle_metrics(c, request);
+  if (path == "/metrics") co_return co_await handle_metrics(state, c, request);
   if (path == "/health") co_return co_await send_body(c, request, "", "text/plain");
-  co_return co_await send_body(c, request, c.state().models_body, "application/json");
+  co_return co_await send_body(c, request, state.models_body, "application/json");
 }
 
 }  // namespace inferscope::serve

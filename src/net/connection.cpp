@@ -1,8 +1,9 @@
 // File: connection.cpp
 // One coroutine per connection. Deadlines come from a per-connection watchdog timer that closes
 // the socket when the current deadline passes (Asio 1.74 has no awaitable operators), so a read or
-// write stuck on a silent peer always ends.
-#include "serve/connection.h"
+// write stuck on a silent or slow peer always ends. Three deadlines: idle (waiting for the next
+// request, a body, a write), header (first byte of a request -> end of its headers: slowloris).
+#include "net/connection.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,11 +16,9 @@
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include "serve/connection_set.h"
-#include "serve/routes.h"
-#include "serve/server_state.h"
+#include "net/detail/server_core.h"
 
-namespace inferscope::serve {
+namespace inferscope::net {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using asio::redirect_error;
@@ -28,20 +27,26 @@ using asio::use_awaitable;
 namespace {
 // kMaxPipelinedBytes bounds what the peer watch buffers for a pipelined next request.
 constexpr std::size_t kMaxPipelinedBytes = 64 * 1024;
-constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
 }  // namespace
 
+namespace detail {
 void ConnectionSet::close_all() {
   for (Connection* connection : live_) connection->close();
 }
+void ConnectionSet::close_idle() {
+  for (Connection* connection : live_) connection->close_if_idle();
+}
+}  // namespace detail
 
-Connection::Connection(asio::ip::tcp::socket socket, ServerState& state, ConnectionSet& set)
-    : socket_(std::move(socket)), state_(state), set_(set), watchdog_timer_(socket_.get_executor()) {
+Connection::Connection(asio::ip::tcp::socket socket, detail::ServerCore& core, detail::ConnectionSet& set)
+    : socket_(std::move(socket)), core_(core), set_(set), watchdog_timer_(socket_.get_executor()) {
   boost::system::error_code ec;
   auto peer = socket_.remote_endpoint(ec);
   peer_loopback_ = !ec && peer.address().is_loopback();
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
 }
+
+bool Connection::draining() const { return core_.draining.load(std::memory_order_relaxed); }
 
 void Connection::close() {
   if (closed_) return;
@@ -52,10 +57,16 @@ void Connection::close() {
   watchdog_timer_.cancel();
 }
 
-void Connection::arm_deadline() {
-  deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(state_.options.idle_timeout_ms);
+void Connection::close_if_idle() {
+  if (!busy_) close();
+}
+
+void Connection::arm_deadline(std::chrono::milliseconds timeout) {
+  deadline_ = std::chrono::steady_clock::now() + timeout;
   if (deadline_ < watchdog_timer_.expiry()) watchdog_timer_.cancel();  // re-arm sooner
 }
+
+void Connection::arm_idle_deadline() { arm_deadline(std::chrono::milliseconds(core_.options.idle_timeout_ms)); }
 
 asio::awaitable<void> Connection::watchdog() {
   auto self = shared_from_this();
@@ -64,7 +75,7 @@ asio::awaitable<void> Connection::watchdog() {
     watchdog_timer_.expires_at(deadline_);
     co_await watchdog_timer_.async_wait(redirect_error(use_awaitable, ec));
     if (!closed_ && std::chrono::steady_clock::now() >= deadline_) {
-      spdlog::debug("serve: closing a connection whose read or write passed its deadline");
+      spdlog::debug("{}: closing a connection whose read or write passed its deadline", core_.options.log_name);
       close();
     }
   }
@@ -73,53 +84,74 @@ asio::awaitable<void> Connection::watchdog() {
 asio::awaitable<void> Connection::run() {
   auto self = shared_from_this();
   set_.add(this);
+  core_.live.fetch_add(1, std::memory_order_relaxed);
   asio::co_spawn(executor(), [self] { return self->watchdog(); }, asio::detached);
-  while (!closed_ && !state_.stopping.load(std::memory_order_relaxed)) {
-    HttpRequest request;
-    if (!co_await read_request(request)) break;
-    keep_alive_ = request.keep_alive();
+  while (!closed_ && !draining()) {
+    if (!co_await read_request()) break;
+    busy_ = true;
+    keep_alive_ = request_.keep_alive();
     write_delay_ = std::chrono::microseconds(0);
-    const bool keep = co_await route_request(*this, request);
+    const bool keep = co_await core_.handler(*this);
+    busy_ = false;
     if (!keep || !keep_alive_ || closed_) break;
   }
   close();
   set_.remove(this);
+  core_.live.fetch_sub(1, std::memory_order_relaxed);
 }
 
-asio::awaitable<bool> Connection::read_request(HttpRequest& out) {
-  http::request_parser<http::string_body> parser;
-  parser.body_limit(state_.options.max_body_bytes);
-  parser.header_limit(kMaxHeaderBytes);
+asio::awaitable<bool> Connection::read_request() {
   boost::system::error_code ec;
-  arm_deadline();
+  if (buffer_.size() == 0) {
+    // Between requests the idle deadline applies; the header deadline starts at the first byte.
+    arm_idle_deadline();
+    co_await socket_.async_wait(asio::ip::tcp::socket::wait_read, redirect_error(use_awaitable, ec));
+    if (ec || closed_ || draining()) co_return false;
+  }
+  busy_ = true;
+  http::request_parser<http::string_body> parser;
+  parser.body_limit(core_.options.max_body_bytes);
+  parser.header_limit(core_.options.max_header_bytes);
+  arm_deadline(std::chrono::milliseconds(core_.options.header_timeout_ms));
   co_await http::async_read_header(socket_, buffer_, parser, redirect_error(use_awaitable, ec));
   if (!ec && parser.get()[http::field::expect] == "100-continue") {
     // curl waits a second for this before sending bodies over 1 KiB.
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    arm_idle_deadline();
     co_await asio::async_write(socket_, asio::buffer(kContinue), redirect_error(use_awaitable, ec));
   }
-  if (!ec) co_await http::async_read(socket_, buffer_, parser, redirect_error(use_awaitable, ec));
+  if (!ec) {
+    arm_idle_deadline();
+    co_await http::async_read(socket_, buffer_, parser, redirect_error(use_awaitable, ec));
+  }
   clear_deadline();
   if (ec == http::error::body_limit) {
-    ApiError error = ApiError::bad_request(
-        "cannot read request body from client: it is over the limit of " +
-        std::to_string(state_.options.max_body_bytes) + " bytes");
-    error.status = 413;
-    error.code = "request_too_large";
     keep_alive_ = false;
     HttpRequest head;  // the body was not read: answer and close
     head.version(parser.get().version());
+    const ApiError error = ApiError::request_too_large("cannot read request body from client: it is over the limit of " +
+                                                       std::to_string(core_.options.max_body_bytes) + " bytes");
+    co_await send_error(error, head);
+    co_return false;
+  }
+  if (ec == http::error::header_limit) {
+    keep_alive_ = false;
+    HttpRequest head;
+    ApiError error = ApiError::bad_request("cannot read request headers from client: they are over the limit of " +
+                                           std::to_string(core_.options.max_header_bytes) + " bytes");
+    error.status = 431;
+    error.code = "request_header_fields_too_large";
     co_await send_error(error, head);
     co_return false;
   }
   if (ec) {
     if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
         ec != asio::error::connection_reset && ec != asio::error::bad_descriptor) {
-      spdlog::debug("serve: cannot read request from client: {}", ec.message());
+      spdlog::debug("{}: cannot read request from client: {}", core_.options.log_name, ec.message());
     }
     co_return false;
   }
-  out = parser.release();
+  request_ = parser.release();
   co_return true;
 }
 
@@ -132,12 +164,13 @@ asio::awaitable<bool> Connection::delay_write() {
 }
 
 asio::awaitable<bool> Connection::send(HttpResponse& response) {
+  if (draining()) keep_alive_ = false;
   response.keep_alive(keep_alive_);
-  response.set(http::field::server, "inferscope");
+  response.set(http::field::server, core_.options.server_name);
   response.prepare_payload();
   if (!co_await delay_write()) co_return false;
   boost::system::error_code ec;
-  arm_deadline();
+  arm_idle_deadline();
   co_await http::async_write(socket_, response, redirect_error(use_awaitable, ec));
   clear_deadline();
   if (ec) peer_closed_ = true;
@@ -146,7 +179,7 @@ asio::awaitable<bool> Connection::send(HttpResponse& response) {
 
 asio::awaitable<bool> Connection::send_error(const ApiError& error, const HttpRequest& request,
                                              std::string_view allow) {
-  HttpResponse response{static_cast<http::status>(error.status), request.version()};
+  HttpResponse response{static_cast<http::status>(error.status), request.version() ? request.version() : 11};
   response.set(http::field::content_type, "application/json");
   if (!allow.empty()) response.set(http::field::allow, boost::beast::string_view(allow.data(), allow.size()));
   if (error.retry_after) response.set(http::field::retry_after, std::to_string(*error.retry_after));
@@ -155,10 +188,17 @@ asio::awaitable<bool> Connection::send_error(const ApiError& error, const HttpRe
 }
 
 asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request) {
-  http::response<http::empty_body> head{http::status::ok, request.version()};
-  head.set(http::field::server, "inferscope");
-  head.set(http::field::content_type, "text/event-stream; charset=utf-8");
+  static const StreamHead kSseHead;
+  co_return co_await write_stream_head(request, kSseHead);
+}
+
+asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request, const StreamHead& head_spec) {
+  http::response<http::empty_body> head{static_cast<http::status>(head_spec.status), request.version()};
+  head.set(http::field::server, core_.options.server_name);
+  head.set(http::field::content_type, head_spec.content_type);
   head.set(http::field::cache_control, "no-cache");
+  for (const auto& [name, value] : head_spec.headers) head.set(name, value);
+  if (draining()) keep_alive_ = false;
   chunked_ = request.version() >= 11;
   if (chunked_) {
     head.chunked(true);
@@ -169,7 +209,7 @@ asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request) 
   if (!co_await delay_write()) co_return false;
   http::response_serializer<http::empty_body> serializer{head};
   boost::system::error_code ec;
-  arm_deadline();
+  arm_idle_deadline();
   co_await http::async_write_header(socket_, serializer, redirect_error(use_awaitable, ec));
   clear_deadline();
   if (ec) peer_closed_ = true;
@@ -180,13 +220,12 @@ asio::awaitable<bool> Connection::write_stream_data(std::string_view data) {
   if (data.empty()) co_return !closed_;
   if (!co_await delay_write()) co_return false;
   boost::system::error_code ec;
-  arm_deadline();
+  arm_idle_deadline();
   if (chunked_) {
     co_await asio::async_write(socket_, http::make_chunk(asio::buffer(data.data(), data.size())),
                                redirect_error(use_awaitable, ec));
   } else {
-    co_await asio::async_write(socket_, asio::buffer(data.data(), data.size()),
-                               redirect_error(use_awaitable, ec));
+    co_await asio::async_write(socket_, asio::buffer(data.data(), data.size()), redirect_error(use_awaitable, ec));
   }
   clear_deadline();
   if (ec) peer_closed_ = true;
@@ -196,7 +235,7 @@ asio::awaitable<bool> Connection::write_stream_data(std::string_view data) {
 asio::awaitable<bool> Connection::write_stream_end() {
   if (!chunked_) co_return !closed_;
   boost::system::error_code ec;
-  arm_deadline();
+  arm_idle_deadline();
   co_await asio::async_write(socket_, http::make_chunk_last(), redirect_error(use_awaitable, ec));
   clear_deadline();
   if (ec) peer_closed_ = true;
@@ -234,4 +273,4 @@ asio::awaitable<void> Connection::stop_watching_peer(AsyncSignal& signal) {
   while (watching_) co_await signal.wait();
 }
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::net

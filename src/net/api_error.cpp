@@ -1,10 +1,10 @@
 // File: api_error.cpp
 // OpenAI-format error bodies. nlohmann is fine here: errors are not on the token hot path.
-#include "serve/api_error.h"
+#include "net/api_error.h"
 
 #include <nlohmann/json.hpp>
 
-namespace inferscope::serve {
+namespace inferscope::net {
 
 ApiError ApiError::bad_request(std::string message, std::string param) {
   ApiError e;
@@ -58,6 +58,23 @@ ApiError ApiError::overloaded(std::string message, int retry_after_seconds) {
   return e;
 }
 
+ApiError ApiError::too_many_requests(std::string message, int retry_after_seconds) {
+  ApiError e;
+  e.status = 429;
+  e.message = std::move(message);
+  e.type = "rate_limit_error";
+  e.code = "rate_limit_exceeded";
+  e.retry_after = retry_after_seconds;
+  return e;
+}
+
+ApiError ApiError::request_too_large(std::string message) {
+  ApiError e = bad_request(std::move(message));
+  e.status = 413;
+  e.code = "request_too_large";
+  return e;
+}
+
 std::string api_error_body(const ApiError& error) {
   nlohmann::json inner = {{"message", error.message}, {"type", error.type}};
   inner["param"] = error.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(error.param);
@@ -66,4 +83,4 @@ std::string api_error_body(const ApiError& error) {
   return nlohmann::json{{"error", inner}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::net
