@@ -7,6 +7,9 @@
 
 #include "loadgen/bench_command.h"
 #include "serve/serve_command.h"
+#ifdef INFERSCOPE_HAVE_UP
+#include "stack/up_command.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"inferscope: find which stage of an inference request got slower, and why"};
@@ -14,6 +17,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   inferscope::loadgen::add_bench_command(app);
   inferscope::serve::add_serve_command(app);
+#ifdef INFERSCOPE_HAVE_UP
+  inferscope::stack::add_up_command(app);
+#endif
   // A bad flag must cost the user one line that names it, not a screen of help.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("inferscope: ") + e.what() + "\n";
