@@ -1,0 +1,170 @@
+// The rows of issue 11, top to bottom: overview, where the time goes, first token and decode,
+// request mix, queue and capacity (each with e2e p99 on the right axis: "p99 up with the queue up"
+// and "p99 up with the queue flat" mean different things), GPU, host, alerts, doctor.
+#include "dashboard/panel_catalog.h"
+
+namespace inferscope::dashboard {
+namespace {
+
+using dialect::Role;
+using S = Statistic;
+
+constexpr SeriesSpec kRequestRate[] = {
+    {"requests/s", Role::kRequests, S::kRate},
+    {"errors/s", Role::kErrors, S::kRate},
+};
+constexpr SeriesSpec kSuccessError[] = {
+    {"success", Role::kRequests, S::kSuccessRatio},
+    {"error", Role::kErrors, S::kErrorRatio},
+};
+constexpr SeriesSpec kE2eQuantiles[] = {
+    {"p50", Role::kE2e, S::kP50},
+    {"p95", Role::kE2e, S::kP95},
+    {"p99", Role::kE2e, S::kP99},
+};
+constexpr SeriesSpec kStageMeans[] = {
+    {"", Role::kStage, S::kStageMean},
+};
+constexpr SeriesSpec kTtftQuantiles[] = {
+    {"p50", Role::kTtft, S::kP50},
+    {"p95", Role::kTtft, S::kP95},
+    {"p99", Role::kTtft, S::kP99},
+};
+constexpr SeriesSpec kTpotItl[] = {
+    {"TPOT p95", Role::kTpot, S::kP95},
+    {"ITL p95", Role::kItl, S::kP95},
+};
+constexpr SeriesSpec kPromptLength[] = {
+    {"input p50", Role::kPromptLength, S::kP50},
+    {"input p95", Role::kPromptLength, S::kP95},
+};
+constexpr SeriesSpec kOutputLength[] = {
+    {"output p50", Role::kGenerationLength, S::kP50},
+    {"output p95", Role::kGenerationLength, S::kP95},
+};
+constexpr SeriesSpec kTokenThroughput[] = {
+    {"input tokens/s", Role::kPromptTokens, S::kRate},
+    {"output tokens/s", Role::kGenerationTokens, S::kRate},
+};
+constexpr SeriesSpec kQueueDepth[] = {
+    {"waiting", Role::kWaiting, S::kValue},
+    {"running", Role::kRunning, S::kValue},
+    {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
+};
+constexpr SeriesSpec kKvUsage[] = {
+    {"KV cache usage", Role::kKvUsage, S::kValue},
+    {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
+};
+constexpr SeriesSpec kPreemptions[] = {
+    {"preemptions/s", Role::kPreemptions, S::kRate},
+    {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
+};
+constexpr SeriesSpec kGatewayQueue[] = {
+    {"gateway queue mean", Role::kGatewayQueue, S::kMean, Source::kGateway},
+    {"gateway queue p95", Role::kGatewayQueue, S::kP95, Source::kGateway},
+    {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
+};
+constexpr SeriesSpec kGpuUtil[] = {{"GPU", Role::kGpuUtilization, S::kValue, Source::kGpu, false, "gpu"}};
+constexpr SeriesSpec kGpuMemory[] = {
+    {"used", Role::kGpuMemoryUsed, S::kValue, Source::kGpu, false, "gpu"},
+    {"total", Role::kGpuMemoryTotal, S::kValue, Source::kGpu, false, "gpu"},
+};
+constexpr SeriesSpec kGpuTemp[] = {{"GPU", Role::kGpuTemperature, S::kValue, Source::kGpu, false, "gpu"}};
+constexpr SeriesSpec kGpuPower[] = {{"GPU", Role::kGpuPower, S::kValue, Source::kGpu, false, "gpu"}};
+constexpr SeriesSpec kHostCpu[] = {{"CPU busy", Role::kHostCpuBusy, S::kValue, Source::kHost, false, "instance"}};
+constexpr SeriesSpec kHostMemory[] = {
+    {"used", Role::kHostMemoryUsed, S::kValue, Source::kHost, false, "instance"},
+    {"total", Role::kHostMemoryTotal, S::kValue, Source::kHost, false, "instance"},
+};
+constexpr SeriesSpec kStageTable[] = {{"", Role::kStage, S::kP95}};
+
+constexpr PanelSpec kOverview[] = {
+    {"request_rate", "Request rate", PanelKind::kTimeseries, "req/s", "", "finished requests and server-side errors per second", kRequestRate},
+    {"success_error", "Success and error ratio", PanelKind::kTimeseries, "ratio", "", "share of finished requests", kSuccessError},
+    {"e2e_latency", "End-to-end latency", PanelKind::kTimeseries, "s", "", "arrival to last token", kE2eQuantiles},
+};
+constexpr PanelSpec kTimeGoes[] = {
+    {"stage_mean", "Where the time goes: mean per stage", PanelKind::kStacked, "s", "",
+     "stacked means; the stack's height is the mean request time the server accounts for", kStageMeans},
+    {"stage_p95", "Per-stage p95: baseline vs now", PanelKind::kTable, "s", "",
+     "now = last 5 min; baseline = the 30 min before it", kStageTable},
+};
+constexpr PanelSpec kFirstToken[] = {
+    {"ttft", "Time to first token", PanelKind::kTimeseries, "s", "", "arrival to first content token", kTtftQuantiles},
+    {"tpot_itl", "Time per output token and inter-token latency", PanelKind::kTimeseries, "s", "",
+     "TPOT per request; ITL between streamed tokens", kTpotItl},
+};
+constexpr PanelSpec kRequestMix[] = {
+    {"input_tokens", "Input tokens per request", PanelKind::kTimeseries, "tokens", "", "", kPromptLength},
+    {"output_tokens", "Output tokens per request", PanelKind::kTimeseries, "tokens", "", "", kOutputLength},
+    {"token_throughput", "Token throughput", PanelKind::kTimeseries, "tokens/s", "", "", kTokenThroughput},
+};
+constexpr PanelSpec kQueueCapacity[] = {
+    {"queue_depth", "Waiting and running vs e2e p99", PanelKind::kTimeseries, "requests", "s", "", kQueueDepth},
+    {"kv_usage", "KV cache usage vs e2e p99", PanelKind::kTimeseries, "ratio", "s", "", kKvUsage},
+    {"preemptions", "Preemptions vs e2e p99", PanelKind::kTimeseries, "events/s", "s", "", kPreemptions},
+    {"gateway_queue", "Gateway queue time vs e2e p99", PanelKind::kTimeseries, "s", "s",
+     "time requests wait for admission at inferscope gateway", kGatewayQueue},
+};
+constexpr PanelSpec kGpu[] = {
+    {"gpu_util", "GPU utilization", PanelKind::kTimeseries, "ratio", "", "", kGpuUtil},
+    {"gpu_memory", "GPU memory", PanelKind::kTimeseries, "bytes", "", "", kGpuMemory},
+    {"gpu_temp", "GPU temperature", PanelKind::kTimeseries, "celsius", "", "", kGpuTemp},
+    {"gpu_power", "GPU power", PanelKind::kTimeseries, "watts", "", "", kGpuPower},
+};
+constexpr PanelSpec kHost[] = {
+    {"host_cpu", "Host CPU busy", PanelKind::kTimeseries, "ratio", "", "all cores, from node-exporter", kHostCpu},
+    {"host_memory", "Host memory", PanelKind::kTimeseries, "bytes", "", "MemTotal - MemAvailable", kHostMemory},
+};
+constexpr PanelSpec kAlertsRow[] = {
+    {"alerts", "Firing alerts", PanelKind::kAlerts, "", "", "", {}},
+};
+constexpr PanelSpec kDoctorRow[] = {
+    {"doctor", "Doctor: current findings", PanelKind::kFindings, "", "", "last 5 min vs the 30 min before", {}},
+};
+
+constexpr RowSpec kRows[] = {
+    {"overview", "Overview", kOverview},
+    {"time", "Where the time goes", kTimeGoes},
+    {"first_token", "First token and decode", kFirstToken},
+    {"mix", "Request mix", kRequestMix},
+    {"capacity", "Queue and capacity", kQueueCapacity},
+    {"gpu", "GPU", kGpu},
+    {"host", "Host", kHost},
+    {"alerts", "Alerts", kAlertsRow},
+    {"doctor", "Doctor", kDoctorRow},
+};
+
+constexpr Role kStageRoles[] = {
+    Role::kGatewayQueue, Role::kPreprocess, Role::kDependency, Role::kQueue,          Role::kPrefill,
+    Role::kDecode,       Role::kPostprocess, Role::kSend,      Role::kUpstreamConnect, Role::kUpstreamTtft,
+    Role::kStream,
+};
+
+}  // namespace
+
+std::span<const RowSpec> dashboard_rows() noexcept { return kRows; }
+
+const PanelSpec* find_panel(std::string_view id) noexcept {
+  for (const RowSpec& row : kRows) {
+    for (const PanelSpec& panel : row.panels) {
+      if (panel.id == id) return &panel;
+    }
+  }
+  return nullptr;
+}
+
+std::span<const Role> stage_roles() noexcept { return kStageRoles; }
+
+std::string_view to_string(PanelKind kind) noexcept {
+  switch (kind) {
+    case PanelKind::kTimeseries: return "timeseries";
+    case PanelKind::kStacked: return "stacked";
+    case PanelKind::kTable: return "table";
+    case PanelKind::kAlerts: return "alerts";
+    case PanelKind::kFindings: return "findings";
+  }
+  return "timeseries";
+}
+
+}  // namespace inferscope::dashboard

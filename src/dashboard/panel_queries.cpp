@@ -1,0 +1,227 @@
+#include "dashboard/panel_queries.h"
+
+#include "dialect/promql.h"
+
+namespace inferscope::dashboard {
+namespace {
+
+using dialect::DialectId;
+using dialect::MetricBinding;
+using dialect::Role;
+
+std::string role_text(Role role) { return std::string(dialect::to_string(role)); }
+
+void note_metrics(const MetricBinding& binding, PanelQuery& query) {
+  query.metrics.push_back(dialect::presence_series(binding.kind, binding.metric));
+  if (!binding.operand.empty()) query.metrics.push_back(std::string(binding.operand));
+  for (const auto& old : binding.legacy) query.legacy.push_back(dialect::presence_series(binding.kind, old.name));
+}
+
+std::string missing_reason(DialectId id, Role role) {
+  const auto& d = dialect::dialect(id);
+  std::string text = std::string(d.title) + " exposes no " + role_text(role) + " metric";
+  if (!d.note.empty()) text += " (" + std::string(d.note) + ")";
+  return text;
+}
+
+// expression_for applies `statistic` to `binding`; nullopt when the metric kind cannot answer it
+// (a quantile of a counter ratio), with `why` saying so.
+std::optional<std::string> expression_for(const MetricBinding& binding, Statistic statistic,
+                                          const dialect::QueryScope& scope, std::string& why) {
+  std::optional<std::string> expr;
+  switch (statistic) {
+    case Statistic::kRate: expr = dialect::rate_expr(binding, scope); break;
+    case Statistic::kMean: case Statistic::kStageMean: expr = dialect::mean_expr(binding, scope); break;
+    case Statistic::kValue: expr = dialect::value_expr(binding, scope); break;
+    case Statistic::kP50: expr = dialect::quantile_expr(binding, 0.5, scope); break;
+    case Statistic::kP95: expr = dialect::quantile_expr(binding, 0.95, scope); break;
+    case Statistic::kP99: expr = dialect::quantile_expr(binding, 0.99, scope); break;
+    case Statistic::kErrorRatio: case Statistic::kSuccessRatio: break;  // handled by the caller
+  }
+  if (!expr) {
+    why = std::string(binding.metric) + " is a " + std::string(dialect::to_string(binding.kind)) +
+          ", which has no " + (statistic == Statistic::kRate ? "rate" : "distribution") + " to read this from";
+  }
+  return expr;
+}
+
+dialect::QueryScope scope_for(const SeriesSpec& spec, const Selection& selection) {
+  dialect::QueryScope scope;
+  scope.matchers = selection_matchers(spec.source, selection);
+  scope.window = selection.window;
+  if (!spec.by.empty()) scope.by.emplace_back(spec.by);
+  return scope;
+}
+
+void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::vector<PanelQuery>& out) {
+  const DialectId id = dialect_of(spec.source, selection);
+  dialect::QueryScope scope = scope_for(spec, selection);
+  if (const MetricBinding* staged = dialect::find_binding(id, Role::kStage); staged && !staged->kind_label.empty()) {
+    PanelQuery q;
+    q.split_label = std::string(staged->kind_label);
+    q.dialect_title = std::string(dialect::dialect(id).title);
+    scope.by.push_back(q.split_label);
+    q.expr = dialect::mean_expr(*staged, scope);
+    note_metrics(*staged, q);
+    out.push_back(std::move(q));
+    return;
+  }
+  bool any = false;
+  for (Role role : stage_roles()) {
+    const MetricBinding* binding = dialect::find_binding(id, role);
+    if (binding == nullptr) continue;
+    PanelQuery q;
+    q.label = role_text(role);
+    q.dialect_title = std::string(dialect::dialect(id).title);
+    std::string why;
+    q.expr = expression_for(*binding, Statistic::kMean, scope, why);
+    if (!q.expr) continue;
+    note_metrics(*binding, q);
+    out.push_back(std::move(q));
+    any = true;
+  }
+  if (!any) {
+    PanelQuery q;
+    q.dialect_title = std::string(dialect::dialect(id).title);
+    q.missing = std::string(dialect::dialect(id).title) + " exposes no per-request stage durations (" +
+                std::string(dialect::dialect(id).note) + ")";
+    out.push_back(std::move(q));
+  }
+}
+
+}  // namespace
+
+std::string promql_string_literal(std::string_view value) {
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+DialectId dialect_of(Source source, const Selection& selection) noexcept {
+  switch (source) {
+    case Source::kSelected: return selection.dialect;
+    case Source::kGateway: return DialectId::kGateway;
+    case Source::kGpu: return DialectId::kDcgm;
+    case Source::kHost: return DialectId::kNode;
+  }
+  return selection.dialect;
+}
+
+std::string selection_matchers(Source source, const Selection& selection) {
+  std::string out;
+  auto add = [&out](std::string_view name, std::string_view value) {
+    if (!out.empty()) out += ',';
+    out += std::string(name) + "=" + promql_string_literal(value);
+  };
+  const auto& d = dialect::dialect(dialect_of(source, selection));
+  if (selection.grafana) {
+    if (source == Source::kSelected) out = R"(job=~"$job")";
+    if ((source == Source::kSelected || source == Source::kGateway) && !d.model_label.empty()) {
+      out += (out.empty() ? "" : ",") + std::string(d.model_label) + R"(=~"$model")";
+    }
+    return out;
+  }
+  if (source == Source::kSelected && !selection.job.empty()) add("job", selection.job);
+  if ((source == Source::kSelected || source == Source::kGateway) && !selection.model.empty() &&
+      !d.model_label.empty()) {
+    add(d.model_label, selection.model);
+  }
+  return out;
+}
+
+std::vector<PanelQuery> build_panel_queries(const PanelSpec& panel, const Selection& selection) {
+  std::vector<PanelQuery> out;
+  if (panel.kind != PanelKind::kTimeseries && panel.kind != PanelKind::kStacked) return out;
+  for (const SeriesSpec& spec : panel.series) {
+    if (spec.statistic == Statistic::kStageMean) {
+      add_stage_means(spec, selection, out);
+      continue;
+    }
+    const DialectId id = dialect_of(spec.source, selection);
+    PanelQuery q;
+    q.label = std::string(spec.label);
+    q.split_label = std::string(spec.by);
+    q.right_axis = spec.right_axis;
+    q.dialect_title = std::string(dialect::dialect(id).title);
+    const dialect::QueryScope scope = scope_for(spec, selection);
+    if (spec.statistic == Statistic::kErrorRatio || spec.statistic == Statistic::kSuccessRatio) {
+      const MetricBinding* errors = dialect::find_binding(id, Role::kErrors);
+      const MetricBinding* requests = dialect::find_binding(id, Role::kRequests);
+      if (errors == nullptr || requests == nullptr) {
+        q.missing = missing_reason(id, errors == nullptr ? Role::kErrors : Role::kRequests);
+      } else {
+        auto ratio = dialect::error_ratio_expr(id, scope);
+        if (ratio) q.expr = spec.statistic == Statistic::kErrorRatio ? *ratio : "1 - (" + *ratio + ")";
+        note_metrics(*requests, q);
+      }
+      out.push_back(std::move(q));
+      continue;
+    }
+    const MetricBinding* binding = dialect::find_binding(id, spec.role);
+    if (binding == nullptr) {
+      q.missing = missing_reason(id, spec.role);
+    } else {
+      q.expr = expression_for(*binding, spec.statistic, scope, q.missing);
+      if (!q.expr && (spec.statistic == Statistic::kP95 || spec.statistic == Statistic::kP50 ||
+                      spec.statistic == Statistic::kP99)) {
+        // Counter-ratio dialects (llama.cpp, Triton) have means but no distribution: show the mean
+        // under a label that says so rather than leaving the panel empty (once per panel and role).
+        std::string ignored;
+        q.expr = expression_for(*binding, Statistic::kMean, scope, ignored);
+        const auto space = spec.label.find(' ');
+        q.label = (space == std::string_view::npos ? std::string() : std::string(spec.label.substr(0, space)) + " ") +
+                  "mean (no histogram)";
+        bool duplicate = false;
+        for (const PanelQuery& earlier : out) duplicate = duplicate || (earlier.expr && earlier.expr == q.expr);
+        if (duplicate) continue;
+      }
+      note_metrics(*binding, q);
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+StageTable build_stage_table_queries(const Selection& selection, std::string_view now_window,
+                                     std::string_view baseline_window) {
+  StageTable table;
+  const DialectId id = selection.dialect;
+  dialect::QueryScope now_scope;
+  now_scope.matchers = selection_matchers(Source::kSelected, selection);
+  now_scope.window = std::string(now_window);
+  dialect::QueryScope base_scope = now_scope;
+  base_scope.window = std::string(baseline_window);
+  auto fill = [&](const MetricBinding& binding, std::string stage, std::string split) {
+    dialect::QueryScope n = now_scope, b = base_scope;
+    if (!split.empty()) { n.by.push_back(split); b.by.push_back(split); }
+    StageTableQuery q;
+    q.stage = std::move(stage);
+    q.split_label = std::move(split);
+    q.mean_now = dialect::mean_expr(binding, n).value_or("");
+    q.mean_baseline = dialect::mean_expr(binding, b).value_or("");
+    q.p95_now = dialect::quantile_expr(binding, 0.95, n).value_or("");
+    q.p95_baseline = dialect::quantile_expr(binding, 0.95, b).value_or("");
+    if (q.mean_now.empty() && q.p95_now.empty()) return;
+    table.metrics.push_back(dialect::presence_series(binding.kind, binding.metric));
+    table.queries.push_back(std::move(q));
+  };
+  if (const MetricBinding* staged = dialect::find_binding(id, Role::kStage); staged && !staged->kind_label.empty()) {
+    fill(*staged, "", std::string(staged->kind_label));
+  } else {
+    for (Role role : stage_roles()) {
+      if (const MetricBinding* binding = dialect::find_binding(id, role)) fill(*binding, role_text(role), "");
+    }
+  }
+  if (table.queries.empty()) {
+    table.missing = std::string(dialect::dialect(id).title) + " exposes no per-request stage durations (" +
+                    std::string(dialect::dialect(id).note) + ")";
+  }
+  return table;
+}
+
+}  // namespace inferscope::dashboard

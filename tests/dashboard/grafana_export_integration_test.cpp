@@ -1,0 +1,115 @@
+// Runs every PromQL expression of every exported Grafana dashboard against a real Prometheus
+// (/usr/bin/prometheus on an ephemeral loopback port): each must be accepted by /api/v1/query
+// once Grafana's template variables are substituted the way Grafana would.
+#include "dashboard/grafana_export.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "promapi/prometheus_client.h"
+#include "support/prometheus_process.h"
+
+namespace inferscope::dashboard {
+namespace {
+
+using nlohmann::json;
+
+std::string substitute_variables(std::string expr) {
+  // What Grafana sends with "All" selected (allValue ".*") and a 15 s scrape interval.
+  expr = std::regex_replace(expr, std::regex(R"(\$__rate_interval)"), "1m");
+  expr = std::regex_replace(expr, std::regex(R"(\$job|\$model)"), ".*");
+  return expr;
+}
+
+// wait_until_ready polls (bounded) until Prometheus answers queries: it answers 503 while its
+// TSDB is still opening.
+bool wait_until_ready(const promapi::PrometheusClient& client) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.query("vector(1)")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Tests that each dashboard has the dashboard model's required fields, the rows of the page, and
+// that Prometheus accepts every expression in it.
+TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
+  testing::PrometheusProcess prometheus(testing::scrape_config_for({"127.0.0.1:1"}, "1s", "dead"));
+  ASSERT_TRUE(prometheus.ok()) << prometheus.error();
+  auto client = promapi::PrometheusClient::create(prometheus.url());
+  ASSERT_TRUE(client) << client.error().message;
+  ASSERT_TRUE(wait_until_ready(*client)) << "Prometheus did not answer queries within 20 s";
+
+  std::size_t total = 0;
+  for (auto id : grafana_dialects()) {
+    const std::string text = grafana_dashboard_json(id);
+    const json d = json::parse(text);
+    for (const char* field : {"uid", "title", "panels", "schemaVersion", "templating", "time", "version"}) {
+      EXPECT_TRUE(d.contains(field)) << field << " in " << dialect::to_string(id);
+    }
+    EXPECT_TRUE(d["id"].is_null());
+    EXPECT_GE(d["schemaVersion"].get<int>(), 36);
+    std::vector<std::string> row_titles;
+    std::set<int> ids;
+    for (const auto& p : d["panels"]) {
+      ASSERT_TRUE(p.contains("type") && p.contains("gridPos") && p.contains("id")) << p.dump();
+      for (const char* g : {"x", "y", "w", "h"}) EXPECT_TRUE(p["gridPos"].contains(g));
+      EXPECT_LE(p["gridPos"]["x"].get<int>() + p["gridPos"]["w"].get<int>(), 24);
+      EXPECT_TRUE(ids.insert(p["id"].get<int>()).second) << "duplicate panel id";
+      if (p["type"] == "row") row_titles.push_back(p["title"]);
+      for (const auto& t : p.value("targets", json::array())) {
+        EXPECT_TRUE(t.contains("refId"));
+        EXPECT_EQ(t["datasource"]["uid"], "${datasource}");
+      }
+    }
+    EXPECT_EQ(row_titles, (std::vector<std::string>{"Overview", "Where the time goes", "First token and decode",
+                                                   "Request mix", "Queue and capacity", "GPU", "Host", "Alerts",
+                                                   "Doctor"}));
+    const auto exprs = grafana_expressions(text);
+    EXPECT_GT(exprs.size(), 10u) << dialect::to_string(id);
+    std::vector<promapi::QueryRequest> requests;
+    for (const auto& e : exprs) requests.push_back({substitute_variables(e), 0});
+    auto results = client->query_all(requests);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      EXPECT_TRUE(results[i]) << dialect::to_string(id) << ": " << requests[i].expr << "\n  -> "
+                              << (results[i] ? "" : results[i].error().message);
+      EXPECT_EQ(requests[i].expr.find('$'), std::string::npos) << "unsubstituted variable: " << requests[i].expr;
+    }
+    total += exprs.size();
+  }
+  EXPECT_GT(total, 100u);
+}
+
+// Tests that the export writes one dashboard per dialect and provisioning files that point at them.
+TEST(GrafanaExportIntegrationTest, WritesDashboardsAndProvisioning) {
+  char pattern[] = "/tmp/inferscope-grafana-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::filesystem::path dir = pattern;
+  auto files = write_grafana_export({.directory = dir.string(), .prometheus_url = "http://127.0.0.1:9999"});
+  ASSERT_TRUE(files) << files.error().message;
+  EXPECT_EQ(files->size(), grafana_dialects().size() + 2);
+  for (const char* name : {"inferscope-inferscope.json", "inferscope-vllm.json", "inferscope-llamacpp.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "dashboards" / name)) << name;
+  }
+  std::ifstream provider(dir / "provisioning" / "dashboards" / "inferscope.yaml");
+  std::stringstream text;
+  text << provider.rdbuf();
+  EXPECT_NE(text.str().find((dir / "dashboards").string()), std::string::npos) << text.str();
+  std::ifstream datasource(dir / "provisioning" / "datasources" / "inferscope.yaml");
+  std::stringstream ds;
+  ds << datasource.rdbuf();
+  EXPECT_NE(ds.str().find("http://127.0.0.1:9999"), std::string::npos);
+  EXPECT_NE(ds.str().find("type: prometheus"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace inferscope::dashboard
