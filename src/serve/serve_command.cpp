@@ -95,8 +95,10 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& e) {
   cmd.add_option("--profile", e.profile, "cost-model profile (e.g. llama-3.1-8b-h100-bf16, zero-cost)")
       ->capture_default_str();
   cmd.add_option("--profiles-path", e.profiles_path, "extra profile JSON file or folder");
-  cmd.add_option("--max-num-seqs", e.max_num_seqs, "max sequences per step")->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd.add_option("--max-num-seqs", e.max_num_seqs,
+                 "max sequences per step; for seed-mock, requests running at once (default: the profile's "
+                 "value, seed-mock 40, else 256)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--max-num-batched-tokens", e.max_num_batched_tokens, "token budget per step")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--max-model-len", e.max_model_len, "context length (prompt + output)")

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
 
 namespace inferscope::serve {
 namespace {
@@ -360,26 +361,82 @@ TEST(EngineTest, ZeroCostInterleavesSubmits) {
   EXPECT_TRUE(reached) << stats.generation_tokens_total;
 }
 
-// Tests the seed-mock profile end to end: a solo request's steps add up to
-// 0.2 + 0.001 x 100 + 0.01 x 50 = 0.8 model seconds.
+// Tests the seed-mock profile end to end: a solo request takes 0.2 + 0.001 x 100 + 0.01 x 50 =
+// 0.8 model seconds, with no engine steps (each request runs on its own timeline).
 TEST(EngineTest, SeedMockSoloRequestFollowsFormula) {
   EngineOptions options;
   options.profile = "seed-mock";
   ManualRun run{options};
   ASSERT_TRUE(run.engine);
-  std::atomic<double> total{0};
-  std::atomic<int> steps{0};
-  run.engine->set_step_listener([&](const StepInfo& s) {
-    total.store(total.load() + s.model_seconds);
-    steps.fetch_add(1);
-  });
+  EXPECT_EQ(run.engine->options().max_num_seqs, 40u);  // the seed's thread pool
+  const SteadyTime submitted = run.clock.now();
   auto r = std::make_shared<Recorder>();
   ASSERT_TRUE(run.engine->submit(request(100, 50), r));
   ASSERT_TRUE(run.run_until([&] { return finished(r); }));
-  EXPECT_EQ(steps.load(), 50);
-  EXPECT_NEAR(total.load(), 0.8, 1e-9);
-  double e2e = std::chrono::duration<double>(*r->finished_at - *r->scheduled).count();
-  EXPECT_NEAR(e2e, 0.8, 1e-6);
+  EXPECT_NEAR(std::chrono::duration<double>(*r->finished_at - submitted).count(), 0.8, 1e-6);
+  EXPECT_NEAR(r->ttft_s(), 0.2 + 0.1 + 0.01, 1e-6);
+  EXPECT_EQ(r->token_times.size(), 50u);
+  EXPECT_EQ(*r->reason, FinishReason::kLength);
+  EXPECT_EQ(run.engine->stats().generation_tokens_total, 50u);
+}
+
+// Tests that seed-mock requests are independent under load, as the seed's thread-pool server
+// runs them: 100 requests arriving as a Poisson process at 10/s with 125-token prompts and 10
+// output tokens each take 0.2 + 0.001 x 125 + 0.01 x 10 = 0.425 s end to end (within 5 %),
+// however many overlap. A batching engine would stretch the overlapping ones.
+TEST(EngineTest, SeedMockRequestsAreIndependentUnderPoissonLoad) {
+  EngineOptions options;
+  options.profile = "seed-mock";
+  ManualRun run{options};
+  ASSERT_TRUE(run.engine);
+  std::mt19937_64 rng(7);
+  std::exponential_distribution<double> gap(10.0);
+  std::vector<std::shared_ptr<Recorder>> recorders;
+  std::vector<SteadyTime> arrivals;
+  std::uint32_t most_running = 0;
+  for (int i = 0; i < 100; ++i) {
+    run.clock.advance(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(gap(rng))));
+    run.engine->catch_up();
+    most_running = std::max(most_running, run.engine->stats().running);
+    arrivals.push_back(run.clock.now());
+    recorders.push_back(std::make_shared<Recorder>());
+    ASSERT_TRUE(run.engine->submit(request(125, 10, 1000 * (i + 1)), recorders.back()));
+  }
+  ASSERT_TRUE(run.run_until([&] { return std::all_of(recorders.begin(), recorders.end(), finished); }));
+  EXPECT_GE(most_running, 3u);  // requests really overlapped
+  const double formula = 0.2 + 0.001 * 125 + 0.01 * 10;
+  for (std::size_t i = 0; i < recorders.size(); ++i) {
+    double e2e = std::chrono::duration<double>(*recorders[i]->finished_at - arrivals[i]).count();
+    EXPECT_NEAR(e2e, formula, 0.05 * formula) << "request " << i;
+  }
+}
+
+// Tests that seed-mock runs max_num_seqs requests at once and queues the rest: with two
+// workers (--max-num-seqs 2 overriding the profile's 40) the third request starts when the
+// first ends.
+TEST(EngineTest, SeedMockQueuesBeyondMaxNumSeqs) {
+  EngineOptions options;
+  options.profile = "seed-mock";
+  options.max_num_seqs = 2;
+  ManualRun run{options};
+  ASSERT_TRUE(run.engine);
+  const SteadyTime submitted = run.clock.now();
+  std::vector<std::shared_ptr<Recorder>> recorders;
+  for (int i = 0; i < 3; ++i) {
+    recorders.push_back(std::make_shared<Recorder>());
+    ASSERT_TRUE(run.engine->submit(request(100, 10, 1000 * (i + 1)), recorders.back()));
+  }
+  run.engine->catch_up();
+  EngineStats s = run.engine->stats();
+  EXPECT_EQ(s.running, 2u);
+  EXPECT_EQ(s.waiting, 1u);
+  ASSERT_TRUE(run.run_until([&] { return std::all_of(recorders.begin(), recorders.end(), finished); }));
+  const double one = 0.2 + 0.1 + 0.1;
+  auto since = [&](SteadyTime t) { return std::chrono::duration<double>(t - submitted).count(); };
+  EXPECT_NEAR(since(*recorders[0]->finished_at), one, 1e-6);
+  EXPECT_NEAR(since(*recorders[1]->finished_at), one, 1e-6);
+  EXPECT_NEAR(since(*recorders[2]->scheduled), one, 1e-6);
+  EXPECT_NEAR(since(*recorders[2]->finished_at), 2 * one, 1e-6);
 }
 
 // Tests that submit fails when max_waiting requests wait, and the message says so.

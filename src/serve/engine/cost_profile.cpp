@@ -78,6 +78,13 @@ Result<CostProfile> parse_profile(const nlohmann::json& json, std::string_view w
       if (!value.is_object() || !value.contains("reference"))
         return field_error(where, key, "must be an object with a \"reference\"");
       p.source = value;
+    } else if (key == "independent_requests") {
+      if (!value.is_boolean()) return field_error(where, key, "not a boolean");
+      p.independent_requests = value.get<bool>();
+    } else if (key == "max_num_seqs") {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0 || value.get<std::uint64_t>() > 1'000'000)
+        return field_error(where, key, "not an integer in 1..1000000");
+      p.max_num_seqs = value.get<std::uint32_t>();
     } else if (key == "kv_capacity_tokens") {
       if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0)
         return field_error(where, key, "not a positive integer");

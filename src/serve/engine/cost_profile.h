@@ -30,6 +30,10 @@ struct CostProfile {
   double decode_kv_token_s = 0;      // per context token read by a decoding sequence
   double request_overhead_s = 0;     // added once in the step where a request is first scheduled
   double max_request_s = 0;          // >0: cap output so a solo request ends within this
+  // Scheduling. independent_requests: requests never share a step; each runs alone on one of
+  // max_num_seqs workers and the rest queue (a thread-pool server such as the seed's FastAPI mock).
+  bool independent_requests = false;
+  std::uint32_t max_num_seqs = 0;    // default for EngineOptions::max_num_seqs; 0 = 256
   // Memory and simulated GPU.
   std::uint64_t kv_capacity_tokens = 0;
   double kv_bytes_per_token = 0, weights_bytes = 0, gpu_memory_total_bytes = 0;

@@ -21,12 +21,14 @@
 #include "serve/engine/engine_core.h"
 #include "serve/engine/gpu_model.h"
 #include "serve/engine/pause_schedule.h"
+#include "serve/engine/solo_scheduler.h"
 
 namespace inferscope::serve {
 namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;  // its duration type; time itself comes from Impl::clock
 constexpr auto kMaxLag = std::chrono::milliseconds(100);
+constexpr std::uint32_t kDefaultMaxNumSeqs = 256;  // vLLM's default when neither flag nor profile sets it
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
@@ -45,10 +47,11 @@ struct Engine::Impl {
         epoch(clock.now()),
         gpu(profile, options.busy_window_s, epoch),
         faults(std::move(initial)) {
+    if (profile.independent_requests) solo.emplace(profile, options.max_num_seqs, options.max_model_len);
     core.set_faults(faults);
     stall.set(faults.stall, 0);
     worker_stall.set(faults.worker_stall, 0);
-    core.fill_stats(snapshot);
+    fill_stats();
   }
 
   struct Live {
@@ -61,14 +64,15 @@ struct Engine::Impl {
   double model_at(SteadyTime t) const { return std::chrono::duration<double>(t - epoch).count() * options.time_scale; }
   SteadyTime real_at(double model_s) const { return epoch + seconds(model_s / options.time_scale); }
 
-  void on_submit(SequenceId id, GenerationRequest request, std::shared_ptr<SequenceObserver> observer) {
+  void on_submit(SequenceId id, GenerationRequest request, std::shared_ptr<SequenceObserver> observer,
+                 SteadyTime arrival) {
     if (stopped.load()) {  // raced with stop(): still owed exactly one on_finished
       queued.fetch_sub(1);
       pending.fetch_sub(1);
       observer->on_finished(FinishReason::kAbort, now());
       return;
     }
-    if (auto ok = core.submit(id, std::move(request)); !ok) {
+    if (auto ok = solo ? solo->submit(id, request, model_at(arrival)) : core.submit(id, std::move(request)); !ok) {
       queued.fetch_sub(1);
       pending.fetch_sub(1);
       observer->on_finished(FinishReason::kError, now());
@@ -81,7 +85,7 @@ struct Engine::Impl {
   }
 
   void on_abort(SequenceId id) {
-    if (stopped.load() || !core.abort(id)) return;
+    if (stopped.load() || !(solo ? solo->abort(id, model_at(now())) : core.abort(id))) return;
     finish_live(id, FinishReason::kAbort, now());
     publish();
     kick();
@@ -111,6 +115,7 @@ struct Engine::Impl {
   // kick starts the next step unless one is running, a worker stall holds it, or there is no work.
   // Kept whole (~45 lines): choosing the start, the hold, the plan and the wait are one decision.
   void kick() {
+    if (solo) return solo_kick();
     if (stopped.load() || core.step_in_flight() || waiting_release) return;
     if (!core.has_work()) {
       idle = true;
@@ -165,12 +170,55 @@ struct Engine::Impl {
     });
   }
 
+  // solo_kick (independent-requests profiles) delivers every event due by now, each at its own
+  // time, then waits for the next one. Faults that act on steps (stall, slowdowns) do not apply.
+  void solo_kick() {
+    if (stopped.load()) return;
+    const SteadyTime now = this->now();
+    {
+      std::lock_guard lock(stats_mu);
+      gpu.advance(now, busy_now);
+    }
+    // Due means "its real time has come" (real_at, as the timer is armed), not model_at(now) >= at,
+    // which rounding can keep false for an event whose timer already fired.
+    std::vector<SoloEvent> events;
+    for (auto next = solo->next_event_at(); next && real_at(*next) <= now; next = solo->next_event_at()) {
+      auto due = solo->advance(*next);
+      events.insert(events.end(), due.begin(), due.end());
+    }
+    for (const SoloEvent& ev : events) {
+      auto it = live.find(ev.id);
+      if (it == live.end()) continue;
+      const SteadyTime when = std::min(now, real_at(ev.at));
+      SequenceObserver& observer = *it->second.observer;
+      switch (ev.kind) {
+        case SoloEvent::Kind::kScheduled:
+          if (it->second.queued) queued.fetch_sub(1);
+          it->second.queued = false;
+          observer.on_scheduled(when);
+          break;
+        case SoloEvent::Kind::kPrefillDone: observer.on_prefill_done(when); break;
+        case SoloEvent::Kind::kToken: observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), when); break;
+        case SoloEvent::Kind::kFinished: finish_live(ev.id, ev.reason, when); break;
+      }
+    }
+    {
+      std::lock_guard lock(stats_mu);
+      busy_now = !live.empty();
+    }
+    publish();
+    if (auto next = solo->next_event_at()) arm_timer(real_at(*next), [this] { solo_kick(); }, /*run_on_cancel=*/false);
+  }
+
   // arm_timer runs `fn` on the engine thread at `when`: a real timer on the steady clock; with a
-  // manual clock, the first catch_up() that finds the clock at or past `when`. One at a time.
-  void arm_timer(SteadyTime when, std::function<void()> fn) {
+  // manual clock, the first catch_up() that finds the clock at or past `when`. One at a time: a
+  // new arm replaces the old one, whose `fn` still runs at once if `run_on_cancel` was set.
+  void arm_timer(SteadyTime when, std::function<void()> fn, bool run_on_cancel = true) {
     if (!manual_clock) {
       timer.expires_at(when);
-      timer.async_wait([fn = std::move(fn)](const boost::system::error_code&) { fn(); });
+      timer.async_wait([fn = std::move(fn), run_on_cancel](const boost::system::error_code& ec) {
+        if (run_on_cancel || ec != boost::asio::error::operation_aborted) fn();
+      });
       return;
     }
     manual_due = when;
@@ -250,16 +298,22 @@ struct Engine::Impl {
     timer.cancel();
     manual_fn = nullptr;
     const SteadyTime now = this->now();
-    for (SequenceId id : core.abort_all()) finish_live(id, FinishReason::kAbort, now);
+    for (SequenceId id : solo ? solo->abort_all() : core.abort_all()) finish_live(id, FinishReason::kAbort, now);
     publish();
     work.reset();
+  }
+
+  // fill_stats copies the scheduler's counters into the snapshot; stats_mu held (or not yet shared).
+  void fill_stats() {
+    if (solo) solo->fill_stats(snapshot);
+    else core.fill_stats(snapshot);
   }
 
   // publish copies the core's counters into the snapshot stats() reads.
   void publish() {
     {
       std::lock_guard lock(stats_mu);
-      core.fill_stats(snapshot);
+      fill_stats();
       snapshot.steps_total = steps_total;
       snapshot.busy_model_seconds = busy_model_seconds;
       ++snapshot.publish_seq;
@@ -279,6 +333,7 @@ struct Engine::Impl {
 
   // --- engine thread only ---
   EngineCore core;
+  std::optional<SoloScheduler> solo;  // set for independent-requests profiles (seed-mock): no steps
   std::unordered_map<SequenceId, Live> live;
   PauseSchedule stall, worker_stall;
   std::function<void(const StepInfo&)> listener;
@@ -311,8 +366,8 @@ struct Engine::Impl {
 Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet initial_faults) {
   auto fail = [](const std::string& cause) { return make_error("cannot start engine from options: " + cause); };
   if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) return fail("time_scale must be > 0");
-  if (options.max_num_seqs == 0 || options.max_num_batched_tokens == 0 || options.max_waiting == 0)
-    return fail("max_num_seqs, max_num_batched_tokens and max_waiting must be > 0");
+  if (options.max_num_batched_tokens == 0 || options.max_waiting == 0)
+    return fail("max_num_batched_tokens and max_waiting must be > 0");
   if (options.block_size == 0 || options.block_size > 1024) return fail("block_size must be in 1..1024");
   if (options.max_model_len < 2) return fail("max_model_len must be >= 2");
   if (!(options.busy_window_s > 0)) return fail("busy_window_s must be > 0");
@@ -326,6 +381,7 @@ Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet in
   }
   std::uint64_t kv_tokens = options.kv_capacity_tokens ? options.kv_capacity_tokens : profile->kv_capacity_tokens;
   if (kv_tokens < options.block_size) return fail("kv_capacity_tokens must hold at least one block");
+  if (options.max_num_seqs == 0) options.max_num_seqs = profile->max_num_seqs ? profile->max_num_seqs : kDefaultMaxNumSeqs;
   auto impl = std::make_unique<Impl>(std::move(options), *profile, std::move(initial_faults));
   Impl* raw = impl.get();
   raw->thread = std::thread([raw] { raw->io.run(); });
@@ -339,7 +395,7 @@ Engine::~Engine() { stop(); }
 Result<SequenceId> Engine::submit(GenerationRequest request, std::shared_ptr<SequenceObserver> observer) {
   Impl& d = *impl_;
   if (!observer) return make_error("cannot schedule request from client: no observer");
-  if (auto ok = d.core.check(request); !ok) return ok.error();
+  if (auto ok = d.solo ? d.solo->check(request) : d.core.check(request); !ok) return ok.error();
   std::lock_guard lock(d.post_mu);
   if (d.stopped.load()) return make_error("cannot schedule request from client: the engine is stopped");
   if (d.queued.fetch_add(1) >= d.options.max_waiting) {
@@ -353,8 +409,8 @@ Result<SequenceId> Engine::submit(GenerationRequest request, std::shared_ptr<Seq
   SteadyTime prev = d.last_arrival.load();
   while (prev < now && !d.last_arrival.compare_exchange_weak(prev, now)) {
   }
-  asio::post(d.io, [&d, id, request = std::move(request), observer = std::move(observer)]() mutable {
-    d.on_submit(id, std::move(request), std::move(observer));
+  asio::post(d.io, [&d, id, request = std::move(request), observer = std::move(observer), now]() mutable {
+    d.on_submit(id, std::move(request), std::move(observer), now);
   });
   return id;
 }

@@ -85,7 +85,9 @@ struct EngineStats {
 // EngineOptions configures an Engine; validated by Engine::start.
 struct EngineOptions {
   std::string profile = "llama-3.1-8b-h100-bf16";  // cost-model profile name (deploy/profiles)
-  std::uint32_t max_num_seqs = 256, max_num_batched_tokens = 8192, max_model_len = 8192;
+  // max_num_seqs: sequences per step (for an independent-requests profile: requests running at
+  // once); 0 = the profile's value (seed-mock: 40, FastAPI's thread pool), else 256.
+  std::uint32_t max_num_seqs = 0, max_num_batched_tokens = 8192, max_model_len = 8192;
   std::uint64_t kv_capacity_tokens = 0;  // 0 = the profile's value
   std::uint32_t block_size = 16;
   bool enable_prefix_caching = true;
