@@ -149,6 +149,7 @@ struct MetricBinding {
   std::string_view kind_label = {};                   // label splitting the metric by kind (errors, stage)
   std::span<const LegacyName> legacy = {};            // older names of the same data (newest first)
   std::string_view note = {};                         // semantics worth knowing (per event vs per token ...)
+  bool per_batch = false;  // measured per engine batch/step, not per request: not a request stage
 };
 
 // DeprecatedName is a name not to rely on: dropped without a same-kind successor, or misleading
@@ -169,6 +170,7 @@ struct Dialect {
   DialectId id = DialectId::kInferscope;
   std::string_view title = {};                       // "vLLM V1", "llama.cpp llama-server", ...
   std::string_view model_label = {};                 // label naming the model ("model_name"), "" if none
+  std::string_view device_label = {};                // label naming the GPU on GPU metrics ("gpu"), "" if none
   std::span<const std::string_view> prefixes = {};   // family-name prefixes that identify the dialect
   std::span<const MetricBinding> bindings = {};      // at most one per role
   std::span<const DeprecatedName> deprecated = {};
