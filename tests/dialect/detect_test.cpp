@@ -137,6 +137,39 @@ TEST(DetectTest, VllmWithoutLatencyFamiliesLacksLatency) {
   EXPECT_TRUE(contains(missing_names(c.missing), std::string("e2e=vllm:e2e_request_latency_seconds")));
 }
 
+// Tests the real `inferscope serve` exposition: inferscope with vLLM and simulated DCGM families.
+TEST(DetectTest, InferscopeServe) {
+  const ParsedExposition e = load("inferscope-serve-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kInferscope) << d.evidence;
+  std::vector<DialectId> ids;
+  for (const DetectedDialect& f : d.found) ids.push_back(f.id);
+  EXPECT_EQ(ids, (std::vector<DialectId>{DialectId::kInferscope, DialectId::kVllm, DialectId::kDcgm}));
+  EXPECT_EQ(d.found[2].variant, "simulated by inferscope serve");
+  const Coverage c = check_coverage(e, DialectId::kInferscope);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  for (Role role : {Role::kE2e, Role::kTtft, Role::kQueue, Role::kPrefill, Role::kDecode, Role::kWaiting,
+                    Role::kKvUsage, Role::kRequests}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+  }
+  EXPECT_FALSE(contains(c.without_series, Role::kE2e));
+  EXPECT_TRUE(check_coverage(e, DialectId::kVllm).missing.empty());
+  const Coverage gpu = check_coverage(e, DialectId::kDcgm);
+  EXPECT_TRUE(gpu.missing.empty()) << ::testing::PrintToString(missing_names(gpu.missing));
+}
+
+// Tests an idle `inferscope serve` (no request yet): request families are declared without
+// series, which is "present, no series yet", not missing.
+TEST(DetectTest, InferscopeServeIdle) {
+  const ParsedExposition e = load("inferscope-serve-idle-metrics.txt");
+  ASSERT_EQ(detect_dialects(e).primary, DialectId::kInferscope);
+  const Coverage c = check_coverage(e, DialectId::kInferscope);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(contains(c.without_series, Role::kE2e));
+  EXPECT_TRUE(contains(c.without_series, Role::kRequests));
+  EXPECT_FALSE(contains(c.without_series, Role::kWaiting));  // engine gauges exist from startup
+}
+
 // Tests node-exporter and an exposition of no known dialect (Prometheus' own /metrics).
 TEST(DetectTest, NodeExporterAndUnknown) {
   const ParsedExposition node = load("node-exporter-1.5-metrics.txt");
