@@ -8,7 +8,8 @@
 #include <vector>
 
 namespace inferscope::metrics::detail {
-namespace {
+
+thread_local constinit std::uint32_t t_slot_plus_one = 0;
 
 // SlotTable hands out the smallest free id so that live threads keep ids below the shard count
 // whenever there are fewer live writer threads than shards.
@@ -18,17 +19,29 @@ struct SlotTable {
   std::uint32_t live = 0;
 };
 
-SlotTable& slot_table() {
-  static SlotTable* table = new SlotTable();  // leaked: threads may exit after static destruction
-  return *table;
-}
+// NeverDestroyed keeps the table alive past static destruction (threads may exit after it) while
+// staying constant-initialised: no init-order question, no guard on access.
+template <class T>
+union NeverDestroyed {
+  constexpr NeverDestroyed() : value() {}
+  ~NeverDestroyed() {}
+  T value;
+};
+
+// g_slot_table is a data symbol with default visibility, exactly like t_slot_plus_one: wherever
+// several copies of the library are loaded (static copies in several shared objects, RTLD_LOCAL
+// or global, -Bsymbolic or not) the dynamic linker resolves the two the same way, so a thread's
+// id always indexes the table that handed it out.
+[[gnu::visibility("default")]] constinit NeverDestroyed<SlotTable> g_slot_table;
+
+namespace {
 
 // SlotReleaser gives the id back when its thread exits.
 struct SlotReleaser {
   std::uint32_t slot = kReleasedSlot;
   ~SlotReleaser() {
     if (slot == kReleasedSlot) return;
-    SlotTable& table = slot_table();
+    SlotTable& table = g_slot_table.value;
     std::lock_guard lock(table.mutex);
     table.used[slot] = false;
     --table.live;
@@ -41,7 +54,7 @@ struct SlotReleaser {
 
 std::uint32_t assign_thread_slot() noexcept {
   thread_local SlotReleaser releaser;
-  SlotTable& table = slot_table();
+  SlotTable& table = g_slot_table.value;
   std::uint32_t slot = 0;
   {
     std::lock_guard lock(table.mutex);
@@ -68,7 +81,7 @@ std::uint32_t shard_count() noexcept {
 }
 
 std::uint32_t live_thread_slots_for_test() noexcept {
-  SlotTable& table = slot_table();
+  SlotTable& table = g_slot_table.value;
   std::lock_guard lock(table.mutex);
   return table.live;
 }

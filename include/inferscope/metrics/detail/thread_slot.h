@@ -13,9 +13,15 @@ namespace inferscope::metrics::detail {
 // destructors): any slot at or above a series' shard count uses the shared, multi-writer shard.
 inline constexpr std::uint32_t kReleasedSlot = 0xFFFFFFFEu;
 
-// t_slot_plus_one holds this thread's id + 1; 0 means "not assigned yet". Constant-initialised and
-// trivially destructible so that reading it is a single %fs-relative load, with no TLS wrapper call.
-inline thread_local std::uint32_t t_slot_plus_one = 0;
+// t_slot_plus_one holds this thread's id + 1; 0 means "not assigned yet". Defined, not inline, in
+// thread_slot.cpp beside the slot table that hands the ids out: the two live in one object file
+// with default visibility, so in any process the dynamic linker binds both from the same copy of
+// the library, and a thread's id always indexes the table that gave it. (An inline variable here
+// was merged across shared objects while each kept its own internal table: two live threads could
+// hold the same id and race on one single-writer shard; tests/metrics/two_shared_objects.)
+// constinit (constant-initialised, trivially destructible): reading it needs no TLS wrapper call,
+// one %fs-relative load in an executable (bench/metrics/metrics_core_bench.cpp).
+extern thread_local constinit std::uint32_t t_slot_plus_one;
 
 // assign_thread_slot gives this thread the smallest free id (takes a mutex once per thread) and
 // arranges to release it at thread exit. Returns the id.
