@@ -3,6 +3,8 @@
 // for any line-oriented parser; the binary prints parse throughput as a fraction of it.
 #include <benchmark/benchmark.h>
 
+#include "ratio_reporter.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,39 +101,16 @@ void BM_LineSplitBaselineNodeExporter(benchmark::State& state) {
 }
 BENCHMARK(BM_LineSplitBaselineNodeExporter);
 
-// RatioReporter prints the console table, then parse MB/s as a fraction of the baseline.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      // Plain runs, or the median when repetitions report aggregates.
-      if (!run.aggregate_name.empty() && run.aggregate_name != "median") continue;
-      auto it = run.counters.find("bytes_per_second");
-      if (it != run.counters.end()) bytes_per_second_[run.run_name.function_name] = it->second.value;
-    }
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    const double parse = bytes_per_second_["BM_ExpositionParserNodeExporter"];
-    const double floor = bytes_per_second_["BM_LineSplitBaselineNodeExporter"];
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Parse MB/s as a fraction of the memchr line-split floor.
+  return inferscope::bench::run_benchmarks_with_ratios(argc, argv, [](const inferscope::bench::RatioReporter& r) {
+    const double parse = r.counter("BM_ExpositionParserNodeExporter", "bytes_per_second");
+    const double floor = r.counter("BM_LineSplitBaselineNodeExporter", "bytes_per_second");
     if (parse > 0 && floor > 0) {
       std::printf("node-exporter parse: %.1f MB/s; memchr line split: %.1f MB/s; parse/baseline = %.3f\n",
                   parse / 1e6, floor / 1e6, parse / floor);
     }
-  }
-
- private:
-  std::map<std::string, double> bytes_per_second_;
-};
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  });
 }

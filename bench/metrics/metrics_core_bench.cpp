@@ -3,15 +3,19 @@
 // seq_cst atomic<double> gauge, a mutex histogram with std::lower_bound, a std::map-labelled family
 // whose Add() allocates on every call, and a std::ostream serializer with 16 significant digits.
 // The peers are re-implementations of that approach (prometheus-cpp is not packaged in Debian 12),
-// not prometheus-cpp itself. After the runs the binary prints peer/inferscope time ratios.
+// not prometheus-cpp itself. After the runs the binary prints peer/inferscope time ratios (wall
+// time per call, and each calling thread's own time for the 2-thread runs).
 // Run: build-core/bench/metrics/metrics_core_bench --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
+
+#include "ratio_reporter.h"
 
 #include <inferscope/metrics/exposition.h>
 #include <inferscope/metrics/registry.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -191,48 +195,75 @@ Fixture& fixture() {
 }
 
 // ---------------------------------------------------------------- counters, gauges, histograms
+// Every hot-path loop ends its iteration with benchmark::ClobberMemory(), so the compiler can
+// neither merge repeated increments nor keep a value in a register across iterations, for ours and
+// the peer alike. Google Benchmark divides the wall time by the iterations of all threads together;
+// per_thread_ns is what one call costs the thread that makes it (the figure an instrumented
+// request pays), measured per thread and averaged over the threads.
+template <class Body>
+void timed_loop(benchmark::State& state, Body&& body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    body();
+    benchmark::ClobberMemory();
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  state.counters["per_thread_ns"] =
+      benchmark::Counter(state.iterations() > 0 ? ns / static_cast<double>(state.iterations()) : 0,
+                         benchmark::Counter::kAvgThreads);
+}
+
+// value_cursor walks the precomputed latency values from a per-thread offset.
+struct ValueCursor {
+  const std::vector<double>& v = values();
+  std::size_t i;
+  explicit ValueCursor(const benchmark::State& state) : i(static_cast<std::size_t>(state.thread_index()) * 1000) {}
+  double next() { return v[i++ & 4095]; }
+};
+
 void BM_CounterInc_Shared(benchmark::State& state) {
   Counter c = fixture().shared_counter;
-  for (auto _ : state) c.inc();
+  timed_loop(state, [&] { c.inc(); });
 }
 void BM_CounterInc_Separate(benchmark::State& state) {
   Counter c = fixture().own_counters[static_cast<std::size_t>(state.thread_index())];
-  for (auto _ : state) c.inc();
+  timed_loop(state, [&] { c.inc(); });
 }
 void BM_PeerCounterInc_Shared(benchmark::State& state) {
   PeerCounter& c = fixture().peer_shared_counter;
-  for (auto _ : state) c.inc();
+  timed_loop(state, [&] { c.inc(); });
 }
 void BM_PeerCounterInc_Separate(benchmark::State& state) {
   PeerCounter& c = *fixture().peer_own_counters[static_cast<std::size_t>(state.thread_index())];
-  for (auto _ : state) c.inc();
+  timed_loop(state, [&] { c.inc(); });
 }
+// Gauges are set from precomputed values: a loop-carried `v += 1` would put a dependent FP add
+// (4 cycles) into every iteration and let the compiler see the sequence.
 void BM_GaugeSet_Shared(benchmark::State& state) {
   Gauge g = fixture().shared_gauge;
-  double v = 0;
-  for (auto _ : state) g.set(v += 1);
+  ValueCursor v(state);
+  timed_loop(state, [&] { g.set(v.next()); });
 }
 void BM_GaugeSet_Separate(benchmark::State& state) {
   Gauge g = fixture().own_gauges[static_cast<std::size_t>(state.thread_index())];
-  double v = 0;
-  for (auto _ : state) g.set(v += 1);
+  ValueCursor v(state);
+  timed_loop(state, [&] { g.set(v.next()); });
 }
 void BM_PeerGaugeSet_Shared(benchmark::State& state) {
   PeerGauge& g = fixture().peer_shared_gauge;
-  double v = 0;
-  for (auto _ : state) g.set(v += 1);
+  ValueCursor v(state);
+  timed_loop(state, [&] { g.set(v.next()); });
 }
 void BM_PeerGaugeSet_Separate(benchmark::State& state) {
   PeerGauge& g = *fixture().peer_own_gauges[static_cast<std::size_t>(state.thread_index())];
-  double v = 0;
-  for (auto _ : state) g.set(v += 1);
+  ValueCursor v(state);
+  timed_loop(state, [&] { g.set(v.next()); });
 }
 
 template <class H>
 void observe_loop(benchmark::State& state, H& h) {
-  const std::vector<double>& v = values();
-  std::size_t i = static_cast<std::size_t>(state.thread_index()) * 1000;
-  for (auto _ : state) h.observe(v[i++ & 4095]);
+  ValueCursor v(state);
+  timed_loop(state, [&] { h.observe(v.next()); });
 }
 void BM_HistogramObserve_Shared(benchmark::State& state) {
   Histogram h = fixture().shared_histogram;
@@ -245,6 +276,51 @@ void BM_HistogramObserve_Separate(benchmark::State& state) {
 void BM_PeerHistogramObserve_Shared(benchmark::State& state) { observe_loop(state, fixture().peer_shared_histogram); }
 void BM_PeerHistogramObserve_Separate(benchmark::State& state) {
   observe_loop(state, *fixture().peer_own_histograms[static_cast<std::size_t>(state.thread_index())]);
+}
+
+// The realistic case: a server with 1,000 live series (routes x models x status) observes into
+// them in request order, not into one hot series, so each call mostly misses L1 and often L2; both
+// threads draw from the same 1,000 series (they share cache lines now and then, as real workers do).
+constexpr std::size_t kManySeries = 1000;
+constexpr std::size_t kOrderLength = 1 << 16;
+
+struct ManySeries {
+  std::vector<Histogram> ours;
+  std::vector<std::unique_ptr<PeerHistogram>> peer;
+  std::vector<std::uint32_t> order[kMaxThreads];  // a random series index per call, per thread
+  ManySeries() {
+    auto& family = fixture().registry.histogram(
+        {{.name = "bench_many_seconds", .help = "h", .label_names = {"route"}}, default_latency_buckets()});
+    for (std::size_t i = 0; i < kManySeries; ++i) {
+      ours.push_back(family.with({"/r/" + std::to_string(i)}));
+      peer.push_back(std::make_unique<PeerHistogram>(default_latency_buckets()));
+    }
+    for (int t = 0; t < kMaxThreads; ++t) {
+      std::mt19937 rng(static_cast<std::uint32_t>(11 + t));
+      std::uniform_int_distribution<std::uint32_t> pick(0, kManySeries - 1);
+      order[t].resize(kOrderLength);
+      for (auto& o : order[t]) o = pick(rng);
+    }
+  }
+};
+ManySeries& many() {
+  static ManySeries* m = new ManySeries();  // leaked like fixture()
+  return *m;
+}
+
+void BM_HistogramObserve_1000SeriesRandom(benchmark::State& state) {
+  ManySeries& m = many();
+  const std::vector<std::uint32_t>& order = m.order[state.thread_index()];
+  ValueCursor v(state);
+  std::size_t k = 0;
+  timed_loop(state, [&] { m.ours[order[k++ & (kOrderLength - 1)]].observe(v.next()); });
+}
+void BM_PeerHistogramObserve_1000SeriesRandom(benchmark::State& state) {
+  ManySeries& m = many();
+  const std::vector<std::uint32_t>& order = m.order[state.thread_index()];
+  ValueCursor v(state);
+  std::size_t k = 0;
+  timed_loop(state, [&] { m.peer[order[k++ & (kOrderLength - 1)]]->observe(v.next()); });
 }
 
 #define HOT_PATH(name) BENCHMARK(name)->Threads(1)->Threads(2)->UseRealTime()
@@ -260,6 +336,8 @@ HOT_PATH(BM_HistogramObserve_Shared);
 HOT_PATH(BM_PeerHistogramObserve_Shared);
 HOT_PATH(BM_HistogramObserve_Separate);
 HOT_PATH(BM_PeerHistogramObserve_Separate);
+HOT_PATH(BM_HistogramObserve_1000SeriesRandom);
+HOT_PATH(BM_PeerHistogramObserve_1000SeriesRandom);
 
 // ---------------------------------------------------------------- bucket search crossover
 // Justifies detail::kLinearSearchMaxBounds: SIMD linear count vs std::lower_bound, same values.
@@ -272,7 +350,9 @@ void BM_BucketSearch(benchmark::State& state) {
   std::size_t sink = 0;
   for (auto _ : state) {
     const double x = v[i++ & 4095];
-    sink += linear ? detail::linear_bucket_index(bounds.data(), n, x) : detail::binary_bucket_index(bounds.data(), n, x);
+    std::size_t index = linear ? detail::linear_bucket_index(bounds.data(), n, x) : detail::binary_bucket_index(bounds.data(), n, x);
+    benchmark::DoNotOptimize(index);
+    sink += index;
   }
   benchmark::DoNotOptimize(sink);
   state.SetLabel(linear ? "linear" : "binary");
@@ -282,19 +362,31 @@ BENCHMARK(BM_BucketSearch)->ArgsProduct({{8, 16, 20, 24, 32, 64}, {1, 0}});
 // ---------------------------------------------------------------- lookup of an existing series
 void BM_FamilyWith_1Label(benchmark::State& state) {
   CounterFamily& f = fixture().counters;
-  for (auto _ : state) f.with({"shared"}).inc();
+  for (auto _ : state) {
+    f.with({"shared"}).inc();
+    benchmark::ClobberMemory();
+  }
 }
 void BM_PeerFamilyAdd_1Label(benchmark::State& state) {
   const PeerLabels labels{{"k", "shared"}};
-  for (auto _ : state) fixture().peer_one.add(labels).inc();
+  for (auto _ : state) {
+    fixture().peer_one.add(labels).inc();
+    benchmark::ClobberMemory();
+  }
 }
 void BM_FamilyWith_3Labels(benchmark::State& state) {
   CounterFamily& f = fixture().three;
-  for (auto _ : state) f.with({"/v1/chat/completions", "200", "llama-3-8b"}).inc();
+  for (auto _ : state) {
+    f.with({"/v1/chat/completions", "200", "llama-3-8b"}).inc();
+    benchmark::ClobberMemory();
+  }
 }
 void BM_PeerFamilyAdd_3Labels(benchmark::State& state) {
   const PeerLabels labels{{"a", "/v1/chat/completions"}, {"b", "200"}, {"c", "llama-3-8b"}};
-  for (auto _ : state) fixture().peer_three.add(labels).inc();
+  for (auto _ : state) {
+    fixture().peer_three.add(labels).inc();
+    benchmark::ClobberMemory();
+  }
 }
 BENCHMARK(BM_FamilyWith_1Label);
 BENCHMARK(BM_PeerFamilyAdd_1Label);
@@ -358,41 +450,27 @@ BENCHMARK(BM_Render10kCounters)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PeerRender10kCounters)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Render1kHistograms)->Unit(benchmark::kMicrosecond);
 
-// ---------------------------------------------------------------- ratio report
-// RatioReporter prints the console table and remembers real time per run name for the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-  }
-  void print_ratios() const {
-    std::printf("\nPeer (prometheus-cpp approach) time / inferscope time, same binary:\n");
-    for (const auto& [name, peer_time] : times_) {
-      const auto pos = name.find("BM_Peer");
-      if (pos != 0) continue;
-      const std::string ours = "BM_" + name.substr(7);
-      const auto it = times_.find(ours);
-      if (it == times_.end() || it->second <= 0) continue;
-      std::printf("  %-44s %8.2fx\n", ours.c_str(), peer_time / it->second);
-    }
-  }
-
- private:
-  std::map<std::string, double> times_;
-};
-
 }  // namespace
 
+// After the runs: peer time / inferscope time for every BM_PeerX that has a BM_X, by wall time per
+// call (Google Benchmark's figure) and, for threaded runs, by the calling thread's own time.
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   fixture();
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.print_ratios();
-  benchmark::Shutdown();
-  return 0;
+  many();
+  return inferscope::bench::run_benchmarks_with_ratios(argc, argv, [](const inferscope::bench::RatioReporter& r) {
+    std::printf("\nPeer (prometheus-cpp approach) / inferscope, same binary:\n");
+    for (const std::string& name : r.names()) {
+      if (name.rfind("BM_Peer", 0) != 0) continue;
+      const std::string ours = "BM_" + name.substr(7);
+      inferscope::bench::print_ratio(ours, r.time(ours), r.time(name));
+      const double ours_thread = r.counter(ours, "per_thread_ns"), peer_thread = r.counter(name, "per_thread_ns");
+      if (name.find("threads:2") != std::string::npos) {
+        inferscope::bench::print_ratio(ours + " (per thread)", ours_thread, peer_thread);
+      }
+    }
+    for (const char* labels : {"1Label", "3Labels"}) {
+      inferscope::bench::print_ratio(std::string("BM_FamilyWith_") + labels, r.time(std::string("BM_FamilyWith_") + labels),
+                                     r.time(std::string("BM_PeerFamilyAdd_") + labels));
+    }
+  });
 }

@@ -13,6 +13,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ratio_reporter.h"
+
 namespace {
 
 using inferscope::metrics::QuantileSketch;
@@ -71,38 +73,18 @@ void BM_NthElementQuantile(benchmark::State& state) {
 }
 BENCHMARK(BM_NthElementQuantile)->Arg(10000)->Arg(1000000);
 
-// RatioReporter prints the normal table, then sketch/peer ratios per pair of benchmarks.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration) ns_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    ratio("add", "BM_QuantileSketchAdd", "BM_VectorAdd");
-    ratio("quantile n=1e4", "BM_QuantileSketchQuantile/10000", "BM_NthElementQuantile/10000");
-    ratio("quantile n=1e6", "BM_QuantileSketchQuantile/1000000", "BM_NthElementQuantile/1000000");
-  }
-
- private:
-  void ratio(const char* what, const std::string& ours, const std::string& peer) {
-    if (!ns_.count(ours) || !ns_.count(peer)) return;  // filtered out
-    std::printf("ratio %-15s sketch %10.1f ns  peer %12.1f ns  sketch/peer %.4f\n", what, ns_[ours], ns_[peer],
-                ns_[ours] / ns_[peer]);
-  }
-  std::map<std::string, double> ns_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  // Sketch time / peer time per pair of benchmarks.
+  return inferscope::bench::run_benchmarks_with_ratios(argc, argv, [](const inferscope::bench::RatioReporter& r) {
+    auto ratio = [&](const char* what, const std::string& ours, const std::string& peer) {
+      const double a = r.time(ours), b = r.time(peer);
+      if (a <= 0 || b <= 0) return;  // filtered out
+      std::printf("ratio %-15s sketch %10.1f ns  peer %12.1f ns  sketch/peer %.4f\n", what, a, b, a / b);
+    };
+    ratio("add", "BM_QuantileSketchAdd", "BM_VectorAdd");
+    ratio("quantile n=1e4", "BM_QuantileSketchQuantile/10000", "BM_NthElementQuantile/10000");
+    ratio("quantile n=1e6", "BM_QuantileSketchQuantile/1000000", "BM_NthElementQuantile/1000000");
+  });
 }
