@@ -22,8 +22,9 @@ release=$(scripts/build.sh release)
 step "unit tests (release)"
 ctest --test-dir "$release" -L unit --output-on-failure -j"$jobs"
 step "integration tests (release)"
-# Integration tests start real servers and measure latencies; run them one at a time.
-ctest --test-dir "$release" -L integration --output-on-failure -j1
+# Integration tests bind ephemeral loopback ports, use private temp dirs and wait on events, so
+# they run in parallel like the unit tests.
+ctest --test-dir "$release" -L integration --output-on-failure -j"$jobs"
 
 step "sanitizer build (ASan + UBSan)"
 sanitize=$(scripts/build.sh sanitize unit_tests)
