@@ -92,6 +92,7 @@ asio::awaitable<void> Connection::run() {
     keep_alive_ = request_.keep_alive();
     write_delay_ = std::chrono::microseconds(0);
     const bool keep = co_await core_.handler(*this);
+    peer_closed_hook_ = nullptr;
     busy_ = false;
     if (!keep || !keep_alive_ || closed_) break;
   }
@@ -256,7 +257,10 @@ asio::awaitable<void> Connection::peer_watch_loop(AsyncSignal* signal) {
     boost::system::error_code ec;
     std::size_t n = co_await socket_.async_read_some(buffer_.prepare(4096), redirect_error(use_awaitable, ec));
     if (ec) {
-      if (!stop_watch_) peer_closed_ = true;  // EOF or reset: the client is gone
+      if (!stop_watch_) {
+        peer_closed_ = true;  // EOF or reset: the client is gone
+        if (peer_closed_hook_) peer_closed_hook_();
+      }
       break;
     }
     buffer_.commit(n);

@@ -19,6 +19,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -92,6 +93,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // watch_peer starts a concurrent read that sets peer_closed() and notifies `signal` when the
   // client hangs up; bytes it reads (a pipelined request) are kept for the next request.
   void watch_peer(AsyncSignal* signal);
+  // set_peer_closed_hook runs `hook` (on this connection's executor) the moment the peer watch sees
+  // the client hang up, e.g. to cancel an upstream request at once. Cleared after each request.
+  void set_peer_closed_hook(std::function<void()> hook) { peer_closed_hook_ = std::move(hook); }
   // stop_watching_peer ends the watch and waits on `signal` (the one given to watch_peer) until it
   // has stopped; call it before that signal dies and with no write in flight.
   boost::asio::awaitable<void> stop_watching_peer(AsyncSignal& signal);
@@ -123,6 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watching_ = false;
   bool stop_watch_ = false;
   bool peer_closed_ = false;
+  std::function<void()> peer_closed_hook_;
 };
 
 }  // namespace inferscope::net
