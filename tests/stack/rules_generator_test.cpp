@@ -1,6 +1,7 @@
 // Tests of the rules generator's output text, lacking-alert lists and validation (promtool checks
 // the files in rules_promtool_integration_test.cpp).
 #include "stack/rules/rules_generator.h"
+#include "stack/rules/stack_rules_config.h"
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,27 @@ TEST(RulesGeneratorTest, RejectsBadConfig) {
   config.slo = {};
   config.rate_window = 0ms;
   EXPECT_FALSE(generate_rules(config));
+}
+
+// Tests the mapping from up's StackConfig: kinds to dialects, thresholds, `for` overrides, windows.
+TEST(RulesGeneratorTest, FromStackConfig) {
+  stack::StackConfig stack;
+  stack.targets = {{.name = "v", .kind = "vllm"}, {.name = "x", .kind = "auto"}};
+  stack.slo.ttft_p95_seconds = 1.5;
+  stack.alert_for[kKvCacheFull] = 30s;
+  stack.scrape_interval = 1s;
+  stack.evaluation_interval = 1s;
+  const RulesConfig config = rules_config_from(stack);
+  ASSERT_EQ(config.targets.size(), 2u);
+  EXPECT_EQ(config.targets[0].dialect, DialectId::kVllm);
+  EXPECT_EQ(config.targets[1].dialect, std::nullopt);
+  EXPECT_EQ(config.slo.ttft_p95_seconds, 1.5);
+  EXPECT_EQ(config.alert_for.at(kKvCacheFull), 30s);
+  EXPECT_EQ(config.evaluation_interval, 1s);
+  EXPECT_EQ(config.rate_window, 12s);
+  EXPECT_EQ(rate_window_for(5s), 1min);
+  EXPECT_EQ(rate_window_for(30s), 5min);
+  EXPECT_EQ(rate_window_for(100ms), 10s);
 }
 
 }  // namespace
