@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "doctor/doctor_command.h"
+#include "gateway/gateway_command.h"
 #include "loadgen/bench_command.h"
 #include "serve/serve_command.h"
 #ifdef INFERSCOPE_HAVE_UP
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   inferscope::loadgen::add_bench_command(app);
   inferscope::serve::add_serve_command(app);
+  inferscope::gateway::add_gateway_command(app);
+  inferscope::doctor::add_doctor_command(app);
 #ifdef INFERSCOPE_HAVE_UP
   inferscope::stack::add_up_command(app);
 #endif

@@ -46,6 +46,7 @@ struct TargetHealth {
   std::string health;       // "up", "down" or "unknown"
   std::string last_error;
   std::string last_scrape;  // RFC 3339 time of the last scrape, as the server sent it
+  double scrape_interval_s = 0;  // from scrapeInterval ("15s", "1m"); 0 when absent
 };
 
 // parse_query_response parses the JSON body of /api/v1/query or /api/v1/query_range.
@@ -57,6 +58,9 @@ Result<std::vector<Labels>> parse_series_response(std::string_view body);
 
 // parse_targets_response parses /api/v1/targets (active targets only).
 Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body);
+
+// parse_duration_seconds parses a Prometheus duration ("1s", "5m", "1h30m", "250ms", "2d", "1w").
+std::optional<double> parse_duration_seconds(std::string_view text) noexcept;
 
 // parse_sample_value parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf").
 std::optional<double> parse_sample_value(std::string_view text) noexcept;

@@ -19,6 +19,7 @@ using tcp = asio::ip::tcp;
 struct HttpConnection::Impl {
   Endpoint endpoint;
   ClientOptions options;
+  std::string accept;
   asio::io_context io;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
@@ -60,7 +61,7 @@ struct HttpConnection::Impl {
                                          endpoint.path_prefix + path, 11};
     req.set(http::field::host, endpoint.host + ":" + endpoint.port);
     req.set(http::field::user_agent, "inferscope-promapi");
-    req.set(http::field::accept, "application/json");
+    req.set(http::field::accept, accept);
     if (!form.empty()) {
       req.set(http::field::content_type, "application/x-www-form-urlencoded");
       req.body() = form;
@@ -88,15 +89,18 @@ struct HttpConnection::Impl {
                           std::to_string(options.timeout.count()) + " ms");
       return make_error("cannot query " + where(path) + ": " + ec.message());
     }
-    HttpAnswer answer{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
+    HttpAnswer answer{static_cast<int>(parser.get().result_int()), std::move(parser.get().body()),
+                      std::string(parser.get()[http::field::content_type])};
     if (!parser.get().keep_alive()) stream.reset();
     return answer;
   }
 };
 
-HttpConnection::HttpConnection(Endpoint endpoint, ClientOptions options) : impl_(std::make_unique<Impl>()) {
+HttpConnection::HttpConnection(Endpoint endpoint, ClientOptions options, std::string accept)
+    : impl_(std::make_unique<Impl>()) {
   impl_->endpoint = std::move(endpoint);
   impl_->options = options;
+  impl_->accept = std::move(accept);
 }
 
 HttpConnection::~HttpConnection() = default;

@@ -2,6 +2,7 @@
 // HttpConnection: one blocking HTTP/1.1 keep-alive connection used by PrometheusClient, each
 // exchange bounded by a deadline (Beast's tcp_stream timeouts on async operations that the
 // calling thread drives to completion). Internal to promapi; Beast stays in the .cpp.
+// Also used by the doctor to fetch /metrics directly (accept = the exposition media types).
 // Not thread-safe: one connection per thread.
 #pragma once
 
@@ -18,11 +19,13 @@ namespace inferscope::promapi::detail {
 struct HttpAnswer {
   int status = 0;
   std::string body;
+  std::string content_type;
 };
 
 class HttpConnection {
  public:
-  HttpConnection(Endpoint endpoint, ClientOptions options);
+  // HttpConnection keeps copies of its arguments; `accept` is sent as the Accept header.
+  HttpConnection(Endpoint endpoint, ClientOptions options, std::string accept = "application/json");
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;

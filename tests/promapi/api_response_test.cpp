@@ -109,3 +109,24 @@ TEST(PrometheusClientTest, UrlEncode) {
 
 }  // namespace
 }  // namespace inferscope::promapi
+
+namespace inferscope::promapi {
+namespace {
+
+// Tests that Prometheus durations parse, compound ones included, and junk is refused.
+TEST(ApiResponseTest, Durations) {
+  auto check = [](std::string_view text, double want) {
+    auto got = parse_duration_seconds(text);
+    ASSERT_TRUE(got.has_value()) << text;
+    EXPECT_DOUBLE_EQ(*got, want) << text;
+  };
+  check("1s", 1);
+  check("250ms", 0.25);
+  check("5m", 300);
+  check("1h30m", 5400);
+  check("2d", 172800);
+  for (auto bad : {"", "s", "5", "5x", "-1s", "1.5s"}) EXPECT_FALSE(parse_duration_seconds(bad).has_value()) << bad;
+}
+
+}  // namespace
+}  // namespace inferscope::promapi

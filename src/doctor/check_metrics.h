@@ -1,0 +1,38 @@
+// File: check_metrics.h
+// check_metrics inspects one metrics endpoint for `doctor --check-metrics URL`: its dialect,
+// expected metrics it lacks, renamed (deprecated) names it still uses or that dashboards built
+// for older versions would expect, exposition problems found by the library's strict
+// validator, and the families with the most series (cardinality).
+// Example: MetricsCheck c = check_exposition(fetched); std::cout << to_text(c);
+// Pure functions (fetching is the caller's); thread-safe.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "doctor/scrape_collector.h"
+
+namespace inferscope::doctor {
+
+struct MetricsCheck {
+  std::string url;
+  std::vector<std::string> dialects;
+  std::vector<std::string> missing;            // expected role metrics absent
+  std::vector<std::string> renamed;            // old names still exposed -> current name
+  std::vector<std::string> dashboard_gaps;     // old names dashboards may query that are gone
+  std::vector<std::string> problems;           // validator / parse errors
+  std::vector<std::pair<std::string, std::size_t>> top_families;  // name, series count
+  std::size_t families = 0, series = 0;
+  std::string verdict;                         // "healthy", "degraded" (problems), "no_data" (unknown)
+};
+
+// check_exposition analyses one fetched exposition.
+MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched);
+
+std::string to_text(const MetricsCheck& check);
+nlohmann::json to_json(const MetricsCheck& check);
+
+}  // namespace inferscope::doctor

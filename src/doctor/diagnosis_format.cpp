@@ -1,0 +1,174 @@
+#include "doctor/diagnosis_format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace inferscope::doctor {
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string value(double v, const std::string& unit) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return "inf";
+  if (unit == "s" || unit == "s/token") {
+    double a = std::fabs(v);
+    if (a < 1e-3) return fmt("%.0fus", v * 1e6);
+    if (a < 1) return fmt("%.1fms", v * 1e3);
+    return fmt("%.2fs", v);
+  }
+  if (unit == "ratio") return fmt("%.1f%%", v * 100);
+  double a = std::fabs(v);
+  std::string n = a >= 100 ? fmt("%.0f", v) : a >= 10 ? fmt("%.1f", v) : fmt("%.3g", v);
+  return unit.empty() || unit == "absent" || unit == "renamed" ? n : n + " " + unit;
+}
+
+nlohmann::json number(double v) {
+  if (std::isnan(v) || std::isinf(v)) return nullptr;
+  return v;
+}
+
+nlohmann::json window_json(const WindowStat& w, bool per_request) {
+  nlohmann::json j = {{"mean", number(w.mean)}, {"p50", number(w.p50)}, {"p95", number(w.p95)},
+                      {"p99", number(w.p99)}, {"count", number(w.count)}};
+  if (per_request) j["per_request"] = number(w.per_request);
+  return j;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string format_time(double t) {
+  if (std::isnan(t)) return "";
+  std::time_t secs = static_cast<std::time_t>(std::floor(t));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json to_json(const Diagnosis& d) {
+  const Snapshot& s = d.snapshot;
+  nlohmann::json j;
+  j["schema_version"] = kSchemaVersion;
+  j["verdict"] = d.verdict;
+  j["headline"] = d.headline;
+  j["source"] = s.source;
+  j["dialect"] = s.dialect;
+  j["window"] = {{"start", format_time(s.incident_start)}, {"end", format_time(s.incident_end)},
+                 {"seconds", number(s.incident_end - s.incident_start)}};
+  j["baseline"] = {{"start", format_time(s.baseline_start)}, {"end", format_time(s.baseline_end)},
+                   {"seconds", number(s.baseline_end - s.baseline_start)}};
+  j["e2e"] = {{"baseline", window_json(d.e2e_baseline, false)},
+              {"incident", window_json(d.e2e_incident, false)},
+              {"change_seconds", number(d.e2e_change_s)},
+              {"noise_seconds", number(d.e2e_noise_s)},
+              {"unexplained_share", number(d.unexplained_share)}};
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : d.findings) {
+    nlohmann::json evidence = nlohmann::json::array();
+    for (const auto& e : f.evidence)
+      evidence.push_back({{"metric", e.metric}, {"baseline", number(e.baseline)}, {"incident", number(e.incident)},
+                          {"unit", e.unit}});
+    findings.push_back({{"cause", f.cause},
+                        {"stage", f.stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.stage)},
+                        {"score", std::round(f.score * 1000) / 1000},
+                        {"share", number(f.share)},
+                        {"summary", f.summary},
+                        {"evidence", evidence},
+                        {"next_steps", f.next_steps}});
+  }
+  j["findings"] = findings;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& r : d.stages)
+    stages.push_back({{"stage", r.stage},
+                      {"baseline", window_json(r.baseline, true)},
+                      {"incident", window_json(r.incident, true)},
+                      {"delta_seconds", number(r.delta_s)},
+                      {"share", number(r.share)}});
+  j["stages"] = stages;
+  nlohmann::json considered = nlohmann::json::array();
+  for (const auto& c : d.considered)
+    considered.push_back({{"cause", c.cause}, {"score", std::round(c.score * 1000) / 1000}, {"reason", c.reason}});
+  j["considered"] = considered;
+  j["notes"] = d.notes;
+  return j;
+}
+
+std::string to_text(const Diagnosis& d) {
+  std::ostringstream out;
+  const Snapshot& s = d.snapshot;
+  out << d.headline << "\n";
+  if (!std::isnan(s.incident_start))
+    out << "window " << format_time(s.incident_start) << " .. " << format_time(s.incident_end) << ", baseline "
+        << format_time(s.baseline_start) << " .. " << format_time(s.baseline_end)
+        << (s.dialect.empty() ? "" : ", dialect " + s.dialect) << "\n";
+  if (!d.findings.empty()) out << "\nFindings (ranked):\n";
+  int rank = 0;
+  for (const auto& f : d.findings) {
+    out << " " << ++rank << ". " << f.cause << (f.stage.empty() ? "" : " [" + f.stage + "]")
+        << fmt("  score %.2f", f.score) << (std::isnan(f.share) ? "" : fmt("  explains %.0f%%", f.share * 100)) << "\n";
+    out << "    " << f.summary << "\n";
+    for (const auto& e : f.evidence)
+      out << "    - " << e.metric << ": " << value(e.baseline, e.unit) << " -> " << value(e.incident, e.unit) << "\n";
+    for (const auto& n : f.next_steps) out << "    > " << n << "\n";
+  }
+  if (!d.stages.empty()) {
+    out << "\n" << pad("stage", 16) << pad("base mean", 12) << pad("inc mean", 12) << pad("base p95", 12)
+        << pad("inc p95", 12) << pad("delta/req", 12) << "share\n";
+    for (const auto& r : d.stages)
+      out << pad(r.stage, 16) << pad(value(r.baseline.mean, "s"), 12) << pad(value(r.incident.mean, "s"), 12)
+          << pad(value(r.baseline.p95, "s"), 12) << pad(value(r.incident.p95, "s"), 12)
+          << pad(value(r.delta_s, "s"), 12) << (std::isnan(r.share) ? "" : fmt("%.0f%%", r.share * 100)) << "\n";
+    if (!std::isnan(d.e2e_change_s))
+      out << pad("e2e", 16) << pad(value(d.e2e_baseline.mean, "s"), 12) << pad(value(d.e2e_incident.mean, "s"), 12)
+          << pad(value(d.e2e_baseline.p95, "s"), 12) << pad(value(d.e2e_incident.p95, "s"), 12)
+          << pad(value(d.e2e_change_s, "s"), 12)
+          << (std::isnan(d.unexplained_share) ? "" : fmt("unexplained %.0f%%", d.unexplained_share * 100)) << "\n";
+  }
+  for (const auto& n : d.notes) out << "note: " << n << "\n";
+  return out.str();
+}
+
+std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
+  std::vector<std::string> lines;
+  lines.push_back("**Doctor: " + d.headline + "**");
+  int rank = 0;
+  for (const auto& f : d.findings) {
+    if (rank == 3) break;
+    lines.push_back(std::to_string(++rank) + ". **" + f.cause + "**" + (f.stage.empty() ? "" : " (" + f.stage + ")") +
+                    fmt(" score %.2f", f.score) + (std::isnan(f.share) ? "" : fmt(", explains %.0f%%", f.share * 100)) +
+                    ": " + f.summary);
+    int shown = 0;
+    for (const auto& e : f.evidence) {
+      if (shown++ == 3) break;
+      lines.push_back("   - `" + e.metric + "` " + value(e.baseline, e.unit) + " → " + value(e.incident, e.unit));
+    }
+    if (!f.next_steps.empty()) lines.push_back("   - next: " + f.next_steps.front());
+  }
+  std::string changed;
+  for (const auto& r : d.stages)
+    if (!std::isnan(r.share) && std::fabs(r.share) >= 0.05)
+      changed += (changed.empty() ? "" : ", ") + r.stage + " " + value(r.delta_s, "s") + fmt(" (%.0f%%)", r.share * 100);
+  if (!changed.empty()) lines.push_back("Stages: " + changed);
+  for (const auto& n : d.notes) lines.push_back("_" + n + "_");
+  std::string out;
+  for (const auto& l : lines) {
+    if (out.size() + l.size() + 1 > max_bytes) break;
+    out += l + "\n";
+  }
+  return out;
+}
+
+}  // namespace inferscope::doctor

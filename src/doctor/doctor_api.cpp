@@ -1,0 +1,178 @@
+#include "doctor/doctor_api.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "doctor/diagnosis_format.h"
+#include "doctor/prometheus_collector.h"
+#include "promapi/api_response.h"
+#include "promapi/prometheus_client.h"
+
+namespace inferscope::doctor {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string url_decode(std::string_view in) {
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out.push_back(' ');
+    } else if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+ApiAnswer error_answer(int status, const std::string& message, const std::string& type, const std::string& param) {
+  nlohmann::json body = {{"error",
+                          {{"message", message},
+                           {"type", type},
+                           {"param", param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param)},
+                           {"code", nullptr}}}};
+  return {status, "application/json", body.dump()};
+}
+
+}  // namespace
+
+Result<double> parse_time(std::string_view text, std::string_view flag) {
+  auto bad = [&] {
+    return make_error("cannot parse " + std::string(flag) + " '" + std::string(text) +
+                      "': expected RFC 3339 (2026-11-30T13:00:00Z) or Unix seconds");
+  };
+  if (text.empty()) return bad();
+  if (text.find('T') == std::string_view::npos && text.find('-') == std::string_view::npos) {
+    std::string s(text);
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v) || v < 0) return bad();
+    return v;
+  }
+  std::string s(text);
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &consumed) != 6)
+    return bad();
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  double fraction = 0;
+  std::size_t i = static_cast<std::size_t>(consumed);
+  if (i < s.size() && s[i] == '.') {
+    std::size_t j = i + 1;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    if (j == i + 1) return bad();
+    fraction = std::strtod(s.substr(i, j - i).c_str(), nullptr);
+    i = j;
+  }
+  double offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int hh = 0, mm = 0;
+    if (std::sscanf(s.c_str() + i + 1, "%2d:%2d", &hh, &mm) != 2 || s.size() != i + 6) return bad();
+    offset = (s[i] == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
+    i = s.size();
+  } else {
+    return bad();
+  }
+  if (i != s.size()) return bad();
+  std::time_t t = timegm(&tm);
+  if (t == static_cast<std::time_t>(-1)) return bad();
+  return static_cast<double>(t) + fraction - offset;
+}
+
+Result<double> parse_duration(std::string_view text, std::string_view flag) {
+  auto d = promapi::parse_duration_seconds(text);
+  if (!d || *d <= 0)
+    return make_error("cannot parse " + std::string(flag) + " '" + std::string(text) +
+                      "': expected a duration such as 90s, 5m or 1h");
+  return *d;
+}
+
+Result<Diagnosis> run_doctor(const DoctorRequest& request) {
+  auto client = promapi::PrometheusClient::create(request.prometheus_url);
+  if (!client) return client.error();
+  PrometheusWindow w;
+  w.at = request.at > 0 ? request.at : now_s();
+  w.window_s = request.window_s;
+  w.baseline_s = request.baseline_s;
+  w.selector = request.selector;
+  w.model = request.model;
+  auto snapshot = collect_from_prometheus(*client, w);
+  if (!snapshot) return snapshot.error();
+  return diagnose(*snapshot);
+}
+
+ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url) {
+  DoctorRequest request;
+  request.prometheus_url = prometheus_url;
+  std::string format = "json";
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    std::string key = url_decode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
+    if (key == "window" || key == "baseline") {
+      auto d = parse_duration(value, key);
+      if (!d) return error_answer(400, d.error().message, "invalid_request_error", key);
+      (key == "window" ? request.window_s : request.baseline_s) = *d;
+    } else if (key == "at") {
+      auto t = parse_time(value, key);
+      if (!t) return error_answer(400, t.error().message, "invalid_request_error", key);
+      request.at = *t;
+    } else if (key == "selector") {
+      if (auto m = selector_matchers(value); !m)
+        return error_answer(400, m.error().message, "invalid_request_error", key);
+      request.selector = value;
+    } else if (key == "model") {
+      request.model = value;
+    } else if (key == "format") {
+      if (value != "json" && value != "markdown" && value != "text")
+        return error_answer(400, "format must be json, markdown or text", "invalid_request_error", key);
+      format = value;
+    } else {
+      return error_answer(400, "unknown parameter " + key, "invalid_request_error", key);
+    }
+  }
+  auto diagnosis = run_doctor(request);
+  if (!diagnosis) return error_answer(502, diagnosis.error().message, "upstream_error", "");
+  if (format == "markdown") return {200, "text/markdown; charset=utf-8", to_markdown(*diagnosis)};
+  if (format == "text") return {200, "text/plain; charset=utf-8", to_text(*diagnosis)};
+  return {200, "application/json", to_json(*diagnosis).dump()};
+}
+
+std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
+                               double at, std::size_t max_bytes) {
+  DoctorRequest request;
+  request.prometheus_url = prometheus_url;
+  request.at = at;
+  if (auto job = labels.find("job"); job != labels.end()) {
+    std::string escaped;
+    for (char c : job->second) {
+      if (c == '"' || c == '\\') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    request.selector = "{job=\"" + escaped + "\"}";
+  }
+  for (const char* key : {"model", "model_name"})
+    if (auto m = labels.find(key); m != labels.end()) request.model = m->second;
+  auto diagnosis = run_doctor(request);
+  if (!diagnosis) return "_Doctor could not run: " + diagnosis.error().message + "_\n";
+  return to_markdown(*diagnosis, max_bytes);
+}
+
+}  // namespace inferscope::doctor

@@ -1,0 +1,57 @@
+// File: doctor_api.h
+// The doctor as a library call for other parts: run_doctor (collect from Prometheus + diagnose),
+// handle_doctor_api for `inferscope up`'s GET /api/doctor?window=5m&baseline=30m&at=..&selector=..&model=..
+// (JSON, OpenAI-style error JSON on bad input), and markdown_for_alert for the relay, which
+// attaches the Markdown to every alert notification.
+// Example: auto answer = handle_doctor_api("window=5m", "http://127.0.0.1:9090"); reply(answer.status, answer.body);
+// Thread-safe; blocking (about one Prometheus round trip per 8 queries). Never throws.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "doctor/diagnosis.h"
+#include "inferscope/common/result.h"
+
+namespace inferscope::doctor {
+
+// DoctorRequest is one diagnosis over Prometheus.
+struct DoctorRequest {
+  std::string prometheus_url;
+  double at = 0;  // 0 = now
+  double window_s = 300;
+  double baseline_s = 1800;
+  std::string selector;
+  std::string model;
+};
+
+// run_doctor collects and diagnoses. Errors: Prometheus unreachable or refusing the queries.
+Result<Diagnosis> run_doctor(const DoctorRequest& request);
+
+// parse_time accepts RFC 3339 ("2026-11-30T13:00:00Z", offsets and fractions allowed) or Unix
+// seconds ("1796000000", "1796000000.5"). Errors name `flag`.
+Result<double> parse_time(std::string_view text, std::string_view flag);
+
+// parse_duration accepts Prometheus durations ("90s", "5m", "1h30m"). Errors name `flag`.
+Result<double> parse_duration(std::string_view text, std::string_view flag);
+
+// ApiAnswer is an HTTP answer for the stack's route table.
+struct ApiAnswer {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// handle_doctor_api serves GET /api/doctor. Query parameters: window, baseline (durations),
+// at (time), selector, model, format=json|markdown|text. 400 with OpenAI error JSON on a bad
+// parameter, 502 when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
+ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url);
+
+// markdown_for_alert diagnoses the 5 minutes before `at` (0 = now) for the alert's labels
+// (job, model / model_name narrow the selector) and returns chat-sized Markdown; on failure a
+// one-line Markdown note saying the doctor could not run, never an empty string.
+std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
+                               double at = 0, std::size_t max_bytes = 3500);
+
+}  // namespace inferscope::doctor

@@ -1,0 +1,133 @@
+#include "doctor/doctor_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "doctor/check_metrics.h"
+#include "doctor/diagnosis_format.h"
+#include "doctor/doctor_api.h"
+#include "doctor/prometheus_collector.h"
+#include "doctor/scrape_collector.h"
+
+namespace inferscope::doctor {
+namespace {
+
+struct DoctorOptions {
+  std::string prometheus;
+  std::string at, window = "5m", baseline = "30m", selector, model, format = "text";
+  std::vector<std::string> scrape;
+  std::string duration = "60s", interval = "1s", baseline_file, save_baseline;
+  std::string check_metrics;
+};
+
+[[noreturn]] void fail(const std::string& message, int code = 3) {
+  std::cerr << "inferscope doctor: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+template <class T>
+T need(Result<T> r) {
+  if (!r) fail(r.error().message);
+  return std::move(*r);
+}
+
+void print(const Diagnosis& d, const std::string& format) {
+  if (format == "json") std::cout << to_json(d).dump(2) << "\n";
+  else if (format == "markdown") std::cout << to_markdown(d);
+  else std::cout << to_text(d);
+}
+
+void finish(const std::string& verdict) {
+  std::cout.flush();
+  int code = exit_code_for(verdict);
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+void run_check_metrics(const DoctorOptions& o) {
+  auto fetched = fetch_exposition(o.check_metrics, std::chrono::milliseconds(10000));
+  if (!fetched) {
+    // An endpoint that cannot be read is "no data", still with one line saying why.
+    if (o.format == "json") std::cout << nlohmann::json{{"url", o.check_metrics}, {"verdict", "no_data"},
+                                                        {"error", fetched.error().message}}.dump(2) << "\n";
+    else std::cout << "no_data: " << fetched.error().message << "\n";
+    finish("no_data");
+    return;
+  }
+  MetricsCheck check = check_exposition(o.check_metrics, *fetched);
+  if (o.format == "json") std::cout << to_json(check).dump(2) << "\n";
+  else std::cout << to_text(check);
+  finish(check.verdict);
+}
+
+void run_scrape(const DoctorOptions& o) {
+  ScrapeOptions s;
+  s.urls = o.scrape;
+  s.duration_s = need(parse_duration(o.duration, "--duration"));
+  s.interval_s = need(parse_duration(o.interval, "--interval"));
+  if (s.interval_s > s.duration_s) fail("cannot use --interval " + o.interval + ": longer than --duration " + o.duration);
+  std::unique_ptr<Snapshot> baseline;
+  if (!o.baseline_file.empty()) baseline = std::make_unique<Snapshot>(need(load_baseline(o.baseline_file)));
+  ScrapeResult result = need(scrape_rounds(s));
+  if (!o.save_baseline.empty()) {
+    SamplingReport report;
+    SampledRoles sampled = sample_rounds(result.rounds, o.model, report);
+    double t0 = result.rounds.front().time, t1 = result.rounds.back().time;
+    Snapshot whole = build_snapshot(sampled, {t0, t1}, {t0, t1});
+    for (std::size_t i = 0; i < report.dialects.size(); ++i) whole.dialect += (i ? "+" : "") + report.dialects[i];
+    if (auto saved = save_baseline(whole, o.save_baseline); !saved) fail(saved.error().message);
+    std::cerr << "inferscope doctor: baseline of " << result.rounds.size() << " scrapes saved to " << o.save_baseline
+              << "\n";
+  }
+  Snapshot snap = snapshot_from_scrapes(s, result, o.model, baseline.get());
+  Diagnosis d = diagnose(snap);
+  print(d, o.format);
+  finish(d.verdict);
+}
+
+void run_prometheus(const DoctorOptions& o) {
+  DoctorRequest r;
+  r.prometheus_url = o.prometheus;
+  if (!o.at.empty()) r.at = need(parse_time(o.at, "--at"));
+  r.window_s = need(parse_duration(o.window, "--window"));
+  r.baseline_s = need(parse_duration(o.baseline, "--baseline"));
+  need(selector_matchers(o.selector));
+  r.selector = o.selector;
+  r.model = o.model;
+  Diagnosis d = need(run_doctor(r));
+  print(d, o.format);
+  finish(d.verdict);
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app) {
+  auto o = std::make_shared<DoctorOptions>();
+  CLI::App* cmd = app.add_subcommand("doctor", "Say which stage of inference requests got slower, why, and what to do");
+  auto* prom = cmd->add_option("--prometheus", o->prometheus, "Prometheus-compatible query API base URL (http://host:9090)");
+  cmd->add_option("--at", o->at, "End of the incident window: RFC 3339 or Unix seconds (default now)");
+  cmd->add_option("--window", o->window, "Incident window length (default 5m)");
+  cmd->add_option("--baseline", o->baseline, "Baseline length before the window (default 30m)");
+  cmd->add_option("--selector", o->selector, "Series selector narrowing the data, e.g. '{job=\"vllm\"}'");
+  cmd->add_option("--model", o->model, "Only this model (model / model_name label)");
+  cmd->add_option("--format", o->format, "Output: text, json or markdown")->check(CLI::IsMember({"text", "json", "markdown"}));
+  auto* scrape = cmd->add_option("--scrape", o->scrape, "Scrape this /metrics URL directly (repeatable); no Prometheus");
+  cmd->add_option("--duration", o->duration, "With --scrape: how long to scrape (default 60s)");
+  cmd->add_option("--interval", o->interval, "With --scrape: scrape interval (default 1s)");
+  cmd->add_option("--baseline-file", o->baseline_file, "With --scrape: compare with this saved baseline");
+  cmd->add_option("--save-baseline", o->save_baseline, "With --scrape: save this run as a baseline file");
+  auto* check = cmd->add_option("--check-metrics", o->check_metrics,
+                                "Inspect one metrics URL: dialect, missing/renamed metrics, exposition problems, cardinality");
+  prom->excludes(scrape)->excludes(check);
+  scrape->excludes(check);
+  cmd->callback([o] {
+    if (!o->check_metrics.empty()) return run_check_metrics(*o);
+    if (!o->scrape.empty()) return run_scrape(*o);
+    if (!o->prometheus.empty()) return run_prometheus(*o);
+    fail("one of --prometheus URL, --scrape URL or --check-metrics URL is required", 3);
+  });
+}
+
+}  // namespace inferscope::doctor

@@ -1,0 +1,224 @@
+#include "doctor/prometheus_collector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "doctor/exposition_sampling.h"
+#include "doctor/role_spec.h"
+#include "doctor/sampled_roles.h"
+
+namespace inferscope::doctor {
+namespace {
+
+// One query of the batch and where its result goes.
+struct Planned {
+  std::size_t role;     // index into SampledRoles::roles
+  int slot;             // 0 primary, 1 secondary, 2 buckets
+  std::string expr;
+};
+
+std::string agg_name(Aggregation a) {
+  switch (a) {
+    case Aggregation::kSum: return "sum";
+    case Aggregation::kMax: return "max";
+    case Aggregation::kAvg: return "avg";
+  }
+  return "sum";
+}
+
+std::string escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string selector_for(const std::string& name, const std::string& base, const RoleSpec& spec,
+                         const std::string& key, const std::string& model) {
+  std::vector<std::string> parts;
+  if (!base.empty()) parts.push_back(base);
+  if (!spec.matchers.empty()) parts.push_back(spec.matchers);
+  if (!key.empty()) parts.push_back(spec.by_label + "=\"" + escape(key) + "\"");
+  if (!model.empty() && !spec.model_label.empty()) parts.push_back(spec.model_label + "=\"" + escape(model) + "\"");
+  std::string out = "{__name__=\"" + name + "\"";
+  for (const auto& p : parts) out += "," + p;
+  return out + "}";
+}
+
+}  // namespace
+
+Result<std::string> selector_matchers(const std::string& selector) {
+  std::string s = selector;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (s.empty()) return std::string();
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}')
+    return make_error("cannot use --selector '" + selector + "': expected label matchers in braces, e.g. {job=\"vllm\"}");
+  std::string inner = s.substr(1, s.size() - 2);
+  if (inner.find_first_of("{}") != std::string::npos)
+    return make_error("cannot use --selector '" + selector + "': nested braces");
+  return inner;
+}
+
+Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client, const PrometheusWindow& w,
+                                         CollectStats* stats) {
+  const auto started = std::chrono::steady_clock::now();
+  auto inner = selector_matchers(w.selector);
+  if (!inner) return inner.error();
+  const double incident_start = w.at - w.window_s, baseline_start = incident_start - w.baseline_s;
+  int queries = 0;
+
+  // Targets (Prometheus only; other APIs may not have the endpoint) also give the scrape interval.
+  Snapshot snap;
+  double scrape_interval = 0;
+  auto targets = client.targets();
+  ++queries;
+  std::set<std::string> jobs_wanted;
+  if (targets) {
+    // Only targets the selector could mean: a job="x" matcher narrows them.
+    std::string job;
+    auto pos = inner->find("job=\"");
+    if (pos != std::string::npos) {
+      auto end = inner->find('"', pos + 5);
+      if (end != std::string::npos) job = inner->substr(pos + 5, end - pos - 5);
+    }
+    for (const auto& t : *targets) {
+      auto j = t.labels.find("job");
+      if (!job.empty() && (j == t.labels.end() || j->second != job)) continue;
+      if (job.empty() && j != t.labels.end() && j->second == "prometheus") continue;
+      ++snap.targets_total;
+      scrape_interval = std::max(scrape_interval, t.scrape_interval_s);
+      if (t.health == "down") {
+        auto inst = t.labels.find("instance");
+        snap.targets_down.push_back((j == t.labels.end() ? std::string("?") : j->second) + "/" +
+                                    (inst == t.labels.end() ? t.scrape_url : inst->second) + ": " + t.last_error);
+      }
+    }
+  }
+
+  // Which metrics exist for this selector over the whole range: one series lookup.
+  std::string name_re = name_pattern();
+  std::string match = "{__name__=~\"" + name_re + "\"" + (inner->empty() ? "" : "," + *inner) + "}";
+  auto series = client.series({match}, baseline_start, w.at);
+  ++queries;
+  if (!series) return series.error();
+  std::set<std::string> names;
+  std::map<std::string, std::set<std::string>> label_values;  // "metric/label" -> values
+  for (const auto& labels : *series) {
+    auto n = labels.find("__name__");
+    if (n == labels.end()) continue;
+    names.insert(n->second);
+    auto dep = labels.find("dependency");
+    if (dep != labels.end()) label_values[n->second + "/dependency"].insert(dep->second);
+  }
+  auto dialects = detect_dialects(names);
+  for (std::size_t i = 0; i < dialects.size(); ++i) snap.dialect += (i ? "+" : "") + dialects[i];
+
+  double step = w.step_s;
+  if (step <= 0) {
+    double range = w.at - baseline_start;
+    step = std::max({scrape_interval > 0 ? scrape_interval : 15.0, std::ceil(range / 720.0), 1.0});
+    // A window must hold a few steps to have a noise estimate.
+    step = std::min(step, std::max(1.0, std::floor(w.window_s / 4)));
+    if (scrape_interval > 0) step = std::max(step, scrape_interval);
+  }
+
+  // Plan the batch.
+  SampledRoles sampled;
+  // Grid: from one step before the baseline to the window end, aligned on the end.
+  int steps = static_cast<int>(std::ceil((w.at - baseline_start) / step));
+  for (int k = steps + 1; k >= 0; --k) sampled.times.push_back(w.at - k * step);
+  std::vector<Planned> plan;
+  for (const RoleSpec& spec : role_specs_for(dialects)) {
+    bool renamed = false;
+    std::string metric = choose_metric(spec, names, renamed);
+    if (metric.empty()) {
+      if (spec.expected) snap.missing.push_back(spec.id + " (" + spec.metrics.front() + ")");
+      continue;
+    }
+    if (renamed) snap.renamed.push_back(metric + " -> " + spec.metrics.front());
+    std::vector<std::string> keys{""};
+    if (!spec.by_label.empty()) {
+      auto& values = label_values[metric + "_count/" + spec.by_label];
+      keys.assign(values.begin(), values.end());
+    }
+    for (const auto& key : keys) {
+      RoleSamples r;
+      r.spec = spec;
+      r.metric = metric;
+      r.key = key;
+      std::size_t index = sampled.roles.size();
+      auto sel = [&](const std::string& name) { return selector_for(name, *inner, r.spec, key, w.model); };
+      switch (spec.kind) {
+        case RoleKind::kHistogram:
+          plan.push_back({index, 0, "sum(" + sel(metric + "_sum") + ")"});
+          plan.push_back({index, 1, "sum(" + sel(metric + "_count") + ")"});
+          plan.push_back({index, 2, "sum by (le) (" + sel(metric + "_bucket") + ")"});
+          break;
+        case RoleKind::kCounter: plan.push_back({index, 0, "sum(" + sel(metric) + ")"}); break;
+        case RoleKind::kGauge: plan.push_back({index, 0, agg_name(spec.aggregation) + "(" + sel(metric) + ")"}); break;
+        case RoleKind::kCounterRatio:
+          plan.push_back({index, 0, "sum(" + sel(metric) + ")"});
+          plan.push_back({index, 1, "sum(" + sel(spec.denominator) + ")"});
+          break;
+      }
+      r.primary.assign(sampled.times.size(), kNaN);
+      if (spec.kind == RoleKind::kHistogram || spec.kind == RoleKind::kCounterRatio)
+        r.secondary.assign(sampled.times.size(), kNaN);
+      sampled.roles.push_back(std::move(r));
+    }
+  }
+
+  std::vector<promapi::QueryRequest> batch;
+  for (const auto& p : plan) batch.push_back({p.expr, sampled.times.back(), sampled.times.front(), step});
+  auto results = client.query_all(batch);
+  queries += static_cast<int>(batch.size());
+  auto grid_index = [&](double t) -> long {
+    long i = std::lround((t - sampled.times.front()) / step);
+    return i >= 0 && i < static_cast<long>(sampled.times.size()) ? i : -1;
+  };
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!results[i]) return results[i].error();
+    RoleSamples& r = sampled.roles[plan[i].role];
+    for (const auto& s : results[i]->series) {
+      std::vector<double>* column = nullptr;
+      if (plan[i].slot == 0) column = &r.primary;
+      else if (plan[i].slot == 1) column = &r.secondary;
+      else {
+        auto le = s.labels.find("le");
+        if (le == s.labels.end()) continue;
+        auto bound = promapi::parse_sample_value(le->second);
+        if (!bound) continue;
+        column = &r.buckets[*bound * r.spec.scale];
+        column->assign(sampled.times.size(), kNaN);
+      }
+      const double scale = plan[i].slot == 0 ? r.spec.scale : 1.0;
+      for (const auto& p : s.points)
+        if (long k = grid_index(p.time); k >= 0) (*column)[static_cast<std::size_t>(k)] = p.value * scale;
+    }
+  }
+
+  Snapshot built = build_snapshot(sampled, {baseline_start, incident_start}, {incident_start, w.at});
+  built.source = "prometheus";
+  built.dialect = snap.dialect;
+  built.targets_total = snap.targets_total;
+  built.targets_down = snap.targets_down;
+  built.missing = snap.missing;
+  built.renamed = snap.renamed;
+  if (dialects.empty())
+    built.notes.push_back("no inferscope, vLLM or llama.cpp metrics match " +
+                          (w.selector.empty() ? std::string("any series") : "selector " + w.selector) +
+                          " in this range");
+  if (stats) {
+    stats->queries = queries;
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    stats->step_s = step;
+  }
+  return built;
+}
+
+}  // namespace inferscope::doctor

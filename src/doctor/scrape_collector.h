@@ -1,0 +1,65 @@
+// File: scrape_collector.h
+// Direct-scrape collection for `doctor --scrape` and `--check-metrics`: fetches /metrics of one
+// or more targets on a fixed interval (no Prometheus), parses each answer with the library's
+// exposition parser, and keeps baseline files (--save-baseline / --baseline-file).
+// Example: auto rounds = scrape_rounds({{"http://127.0.0.1:8000/metrics"}, 60, 1});
+// Blocking; thread-compatible. Never throws; failures are Errors or counted per round.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "doctor/exposition_sampling.h"
+#include "doctor/snapshot.h"
+#include "inferscope/common/result.h"
+
+namespace inferscope::doctor {
+
+// FetchedExposition is one parsed scrape and its raw text.
+struct FetchedExposition {
+  std::string text;
+  std::string content_type;
+  metrics::ParsedExposition parsed;
+};
+
+// fetch_exposition GETs one metrics URL and parses it (format from Content-Type). Errors:
+// "cannot scrape <url>: <cause>" (connect, timeout, HTTP status, parse error with line).
+Result<FetchedExposition> fetch_exposition(const std::string& url, std::chrono::milliseconds timeout);
+
+struct ScrapeOptions {
+  std::vector<std::string> urls;
+  double duration_s = 60;
+  double interval_s = 1;
+  std::chrono::milliseconds timeout{5000};
+};
+
+// ScrapeResult is every round plus, per URL, the last error (empty when its last scrape worked).
+struct ScrapeResult {
+  std::vector<ScrapeRound> rounds;
+  std::vector<std::string> last_errors;
+  std::vector<int> failures;  // failed rounds per URL
+};
+
+// scrape_rounds scrapes every URL each interval for the duration (the first round at once, the
+// last at the end: duration/interval + 1 rounds). Fails only on a bad option.
+Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options);
+
+// snapshot_from_scrapes builds the Snapshot: without a baseline, first half vs second half of
+// the rounds; with one, the baseline file's statistics vs the whole run. Targets that failed
+// every round are reported down.
+Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                               const Snapshot* baseline);
+
+// save_baseline writes the statistics of a whole scrape run (its incident side) as JSON.
+Result<void> save_baseline(const Snapshot& whole_run, const std::string& path);
+
+// load_baseline reads a file written by save_baseline into a Snapshot whose incident side holds
+// the saved statistics. Errors name the file.
+Result<Snapshot> load_baseline(const std::string& path);
+
+// apply_baseline replaces the baseline side of `snapshot` with the saved statistics (the saved
+// incident side) and recomputes derived quantities.
+void apply_baseline(Snapshot& snapshot, const Snapshot& saved);
+
+}  // namespace inferscope::doctor

@@ -1,0 +1,73 @@
+// File: snapshot.h
+// Snapshot is what the doctor reasons over, whatever the source (Prometheus or direct scrapes):
+// for each role (e2e, ttft, each stage, request rate, KV usage ...) its statistics in the
+// baseline window and in the incident window, plus per-interval values for noise and stalls.
+// Example: const Quantity* e2e = snap.find_latency("e2e"); double d = e2e->incident.mean - e2e->baseline.mean;
+// Plain values; thread-compatible. NaN means "no data" everywhere.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace inferscope::doctor {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// WindowStat is one quantity over one window.
+struct WindowStat {
+  double mean = kNaN;         // distribution mean (sum/count), counter rate, or gauge average
+  double p50 = kNaN, p95 = kNaN, p99 = kNaN;  // distributions only (bucket-interpolated)
+  double max = kNaN;          // gauges: largest sample; distributions: upper bound of the top bucket hit
+  double count = 0;           // observations (distributions), samples (gauges), increase (counters)
+  double per_request = kNaN;  // stages only: stage seconds per finished request (adds up to e2e)
+  std::vector<double> intervals;         // per sub-interval value (NaN where none): noise and stalls
+  std::vector<double> interval_weights;  // distributions/ratios: observations per sub-interval
+  bool has_data() const { return !std::isnan(mean); }
+};
+
+// Quantity is one role seen in both windows.
+struct Quantity {
+  WindowStat baseline, incident;
+  std::string metric;  // the metric (or expression) behind it, for evidence
+  std::string unit;    // "s", "req/s", "tokens", "ratio", "%", "tok/s", "1/s"
+};
+
+// Snapshot is the whole input of diagnose().
+struct Snapshot {
+  std::string source;   // "prometheus" or "scrape"
+  std::string dialect;  // detected server kind(s), e.g. "inferscope", "vllm", "llamacpp"
+  double baseline_start = kNaN, baseline_end = kNaN;  // Unix seconds
+  double incident_start = kNaN, incident_end = kNaN;
+  double interval_s = kNaN;  // length of one entry of WindowStat::intervals
+
+  // Latency distributions by role: e2e, ttft, tpot, itl, step (engine iteration).
+  std::map<std::string, Quantity> latency;
+  // Stage durations by stage name (gateway_queue, preprocess, dependency, queue, prefill, decode,
+  // postprocess, send, upstream_connect, upstream_ttft, stream).
+  std::map<std::string, Quantity> stages;
+  // Scalar signals by id (see kSignal* in diagnosis.h): rates, ratios, gauges, token means.
+  std::map<std::string, Quantity> signals;
+  // Dependency call latency by dependency name.
+  std::map<std::string, Quantity> dependencies;
+
+  int targets_total = 0;                 // 0 = unknown (no target list)
+  std::vector<std::string> targets_down;  // "job/instance: last error"
+  std::vector<std::string> missing;       // expected metrics/roles absent ("e2e (inferscope_request_duration_seconds)")
+  std::vector<std::string> renamed;       // deprecated names still used ("vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc")
+  std::vector<std::string> notes;         // collection notes shown to the user
+
+  const Quantity* find_latency(const std::string& role) const { return find(latency, role); }
+  const Quantity* find_stage(const std::string& stage) const { return find(stages, stage); }
+  const Quantity* find_signal(const std::string& id) const { return find(signals, id); }
+
+ private:
+  static const Quantity* find(const std::map<std::string, Quantity>& map, const std::string& key) {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : &it->second;
+  }
+};
+
+}  // namespace inferscope::doctor
