@@ -34,11 +34,15 @@ std::vector<std::string> exposition_names(const std::string& name, MetricKind ki
   return {};
 }
 
-void check_name(const std::string& name, MetricKind kind) {
+// check_name enforces the naming rules; `foreign` (MetricOptions::foreign_name) lifts only the
+// "_total is for counters" rule, for names another system defined.
+void check_name(const std::string& name, MetricKind kind, bool foreign) {
   if (!detail::is_valid_metric_name(name)) fail(name, "name must match [a-zA-Z_:][a-zA-Z0-9_:]*");
   const bool total = name.ends_with("_total");
   if (kind == MetricKind::kCounter && (!total || name.size() == 6)) fail(name, "counter names must end in \"_total\"");
-  if (kind != MetricKind::kCounter && total) fail(name, "only counter names may end in \"_total\"");
+  if (kind != MetricKind::kCounter && total && !foreign) {
+    fail(name, "only counter names may end in \"_total\" (foreign_name allows another system's name)");
+  }
   const std::string_view base = kind == MetricKind::kCounter ? std::string_view(name).substr(0, name.size() - 6) : name;
   for (std::string_view suffix : {"_bucket", "_count", "_sum", "_created"}) {
     if (base.ends_with(suffix)) fail(name, "name must not end in the reserved suffix \"" + std::string(suffix) + "\"");
@@ -89,7 +93,7 @@ Registry::Registry(RegistryOptions options)
 Registry::~Registry() = default;
 
 detail::FamilyConfig Registry::validated(const MetricOptions& options, MetricKind kind) const {
-  check_name(options.name, kind);
+  check_name(options.name, kind, options.foreign_name);
   check_labels(options.name, options.label_names);
   if (!detail::is_valid_utf8(options.help)) fail(options.name, "help is not valid UTF-8");
   if (!options.unit.empty()) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 
@@ -33,6 +34,7 @@ const std::vector<double> kVllmTtft = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.0
 const std::vector<double> kVllmItl = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
                                       0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
 const std::vector<double> kVllmParamsN = {1, 2, 5, 10, 20};
+const std::vector<double> kVllmIterationTokens = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 // vLLM's FINISH_REASON_STRINGS (newest), all pre-created at 0.
 constexpr std::array<std::string_view, 5> kVllmFinishReasons = {"stop", "length", "abort", "error", "repetition"};
 
@@ -67,8 +69,10 @@ struct Registrar {
     return r.gauge(o);
   }
   metrics::HistogramFamily& histogram(std::string name, std::string help, Labels labels,
-                                      std::vector<double> buckets, std::string unit = "") const {
+                                      std::vector<double> buckets, std::string unit = "",
+                                      bool foreign_name = false) const {
     metrics::HistogramOptions o;
+    o.foreign_name = foreign_name;
     o.name = std::move(name);
     o.help = std::move(help);
     o.label_names = std::move(labels);
@@ -168,6 +172,7 @@ struct Vllm {
   std::array<Counter, kVllmFinishReasons.size()> success;
   Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
   Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
+  Histogram iteration_tokens;
   bool legacy = false;
 
   Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool with_legacy)
@@ -222,6 +227,10 @@ struct Vllm {
     params_max_tokens = hist("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
                              token_buckets);
     params_n = hist("vllm:request_params_n", "Histogram of the n request parameter.", kVllmParamsN);
+    // A histogram whose name ends in _total: vLLM's own name, which dashboards query verbatim.
+    iteration_tokens = reg.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", l,
+                                     kVllmIterationTokens, "", /*foreign_name=*/true)
+                           .with({model, engine});
   }
 };
 
@@ -284,6 +293,10 @@ struct ServeMetrics::State {
   std::function<EngineStats()> source;    // empty: no engine attached
   EngineStats last{};                     // totals already added to counters
   std::atomic<bool> tokens_from_engine{false};
+
+  std::mutex recorded_mu;  // guards recorded; once per request, never per token
+  std::condition_variable recorded_cv;
+  std::uint64_t recorded = 0;  // record_request calls so far
 
   void refresh();
   void add_delta(Counter& c, std::uint64_t now, std::uint64_t before) {
@@ -418,13 +431,30 @@ void ServeMetrics::record_request(const timeline::RequestTimeline& t, const Requ
       if (s.tpot_seconds) st.gen_ai->tpot.get({op, 0, model, model}).observe(*s.tpot_seconds);
     }
   }
+  {
+    std::lock_guard lock(st.recorded_mu);
+    ++st.recorded;
+  }
+  st.recorded_cv.notify_all();
+}
+
+std::uint64_t ServeMetrics::requests_recorded() const {
+  std::lock_guard lock(state_->recorded_mu);
+  return state_->recorded;
+}
+
+bool ServeMetrics::wait_requests_recorded(std::uint64_t at_least, std::chrono::milliseconds limit) const {
+  std::unique_lock lock(state_->recorded_mu);
+  return state_->recorded_cv.wait_for(lock, limit, [&] { return state_->recorded >= at_least; });
 }
 
 void ServeMetrics::on_step(const StepInfo& step) noexcept {
+  const double tokens = static_cast<double>(step.prefill_tokens) + step.decode_seqs;
+  if (state_->vllm) state_->vllm->iteration_tokens.observe(tokens);
   if (!state_->engine) return;
   const double scale = state_->options.time_scale > 0 ? state_->options.time_scale : 1.0;
   state_->engine->step_duration.observe(step.model_seconds / scale);
-  state_->engine->step_tokens.observe(static_cast<double>(step.prefill_tokens) + step.decode_seqs);
+  state_->engine->step_tokens.observe(tokens);
 }
 
 void ServeMetrics::set_engine_stats_source(std::function<EngineStats()> source) {

@@ -7,6 +7,7 @@
 // after construction.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +81,12 @@ class ServeMetrics {
 
   // refresh_engine_stats runs the collect hook's work now (tests; the hook calls it per render).
   void refresh_engine_stats();
+
+  // requests_recorded returns how many record_request calls have completed (one mutex).
+  std::uint64_t requests_recorded() const;
+  // wait_requests_recorded blocks until at least `at_least` requests are recorded (true) or
+  // `limit` of real time passes (false), so tests wait on the event instead of polling scrapes.
+  bool wait_requests_recorded(std::uint64_t at_least, std::chrono::milliseconds limit) const;
 
  private:
   struct State;

@@ -11,6 +11,30 @@
 namespace inferscope::metrics {
 namespace {
 
+// Tests that foreign_name lets another system's histogram keep its "_total" name (vLLM's
+// vllm:iteration_tokens_total), renders it under that name in both formats, and still enforces
+// the other rules.
+TEST(RegistryTest, ForeignNameAllowsHistogramEndingInTotal) {
+  Registry registry;
+  HistogramOptions o{{.name = "vllm:iteration_tokens_total", .help = "Histogram of number of tokens per engine_step."},
+                     {1, 8, 16}};
+  EXPECT_THROW(registry.histogram(o), std::invalid_argument);  // our own rule, without the escape
+  o.foreign_name = true;
+  registry.histogram(o).with({}).observe(9);
+  std::string text;
+  render(registry, ExpositionFormat::kPrometheusText004, text);
+  EXPECT_NE(text.find("# TYPE vllm:iteration_tokens_total histogram\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("vllm:iteration_tokens_total_bucket{le=\"16\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("vllm:iteration_tokens_total_count 1\n"), std::string::npos) << text;
+  text.clear();
+  render(registry, ExpositionFormat::kOpenMetrics100, text);
+  EXPECT_NE(text.find("vllm:iteration_tokens_total_count 1\n"), std::string::npos) << text;
+  EXPECT_THROW(registry.histogram(o), std::invalid_argument);  // still a duplicate
+  HistogramOptions reserved{{.name = "x_sum", .help = "h", .foreign_name = true}, {1}};
+  EXPECT_THROW(registry.histogram(reserved), std::invalid_argument);  // reserved suffix still refused
+  EXPECT_THROW(registry.counter({.name = "c", .help = "h", .foreign_name = true}), std::invalid_argument);
+}
+
 // Tests that every documented registration misuse throws std::invalid_argument.
 TEST(RegistryTest, RegistrationErrorsThrow) {
   Registry registry;

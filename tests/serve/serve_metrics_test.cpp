@@ -316,7 +316,7 @@ TEST(ServeMetricsTest, LegacyAliases) {
   EXPECT_EQ(metrics::find_family(e, "vllm:time_per_output_token_seconds")->help.rfind("DEPRECATED", 0), 0U);
 }
 
-// Tests that on_step observes step time in real seconds and batch tokens.
+// Tests that on_step observes step time in real seconds and batch tokens (inferscope and vLLM).
 TEST(ServeMetricsTest, StepMetrics) {
   metrics::Registry registry;
   ServeMetricsOptions o = all_dialects();
@@ -326,6 +326,10 @@ TEST(ServeMetricsTest, StepMetrics) {
   const ParsedExposition e = scrape(registry);
   EXPECT_NEAR(*value_of(e, "inferscope_engine_step_duration_seconds_sum"), 0.005, kTol);
   EXPECT_EQ(value_of(e, "inferscope_engine_step_tokens_sum"), 515.0);
+  // vLLM's histogram of tokens per engine step, under vLLM's own (_total-suffixed) name.
+  EXPECT_EQ(value_of(e, "vllm:iteration_tokens_total_sum"), 515.0);
+  EXPECT_EQ(value_of(e, "vllm:iteration_tokens_total_count"), 1.0);
+  EXPECT_EQ(metrics::find_family(e, "vllm:iteration_tokens_total")->type, metrics::ParsedMetricType::kHistogram);
 }
 
 }  // namespace

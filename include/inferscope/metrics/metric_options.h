@@ -22,6 +22,12 @@ struct MetricOptions {
   std::string unit{};                       // optional OpenMetrics UNIT ("seconds"); must be the
                                             // family name's suffix ("_seconds")
   std::optional<std::size_t> max_series{};  // per-family limit; default RegistryOptions (1,000)
+  // foreign_name: the name belongs to another system whose dashboards query it verbatim, so it is
+  // kept even where it breaks this registry's own naming rule that only counters end in "_total"
+  // (vLLM's vllm:iteration_tokens_total is a histogram; llm-d dashboards read its _bucket series).
+  // Everything else is still checked: the character set, reserved suffixes, a counter's "_total",
+  // clashes between exposition names. Never set it for names you define.
+  bool foreign_name = false;
 };
 
 // HistogramOptions adds bucket bounds and the le dialect.
