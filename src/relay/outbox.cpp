@@ -141,6 +141,15 @@ Error Outbox::db_error(const std::string& what) const {
   return make_error("cannot " + what + " in relay outbox " + path_ + ": " + sqlite3_errmsg(db_));
 }
 
+void Outbox::durable(bool on) {
+  if (durable_ == on) return;
+  // Cannot fail outside a transaction; if it did, FULL stays on, which is only slower.
+  if (sqlite3_exec(db_, on ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr) ==
+      SQLITE_OK) {
+    durable_ = on;
+  }
+}
+
 Result<void> Outbox::exec(const char* sql) {
   char* message = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
@@ -155,6 +164,7 @@ Result<void> Outbox::exec(const char* sql) {
 Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key, const std::vector<std::string>& channels,
                                    std::int64_t now_ms, std::int64_t dedupe_window_ms) {
   std::lock_guard lock(mutex_);
+  durable(true);  // the webhook is acknowledged after this commit: it must reach the disk
   Transaction tx(db_);
   if (!tx.began()) return db_error("begin a transaction");
   {
@@ -232,8 +242,10 @@ Result<std::optional<std::int64_t>> Outbox::next_due_ms(const std::string& chann
   return std::optional<std::int64_t>(q.int_at(0));
 }
 
-Result<void> Outbox::update(const std::string& channel, const std::vector<DeliveryUpdate>& updates, std::int64_t now_ms) {
+Result<void> Outbox::update(const std::string& channel, const std::vector<DeliveryUpdate>& updates, std::int64_t now_ms,
+                            std::optional<std::int64_t> sent_ms) {
   std::lock_guard lock(mutex_);
+  durable(false);
   Transaction tx(db_);
   if (!tx.began()) return db_error("begin a transaction");
   Statement u(db_,
@@ -250,16 +262,13 @@ Result<void> Outbox::update(const std::string& channel, const std::vector<Delive
     u.bind(7, channel);
     if (u.step() != SQLITE_DONE) return db_error("update a delivery");
   }
+  if (sent_ms) {
+    Statement s(db_, "INSERT INTO channel_sends(channel, sent_ms) VALUES(?1, ?2)");
+    s.bind(1, channel);
+    s.bind(2, *sent_ms);
+    if (s.step() != SQLITE_DONE) return db_error("record a send");
+  }
   if (!tx.commit()) return db_error("commit delivery updates");
-  return {};
-}
-
-Result<void> Outbox::record_send(const std::string& channel, std::int64_t now_ms) {
-  std::lock_guard lock(mutex_);
-  Statement s(db_, "INSERT INTO channel_sends(channel, sent_ms) VALUES(?1, ?2)");
-  s.bind(1, channel);
-  s.bind(2, now_ms);
-  if (s.step() != SQLITE_DONE) return db_error("record a send");
   return {};
 }
 
@@ -319,6 +328,7 @@ Result<std::vector<FiredAlert>> Outbox::fired_between(std::int64_t from_ms, std:
 
 Result<void> Outbox::set_state(const std::string& key, const std::string& value) {
   std::lock_guard lock(mutex_);
+  durable(true);
   Statement s(db_, "INSERT INTO relay_state(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   s.bind(1, key);
   s.bind(2, value);

@@ -74,11 +74,14 @@ class Outbox {
   Result<std::vector<PendingDelivery>> due(const std::string& channel, std::int64_t now_ms, int limit);
   // next_due_ms returns the earliest next attempt of a pending row of `channel`, if any.
   Result<std::optional<std::int64_t>> next_due_ms(const std::string& channel);
-  // update applies attempt outcomes of `channel` in one transaction.
-  Result<void> update(const std::string& channel, const std::vector<DeliveryUpdate>& updates, std::int64_t now_ms);
+  // update applies attempt outcomes of `channel` and, when sent_ms is set, notes that the channel
+  // sent a message then (for its rate limit), in one transaction. It commits without waiting for
+  // fsync (synchronous=NORMAL): a crash may lose the "delivered" mark, so a message may be sent
+  // twice, but never lost; the next synchronous=FULL commit (a store) makes it durable too.
+  Result<void> update(const std::string& channel, const std::vector<DeliveryUpdate>& updates, std::int64_t now_ms,
+                      std::optional<std::int64_t> sent_ms = std::nullopt);
 
-  // record_send notes that `channel` sent a message at now_ms; sends_since lists those >= since_ms.
-  Result<void> record_send(const std::string& channel, std::int64_t now_ms);
+  // sends_since lists the channel's sends at or after since_ms.
   Result<std::vector<std::int64_t>> sends_since(const std::string& channel, std::int64_t since_ms);
 
   // counts returns the rows per channel by state.
@@ -97,9 +100,12 @@ class Outbox {
  private:
   Outbox(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Result<void> exec(const char* sql);
+  // durable switches between synchronous=FULL (true: fsync at commit) and NORMAL.
+  void durable(bool on);
   Error db_error(const std::string& what) const;
 
   std::mutex mutex_;
+  bool durable_ = true;  // the connection's current synchronous setting is FULL
   sqlite3* db_;
   std::string path_;
 };

@@ -341,7 +341,6 @@ Relay::Impl::Pass Relay::Impl::pass(ChannelSlot& slot) {
   const SendOutcome outcome = channel.send(message, batch, start);
   const Clock::time_point done = now();
   channel.limiter().record(start);
-  if (auto r = outbox_->record_send(name, to_ms(start)); !r) spdlog::warn("relay: {}", r.error().message);
   const int max_attempts = std::max(1, config_.retry.max_attempts);
   int gave_up = 0;
   for (std::size_t i = 0; i < message.notifications; ++i) {
@@ -366,7 +365,7 @@ Relay::Impl::Pass Relay::Impl::pass(ChannelSlot& slot) {
     updates.push_back(std::move(u));
   }
   if (outcome.throttled) channel.limiter().pause_until(start + channel.throttle_pause());
-  if (auto r = outbox_->update(name, updates, to_ms(done)); !r) {
+  if (auto r = outbox_->update(name, updates, to_ms(done), to_ms(start)); !r) {
     // The rows stay pending: the message may be sent twice, never lost.
     spdlog::error("relay: {}", r.error().message);
   }

@@ -266,7 +266,7 @@ TEST_F(RelayTest, RateLimitMergesInsteadOfDropping) {
   ASSERT_TRUE(relay);
   std::vector<std::int64_t> sent_at;
   for (int i = 0; i < 30; ++i) {
-    ASSERT_EQ(relay->handle_webhook(webhook_body("Alert" + std::to_string(i), "firing", {"f" + std::to_string(i)})).status, 200);
+    ASSERT_EQ(relay->handle_webhook(webhook_body(std::string("Alert") + std::to_string(i), "firing", {std::string("f") + std::to_string(i)})).status, 200);
     relay->deliver_due();
     while (sent_at.size() < robot.requests().size()) sent_at.push_back(clock_.ms.load());
     clock_.advance(1s);
@@ -283,7 +283,7 @@ TEST_F(RelayTest, RateLimitMergesInsteadOfDropping) {
   for (const FakeRequest& r : requests) {
     const std::string text = json::parse(r.body)["markdown"]["text"].get<std::string>();
     for (int i = 0; i < 30; ++i) {
-      if (text.find("[FIRING:1] Alert" + std::to_string(i) + "\n") != std::string::npos) seen.insert(std::to_string(i));
+      if (text.find(std::string("[FIRING:1] Alert") + std::to_string(i) + "\n") != std::string::npos) seen.insert(std::to_string(i));
     }
   }
   EXPECT_EQ(seen.size(), 30u);
