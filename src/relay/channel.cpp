@@ -87,7 +87,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const ChannelConfig& config, st
   const int per_minute = config.messages_per_minute.value_or(default_messages_per_minute(config.kind));
   if (per_minute < 0) return make_error(prefix + "messages_per_minute must be >= 0");
   const std::size_t max_bytes = config.max_message_bytes.value_or(default_max_message_bytes(config.kind));
-  if (max_bytes != 0 && max_bytes < 256) return make_error(prefix + "max_message_bytes must be 0 or >= 256");
+  if (max_bytes != 0 && max_bytes < 64) return make_error(prefix + "max_message_bytes must be 0 or >= 64");
   std::unique_ptr<Channel> channel(new Channel(config, std::move(*url), std::move(secret), max_bytes, per_minute, timeout));
   if (is_email) {
     if (config.email_from.empty() || config.email_to.empty()) {

@@ -333,8 +333,13 @@ Relay::Impl::Pass Relay::Impl::pass(ChannelSlot& slot) {
     batch_rows.push_back(std::move(row));
   }
   if (batch.empty()) {
-    (void)outbox_->update(name, updates, to_ms(start));
-    return {0, start};
+    // Only unreadable rows: they are now marked failed; look again at once (or in a second if
+    // even that could not be written, to avoid spinning on a broken database).
+    if (auto r = outbox_->update(name, updates, to_ms(start)); !r) {
+      spdlog::error("relay: {}", r.error().message);
+      return {0, start + std::chrono::seconds(1)};
+    }
+    return {1, start};
   }
   const ComposedMessage message = compose_message(channel.style(), batch, channel.max_message_bytes(), diagnoses(batch));
   batch.resize(message.notifications);
