@@ -139,11 +139,8 @@ std::string render_status_text(const json& s) {
                        text_or(t, "url"));
     if (!text_or(t, "last_error").empty()) out += "  last error: " + text_or(t, "last_error");
     out += "\n";
-    if (t.contains("missing_alerts") && !t["missing_alerts"].empty()) {
-      std::string names;
-      for (const json& n : t["missing_alerts"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
-      out += fmt::format("  {:<16} alerts this dialect cannot support: {} (run `inferscope gateway` in front of it "
-                         "to get them)\n", "", names);
+    if (t.contains("missing_alerts")) {
+      for (const json& n : t["missing_alerts"]) out += fmt::format("  {:<16} lacks {}\n", "", n.get<std::string>());
     }
   }
   out += "firing alerts:\n";

@@ -6,6 +6,8 @@
 #include "dialect/detect.h"
 #include "dialect/dialect.h"
 #include "stack/blocking_http.h"
+#include "stack/rules/rules_generator.h"
+#include "stack/rules/stack_rules_config.h"
 
 namespace inferscope::stack {
 
@@ -35,6 +37,22 @@ Result<UpRules> make_up_rules(StackConfig& config) {
       }
     }
     rules.dialects[target.name] = target.kind;
+  }
+  for (const auto& [name, duration] : config.alert_for) {
+    bool known = name == rules::kWatchdog || name == rules::kNotificationsFailing;
+    for (const char* alert : rules::kTargetAlerts) known = known || name == alert;
+    if (!known) {
+      std::string list;
+      for (const char* alert : rules::kTargetAlerts) list += (list.empty() ? "" : ", ") + std::string(alert);
+      return make_error("key 'alerts.for." + name + "': unknown alert (known: " + list + ", " +
+                        rules::kNotificationsFailing + ")");
+    }
+  }
+  auto generated = rules::generate_rules(rules::rules_config_from(config));
+  if (!generated) return make_error("cannot generate the alert rules: " + generated.error().message);
+  for (rules::RuleFile& file : generated->files) rules.files.push_back({std::move(file.name), std::move(file.text)});
+  for (const auto& [job, lacking] : generated->lacking) {
+    for (const rules::LackingAlert& alert : lacking) rules.missing_alerts[job].push_back(alert.alert + " (" + alert.reason + ")");
   }
   return rules;
 }
