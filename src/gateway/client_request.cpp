@@ -65,8 +65,19 @@ ClientRequestInfo inspect_client_request(std::string_view body) {
   return info;
 }
 
+// has_stream_options reports whether the top-level object has a stream_options key (the text may
+// also appear inside a message, which must not send the body down the rewrite path).
+bool has_stream_options(std::string_view body) {
+  if (body.find("\"stream_options\"") == std::string_view::npos) return false;
+  simdjson::padded_string padded(body);
+  simdjson::dom::object object;
+  if (parser().parse(padded).get_object().get(object) != simdjson::SUCCESS) return true;
+  simdjson::dom::element value;
+  return object["stream_options"].get(value) == simdjson::SUCCESS;
+}
+
 std::string with_include_usage(std::string_view body) {
-  if (body.find("\"stream_options\"") == std::string_view::npos) {
+  if (!has_stream_options(body)) {
     const std::size_t brace = body.find('{');
     if (brace == std::string_view::npos) return std::string(body);
     std::size_t next = body.find_first_not_of(" \t\r\n", brace + 1);

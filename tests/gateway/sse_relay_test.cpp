@@ -1,0 +1,120 @@
+// Tests of SseRelay: bytes pass through unchanged whatever the read boundaries, the gateway's own
+// usage chunk is dropped, content events, usage and finish reasons are read, bad streams flagged.
+#include "gateway/sse_relay.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace inferscope::gateway {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// relay_in_pieces feeds `stream` in pieces of `piece` bytes and returns what would be forwarded.
+std::string relay_in_pieces(SseRelay& relay, const std::string& stream, std::size_t piece) {
+  std::string out;
+  for (std::size_t i = 0; i < stream.size(); i += piece) relay.feed(stream.substr(i, piece), Clock::now(), out);
+  return out;
+}
+
+// Tests that a recorded llama.cpp stream passes byte for byte at every read size, with its
+// content events, usage (64 tokens) and finish reason read on the way.
+TEST(SseRelayTest, LlamaCppStreamPassesByteExact) {
+  const std::string stream = read_file(INFERSCOPE_SOURCE_DIR "/tests/gateway/testdata/llamacpp-b4748-chat-stream.sse");
+  ASSERT_FALSE(stream.empty());
+  for (std::size_t piece : {1u, 7u, 100u, 4096u, 1u << 20}) {
+    SseRelay relay(/*strip_usage=*/true);
+    const std::string out = relay_in_pieces(relay, stream, piece);
+    EXPECT_EQ(out, stream) << "piece " << piece;
+    EXPECT_EQ(relay.content_events(), 5u);  // the capture keeps the first and last events of 64
+    EXPECT_EQ(relay.completion_tokens().value_or(0), 64u);
+    EXPECT_EQ(relay.prompt_tokens().value_or(0), 71u);
+    EXPECT_EQ(relay.finish_reason(), "length");
+    EXPECT_TRUE(relay.done_seen());
+    EXPECT_FALSE(relay.malformed());
+    EXPECT_FALSE(relay.stripped_usage());  // llama.cpp's usage rides on a choices chunk: kept
+  }
+}
+
+// Tests that a usage-only chunk is dropped when the gateway asked for it, kept otherwise.
+TEST(SseRelayTest, UsageOnlyChunkIsStrippedOnlyWhenAsked) {
+  const std::string content = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n";
+  const std::string finish = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+  const std::string usage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n";
+  const std::string done = "data: [DONE]\n\n";
+  const std::string stream = content + finish + usage + done;
+  {
+    SseRelay relay(true);
+    EXPECT_EQ(relay_in_pieces(relay, stream, 5), content + finish + done);
+    EXPECT_TRUE(relay.stripped_usage());
+    EXPECT_EQ(relay.completion_tokens().value_or(0), 1u);
+    EXPECT_EQ(relay.finish_reason(), "stop");
+  }
+  {
+    SseRelay relay(false);
+    EXPECT_EQ(relay_in_pieces(relay, stream, 5), stream);
+  }
+}
+
+// Tests that role-only and empty chunks are not content, and that CRLF framing is understood.
+TEST(SseRelayTest, RoleChunkIsNotContentAndCrlfWorks) {
+  const std::string stream =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\r\n\r\n"
+      ": keep-alive\r\n\r\n"
+      "data: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\r\n\r\n"
+      "data: [DONE]\r\n\r\n";
+  SseRelay relay(false);
+  EXPECT_EQ(relay_in_pieces(relay, stream, 3), stream);
+  EXPECT_EQ(relay.content_events(), 1u);
+  EXPECT_TRUE(relay.done_seen());
+}
+
+// Tests that non-JSON data makes the stream malformed and is not forwarded, and that an
+// unfinished event is held back (pending) rather than forwarded half.
+TEST(SseRelayTest, MalformedAndPartialEvents) {
+  SseRelay relay(false);
+  std::string out;
+  relay.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"choices\":[{\"delta\":\n\n", Clock::now(), out);
+  EXPECT_TRUE(relay.malformed());
+  EXPECT_EQ(out, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n");
+  SseRelay partial(false);
+  std::string out2;
+  partial.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho", Clock::now(), out2);
+  EXPECT_EQ(partial.pending_bytes(), 11u);  // 'data: {"cho'
+  EXPECT_FALSE(partial.done_seen());
+}
+
+// Tests that llama.cpp's `error:` field and an {"error":...} payload are seen as error events.
+TEST(SseRelayTest, ErrorEventsAreSeen) {
+  SseRelay a(false);
+  std::string out;
+  a.feed("error: {\"code\":500,\"message\":\"boom\"}\n\ndata: [DONE]\n\n", Clock::now(), out);
+  EXPECT_TRUE(a.error_event_seen());
+  SseRelay b(false);
+  b.feed("data: {\"error\":{\"message\":\"boom\"}}\n\n", Clock::now(), out);
+  EXPECT_TRUE(b.error_event_seen());
+}
+
+// Tests that a whole (non-streamed) completion body yields usage, content and finish reason.
+TEST(SseRelayTest, WholeResponseUsage) {
+  const WholeResponse r = read_whole_response(
+      R"({"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":7}})");
+  EXPECT_TRUE(r.parsed);
+  EXPECT_TRUE(r.has_content);
+  EXPECT_EQ(r.completion_tokens.value_or(0), 7u);
+  EXPECT_EQ(r.prompt_tokens.value_or(0), 5u);
+  EXPECT_EQ(r.finish_reason, "length");
+  EXPECT_FALSE(read_whole_response("not json").parsed);
+}
+
+}  // namespace
+}  // namespace inferscope::gateway
