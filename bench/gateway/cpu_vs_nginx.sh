@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# CPU time per streamed SSE event: the gateway vs Debian's nginx (proxy_buffering off, HTTP/1.1
+# keep-alive upstream) in front of the same `inferscope serve --profile zero-cost`, same bench run
+# (same seed, same request count). CPU is read from /proc/<pid>/stat before and after each run.
+# nginx gets one worker (the gateway one io thread). The machine is shared: compare the ratio.
+# Usage: bench/gateway/cpu_vs_nginx.sh [requests=2000] [output_tokens=64]
+source "$(dirname "$0")/common.sh"
+N="${1:-2000}"; TOKENS="${2:-64}"
+NGINX="${NGINX:-/usr/sbin/nginx}"
+PORT="$(free_port)"; GPORT="$(free_port)"; NPORT="$(free_port)"
+start_serve "$PORT" --profile zero-cost --max-num-seqs 16384 --max-waiting 16384 --io-threads 1
+start_gateway "$GPORT" "http://127.0.0.1:$PORT"
+mkdir -p "$WORK/nginx"
+cat > "$WORK/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/body; proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fcgi; uwsgi_temp_path $WORK/nginx/uwsgi; scgi_temp_path $WORK/nginx/scgi;
+  upstream serve { server 127.0.0.1:$PORT; keepalive 64; }
+  server {
+    listen 127.0.0.1:$NPORT;
+    location / {
+      proxy_pass http://serve; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_buffering off; proxy_cache off;
+    }
+    location = /health { proxy_pass http://serve; }
+  }
+}
+CONF
+taskset -c "${GATEWAY_CPUS:-0}" "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" > "$WORK/nginx/out.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$NPORT/health"
+NGINX_WORKER="$(pgrep -P "${PIDS[-1]}" | head -1)"
+B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --ignore-eos --seed 1 --random-input-len 16
+   --random-output-len "$TOKENS" --num-prompts "$N" --max-concurrency 32)
+run() {  # run NAME PORT PID
+  local before after
+  before="$(cpu_ticks "$3")"
+  "${B[@]}" --base-url "http://127.0.0.1:$2" --json "$WORK/$1.json" > /dev/null
+  after="$(cpu_ticks "$3")"
+  echo "$1 $((after - before)) $(json_get "$WORK/$1.json" completed) $(json_get "$WORK/$1.json" failed)"
+}
+{ run gateway "$GPORT" "$GATEWAY_PID"; run nginx "$NPORT" "$NGINX_WORKER"; } > "$WORK/cpu.txt"
+python3 - "$WORK/cpu.txt" "$TOKENS" "$(getconf CLK_TCK)" <<'PY'
+import sys
+rows = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1])}
+tokens, hz = int(sys.argv[2]), int(sys.argv[3])
+per = {}
+for name, (ticks, completed, failed) in rows.items():
+    events = int(completed) * (tokens + 3)  # role chunk, content chunks, finish chunk, [DONE]
+    per[name] = int(ticks) / hz / max(events, 1) * 1e6
+    print(f"{name:8s} cpu {int(ticks)/hz:.2f} s for {completed} streams ({failed} failed), {per[name]:.2f} us per event")
+print(f"gateway/nginx cpu per event: {per['gateway']/per['nginx']:.2f}  (goal <= 1)")
+PY
