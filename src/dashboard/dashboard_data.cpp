@@ -77,6 +77,13 @@ std::string join(const std::set<std::string>& items) {
 }
 
 // empty_reason explains why a query with an expression returned nothing usable.
+// presence_key is the selector of a query's first metric with the binding's fixed matchers.
+std::string presence_key(const PanelQuery& q) {
+  if (q.metrics.empty()) return "";
+  return q.fixed_matchers.empty() ? q.metrics.front() : q.metrics.front() + "{" + q.fixed_matchers + "}";
+}
+
+// empty_reason explains why a query with an expression returned nothing usable.
 std::string empty_reason(const PanelQuery& q, const Presence& presence, const std::string& job,
                          bool restricted_to_job, double range_s) {
   if (q.metrics.empty()) return "the query returned no samples";
@@ -94,6 +101,13 @@ std::string empty_reason(const PanelQuery& q, const Presence& presence, const st
   }
   if (restricted_to_job && !it->second.count(job)) {
     return "metric " + metric + " not found on target job=" + job + " (exposed by job " + join(it->second) + ")";
+  }
+  if (!q.fixed_matchers.empty()) {
+    auto sel = presence.find(presence_key(q));
+    if (sel != presence.end() && (sel->second.empty() || (restricted_to_job && !sel->second.count(job)))) {
+      return "no series " + presence_key(q) + (restricted_to_job ? " on target job=" + job : " on any target") +
+             " (none observed yet)";
+    }
   }
   return "metric " + metric + " is exposed but had no observations in the last " + range_name(range_s) +
          " (no finished requests?)";
@@ -307,23 +321,39 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     if (!any_value) empty.push_back(&item);
   }
 
-  // 3. One instant query tells "not exposed" (or renamed) from "exposed, no traffic".
+  // 3. Instant queries tell "not exposed" (or renamed) from "exposed, no traffic": one over the
+  // bare names, one per selector with fixed matchers (errors, one stage).
   Presence presence;
   std::set<std::string> names(stage_table.metrics.begin(), stage_table.metrics.end());
+  std::set<std::string> selectors;
   for (const Pending* item : empty) {
     names.insert(item->query.metrics.begin(), item->query.metrics.end());
     names.insert(item->query.legacy.begin(), item->query.legacy.end());
+    if (!item->query.fixed_matchers.empty()) selectors.insert(presence_key(item->query));
   }
   if (!names.empty()) {
     std::string regex;
     for (const auto& n : names) regex += (regex.empty() ? "" : "|") + n;
-    auto r = client_.query("count by (__name__, job) ({__name__=~\"" + regex + "\"})", end);
-    if (r) {
-      for (const auto& s : r->series) {
+    std::vector<promapi::QueryRequest> checks = {{"count by (__name__, job) ({__name__=~\"" + regex + "\"})", end}};
+    for (const auto& sel : selectors) checks.push_back({"count by (job) (" + sel + ")", end});
+    auto found = client_.query_all(checks);
+    if (found[0]) {
+      for (const auto& s : found[0]->series) {
         auto n = s.labels.find("__name__");
         auto j = s.labels.find("job");
         if (n != s.labels.end()) presence[n->second].insert(j == s.labels.end() ? "" : j->second);
       }
+    }
+    std::size_t i = 1;
+    for (const auto& sel : selectors) {
+      auto& jobs = presence[sel];  // present (maybe empty) = checked
+      if (found[i]) {
+        for (const auto& s : found[i]->series) {
+          auto j = s.labels.find("job");
+          jobs.insert(j == s.labels.end() ? "" : j->second);
+        }
+      }
+      ++i;
     }
   }
   std::map<std::string, std::vector<std::string>> empty_by_panel;

@@ -64,7 +64,7 @@ std::string query_parameter(std::string_view query, std::string_view name) {
   return "";
 }
 
-DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view path, std::string_view query) {
+std::optional<DashboardAnswer> answer_page_request(std::string_view path) {
   if (path == "/" || path == "/index.html") {
     auto a = asset_answer("index.html", "text/html; charset=utf-8", false);
     a.headers.emplace_back("Content-Security-Policy",
@@ -73,6 +73,12 @@ DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view p
   }
   if (path == "/assets/app.js") return asset_answer("app.js", "text/javascript; charset=utf-8", true);
   if (path == "/assets/app.css") return asset_answer("app.css", "text/css; charset=utf-8", true);
+  if (path.rfind(kAssetPrefix, 0) == 0) return error_answer(404, "no such dashboard asset: " + std::string(path), "");
+  return std::nullopt;
+}
+
+DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view path, std::string_view query) {
+  if (auto page = answer_page_request(path)) return std::move(*page);
   if (path == "/api/dashboard/meta") {
     DashboardAnswer a{200, "application/json", data.meta_json(), {}};
     a.headers.emplace_back("Cache-Control", "no-store");

@@ -8,6 +8,7 @@
 // DashboardOptions::query_timeout): mount it on a server with more than one io thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ struct DashboardAnswer {
 // kDashboardPaths lists the exact paths the dashboard answers (assets: the /assets/ prefix).
 inline constexpr std::string_view kDashboardPaths[] = {"/", "/index.html", "/api/dashboard/meta", "/api/dashboard/data"};
 inline constexpr std::string_view kAssetPrefix = "/assets/";
+
+// answer_page_request answers the page and its assets (no Prometheus needed); nullopt for any
+// other path.
+std::optional<DashboardAnswer> answer_page_request(std::string_view path);
 
 // answer_dashboard_request answers GET `path` with query string `query` (without '?').
 DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view path, std::string_view query);

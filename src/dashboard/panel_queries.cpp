@@ -12,6 +12,7 @@ using dialect::Role;
 std::string role_text(Role role) { return std::string(dialect::to_string(role)); }
 
 void note_metrics(const MetricBinding& binding, PanelQuery& query) {
+  if (query.metrics.empty()) query.fixed_matchers = std::string(binding.matchers);
   query.metrics.push_back(dialect::presence_series(binding.kind, binding.metric));
   if (!binding.operand.empty()) query.metrics.push_back(std::string(binding.operand));
   for (const auto& old : binding.legacy) query.legacy.push_back(dialect::presence_series(binding.kind, old.name));

@@ -36,6 +36,7 @@ struct PanelQuery {
   std::string missing;              // why `expr` is absent ("vLLM V1 exposes no GPU metrics ...")
   std::vector<std::string> metrics; // metric names the expression reads (for "no data" reasons)
   std::vector<std::string> legacy;  // older names of those metrics (renamed-metric reasons)
+  std::string fixed_matchers;       // the binding's own matchers on metrics[0] (stage="queue"), or empty
   std::string dialect_title;        // title of the dialect the query reads
 };
 

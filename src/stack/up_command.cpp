@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 
+#include "dashboard/dashboard_routes.h"
+#include "dashboard/grafana_export.h"
 #include "net/http_server.h"
 #include "net/router.h"
 #include "relay/relay.h"
@@ -41,6 +43,7 @@ struct UpFlags {
   bool agent = false;
   std::string prometheus;
   BinaryPaths binaries;
+  std::string export_grafana;  // write Grafana dashboards + provisioning here, start nothing
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -124,6 +127,21 @@ void run_check(const StackConfig& config, const UpRules& rules) {
   for (const auto& path : report->files.rule_files) std::printf("%s\n", path.c_str());
 }
 
+// run_export_grafana writes the Grafana dashboards (same rows as up's own page) and provisioning
+// YAML whose datasource is the Prometheus this configuration would use.
+void run_export_grafana(const UpFlags& f) {
+  const std::string prometheus = !f.prometheus.empty()
+                                     ? f.prometheus
+                                     : "http://127.0.0.1:" + std::to_string(f.prometheus_port == 0 ? 9090 : f.prometheus_port);
+  auto files = dashboard::write_grafana_export({.directory = f.export_grafana, .prometheus_url = prometheus});
+  if (!files) fail("cannot export Grafana dashboards to --export-grafana " + f.export_grafana + ": " + files.error().message);
+  for (const std::string& path : *files) std::printf("%s\n", path.c_str());
+}
+
+double config_scrape_seconds(const StackConfig& config) {
+  return std::chrono::duration<double>(config.scrape_interval).count();
+}
+
 relay::RelayOptions relay_options(EventPrinter& print) {
   relay::RelayOptions options;
   options.on_event = [&print](const relay::RelayEvent& e) {
@@ -144,6 +162,7 @@ int wait_for_stop_signal(const sigset_t& signals) {
 
 void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
+  if (!f.export_grafana.empty()) return run_export_grafana(f);
   StackConfig config = build_config(f, cmd);
   auto rules = make_up_rules(config);
   if (!rules) fail(rules.error().message);
@@ -188,6 +207,8 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   });
   add_webhook_route(router, **relay, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
+  dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
+                                  {.scrape_interval_s = config_scrape_seconds(config)});
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
                                         .max_body_bytes = 8u << 20, .log_name = "up"},
@@ -243,6 +264,9 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--remote-write", flags->remote_write, "remote_write URL (repeatable)");
   cmd->add_flag("--agent", flags->agent, "run Prometheus in agent mode (scrape and remote-write only; rules run centrally)");
   cmd->add_option("--prometheus", flags->prometheus, "use this Prometheus-compatible API instead of starting one");
+  cmd->add_option("--export-grafana", flags->export_grafana,
+                  "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton) and provisioning YAML "
+                  "into this directory, start nothing");
   cmd->add_option("--prometheus-bin", flags->binaries.prometheus, "path of prometheus")->capture_default_str();
   cmd->add_option("--alertmanager-bin", flags->binaries.alertmanager, "path of Alertmanager")->capture_default_str();
   cmd->add_option("--promtool-bin", flags->binaries.promtool, "path of promtool")->capture_default_str();

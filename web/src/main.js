@@ -81,7 +81,7 @@ function renderControls() {
   const bar = document.getElementById('controls');
   bar.replaceChildren(
     select('range', 'Range', m.ranges.map((r) => [r, r]), state.range, (v) => { state.range = v; changed(); }),
-    select('target', 'Target', [['', 'all targets'], ...m.targets.map((t) => [t.id, `${t.id} (${t.dialect}${t.up ? '' : ', down'})`])],
+    select('target', 'Target', [['', m.default_target ? `auto (${m.default_target})` : 'auto'], ...m.targets.map((t) => [t.id, `${t.id} (${t.dialect}${t.up ? '' : ', down'})`])],
       state.target, (v) => { state.target = v; changed(); }),
     select('model', 'Model', [['', 'all models'], ...m.models.map((x) => [x, x])], state.model, (v) => { state.model = v; changed(); }),
     select('refresh', 'Auto-refresh', [['0', 'off'], ['5', '5 s'], ['10', '10 s'], ['30', '30 s'], ['60', '1 min']],
@@ -103,7 +103,8 @@ function renderRows() {
         h('header', {}, h('h3', {}, p.title), p.unit ? h('span', { class: 'unit' }, unitText(p)) : null),
         p.description ? h('p', { class: 'description' }, p.description) : null,
         h('div', { class: 'notice' }, 'loading…'),
-        h('div', { class: 'body' })));
+        h('div', { class: 'body' }),
+        h('ul', { class: 'notes' })));
     }
     main.append(h('section', { class: 'row', id: `row-${row.id}` }, h('h2', {}, row.title), grid));
   }
@@ -186,6 +187,7 @@ function applyPanel(panel, result) {
   if (!el || !result) return;
   if (result.status !== 'ok') {
     dropChart(panel, el);
+    el.querySelector('.notes').replaceChildren();
     const prefix = result.status === 'unreachable' ? 'Prometheus unreachable' : result.status === 'error' ? 'query failed' : 'no data';
     setPanelState(panel.id, result.status, `${prefix}: ${result.reason}`);
     return;
@@ -193,6 +195,9 @@ function applyPanel(panel, result) {
   if (panel.kind === 'table') drawTable(panel, result);
   else if (panel.kind === 'alerts') drawAlerts(panel, result);
   else drawTimeseries(panel, result);
+  // Series of an otherwise drawn panel that had no data still say why (e.g. no gateway in front).
+  const notes = el.querySelector('.notes');
+  notes.replaceChildren(...(result.notes || []).map((n) => h('li', {}, `no data: ${n}`)));
 }
 
 function drawFindings(panel, doctor, error) {
@@ -226,6 +231,13 @@ function drawFindings(panel, doctor, error) {
 
 async function refresh() {
   if (!state.meta) return;
+  if (state.meta.targets.length === 0) {
+    // Prometheus had not scraped anything yet when the page loaded: ask again until it has.
+    try {
+      const meta = await getJson('/api/dashboard/meta');
+      if (meta.targets.length) { state.meta = meta; renderControls(); }
+    } catch { /* the data request below reports the failure */ }
+  }
   const q = new URLSearchParams({ range: state.range, target: state.target, model: state.model });
   const line = document.getElementById('status-line');
   const panels = state.meta.rows.flatMap((r) => r.panels);

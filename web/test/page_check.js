@@ -1,0 +1,81 @@
+// Drives the dashboard page in headless Chromium (Debian's /usr/bin/chromium through
+// playwright-core; no browser is downloaded) and waits until the page shows what is expected:
+//   node page_check.js --url URL --expect data|fault|nodata --screenshot FILE [--timeout S]
+//   data:   every chart and table panel has drawn data (state ok, with a canvas or rows)
+//   fault:  the alerts panel lists a firing alert and the doctor panel shows a finding
+//   nodata: every Prometheus-backed panel says why it has no data (unreachable / no_data)
+// Prints one JSON line with each panel's state and message; exits 0 when the expectation held
+// within the timeout, 1 otherwise (the screenshot is taken either way).
+const { chromium } = require('playwright-core');
+
+function args() {
+  const out = { timeout: 60, expect: 'data', width: 1280 };
+  const a = process.argv.slice(2);
+  for (let i = 0; i < a.length; i += 2) out[a[i].replace(/^--/, '')] = a[i + 1];
+  out.timeout = Number(out.timeout);
+  out.width = Number(out.width);
+  return out;
+}
+
+async function panelStates(page) {
+  return page.$$eval('section.panel', (els) => els.map((el) => ({
+    id: el.dataset.panel,
+    kind: el.dataset.kind,
+    state: el.dataset.state,
+    count: el.dataset.count === undefined ? null : Number(el.dataset.count),
+    canvas: el.querySelectorAll('canvas').length,
+    rows: el.querySelectorAll('tbody tr').length,
+    message: el.querySelector('.notice') ? el.querySelector('.notice').textContent : '',
+  })));
+}
+
+function judge(expect, panels) {
+  const failing = [];
+  for (const p of panels) {
+    if (expect === 'data') {
+      if (p.kind === 'findings' || p.kind === 'alerts') continue;
+      const drawn = p.state === 'ok' && (p.kind === 'table' ? p.rows > 0 : p.canvas > 0);
+      if (!drawn) failing.push(p.id);
+    } else if (expect === 'fault') {
+      if (p.kind === 'alerts' && !(p.state === 'ok' && p.count > 0)) failing.push(p.id);
+      if (p.kind === 'findings' && !(p.state === 'ok' && p.count > 0)) failing.push(p.id);
+    } else if (expect === 'nodata') {
+      if (p.kind === 'findings') continue;
+      const explained = (p.state === 'unreachable' || p.state === 'no_data' || p.state === 'error') && p.message.length > 20;
+      if (!explained || p.canvas > 0) failing.push(p.id);
+    }
+  }
+  return failing;
+}
+
+(async () => {
+  const opt = args();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  let ok = false;
+  let panels = [];
+  let failing = ['page did not load'];
+  const errors = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: opt.width, height: 900 }, colorScheme: opt.scheme || 'light' });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('requestfailed', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
+    page.on('request', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
+    await page.goto(`${opt.url}/?range=15m&refresh=2`, { waitUntil: 'load' });
+    const deadline = Date.now() + opt.timeout * 1000;
+    while (Date.now() < deadline) {
+      await page.waitForTimeout(1000);
+      panels = await panelStates(page);
+      failing = judge(opt.expect, panels);
+      if (panels.length > 0 && failing.length === 0) { ok = true; break; }
+    }
+    if (opt.screenshot) await page.screenshot({ path: opt.screenshot, fullPage: true });
+  } finally {
+    await browser.close();
+  }
+  if (errors.length) ok = false;
+  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, panels }));
+  process.exit(ok ? 0 : 1);
+})().catch((e) => { console.log(JSON.stringify({ ok: false, errors: [String(e)] })); process.exit(1); });
