@@ -5,6 +5,7 @@
 
 #include <inferscope/metrics/metrics_server.h>
 
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <string_view>
@@ -75,7 +76,10 @@ struct MetricsServer::Impl {
   const MetricsServerOptions options;
   // Declared before ioc: coroutine frames destroyed with ioc still unregister from these.
   std::unordered_set<beast::tcp_stream*> live;  // serving thread only
-  std::size_t connections = 0;                  // serving thread only; includes not-yet-started ones
+  // Written on the serving thread only, under connections_mutex so tests can wait for a close.
+  std::size_t connections = 0;  // includes not-yet-started ones
+  mutable std::mutex connections_mutex;
+  mutable std::condition_variable connections_closed;
   bool stopping = false;                        // serving thread only
   asio::io_context ioc{1};
   tcp::acceptor acceptor{ioc};
@@ -129,7 +133,11 @@ asio::awaitable<void> MetricsServer::Impl::serve(tcp::socket socket) {
     beast::tcp_stream* stream;
     ~Unregister() {
       impl.live.erase(stream);
-      --impl.connections;
+      {
+        std::lock_guard lock(impl.connections_mutex);
+        --impl.connections;
+      }
+      impl.connections_closed.notify_all();
     }
   } unregister{*this, &stream};
   try {
@@ -177,7 +185,10 @@ asio::awaitable<void> MetricsServer::Impl::accept_loop() {
       socket.close(ec);
       continue;
     }
-    ++connections;
+    {
+      std::lock_guard lock(connections_mutex);
+      ++connections;
+    }
     asio::co_spawn(ioc, serve(std::move(socket)), asio::detached);
   }
 }
@@ -244,6 +255,11 @@ void MetricsServer::stop() {
   // coroutine has seen its aborted operation and finished.
   asio::post(impl_->ioc, [impl = impl_.get()] { impl->close_all(); });
   impl_->thread.join();
+}
+
+bool MetricsServer::wait_connections_at_most_for_test(std::size_t count, std::chrono::milliseconds limit) const {
+  std::unique_lock lock(impl_->connections_mutex);
+  return impl_->connections_closed.wait_for(lock, limit, [&] { return impl_->connections <= count; });
 }
 
 }  // namespace inferscope::metrics

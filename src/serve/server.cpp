@@ -140,6 +140,7 @@ std::uint16_t Server::metrics_port() const {
 }
 Engine& Server::engine() { return *impl_->state->engine; }
 metrics::Registry& Server::registry() { return impl_->state->registry; }
+ServeMetrics& Server::serve_metrics() { return *impl_->state->metrics; }
 void Server::stop() { impl_->stop(); }
 
 }  // namespace inferscope::serve

@@ -17,6 +17,7 @@
 namespace inferscope::serve {
 
 class Engine;
+class ServeMetrics;
 
 class Server {
  public:
@@ -38,6 +39,8 @@ class Server {
   Engine& engine();
   // registry returns the metrics registry behind /metrics.
   metrics::Registry& registry();
+  // serve_metrics returns the metrics every request is recorded into (tests wait on their records).
+  ServeMetrics& serve_metrics();
 
   // stop closes the listener, aborts every live sequence, closes every connection and joins the
   // io threads (bounded: connections still busy after 3 s are cut). Idempotent.

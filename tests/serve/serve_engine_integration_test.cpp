@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "serve_test_support.h"
+#include "serve/serve_metrics.h"
 
 namespace inferscope::serve::testing {
 namespace {
@@ -92,17 +93,19 @@ TEST(ServeEngineTest, DisconnectFreesSequence) {
   ASSERT_TRUE(s.ok());
   RawStream stream(s.port(), "/v1/chat/completions", chat_body(words(200), 4000, true, {{"ignore_eos", true}}));
   ASSERT_TRUE(stream.read_until("\"content\":\"")) << stream.seen();  // generating now
-  EXPECT_EQ(s.server().engine().stats().running, 1u);
-  EXPECT_GT(s.server().engine().stats().kv_usage, 0);
+  // The engine publishes its stats after the step whose tokens the client may already have read:
+  // wait for that publish instead of reading stats at once.
+  auto [generating, reached] = s.server().engine().wait_stats(
+      [](const EngineStats& stats) { return stats.running == 1 && stats.kv_usage > 0; });
+  EXPECT_TRUE(reached) << "running " << generating.running << " kv_usage " << generating.kv_usage;
   stream.close();
-  EXPECT_TRUE(wait_until([&] {
-    auto stats = s.server().engine().stats();
+  auto [freed, freed_reached] = s.server().engine().wait_stats([](const EngineStats& stats) {
     return stats.running == 0 && stats.waiting == 0 && stats.kv_blocks_used == 0;
-  }));
+  });
+  EXPECT_TRUE(freed_reached) << "running " << freed.running << " blocks " << freed.kv_blocks_used;
   // 4000 tokens at ~6 ms each would take ~24 s: the abort, not the end, freed it.
-  EXPECT_TRUE(wait_until([&] {
-    return metric(s.scrape(), "vllm:request_success_total", {{"finished_reason", "abort"}}) >= 1;
-  }));
+  ASSERT_TRUE(s.server().serve_metrics().wait_requests_recorded(1, std::chrono::seconds(20)));
+  EXPECT_EQ(metric(s.scrape(), "vllm:request_success_total", {{"finished_reason", "abort"}}), 1);
   EXPECT_EQ(metric(s.scrape(), "vllm:request_success_total", {{"finished_reason", "length"}}), 0);
 }
 

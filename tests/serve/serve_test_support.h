@@ -190,7 +190,9 @@ inline double stage_mean_between(const metrics::ParsedExposition& before, const 
   return b.count > a.count ? (b.sum - a.sum) / (b.count - a.count) : 0;
 }
 
-// wait_until polls `condition` every 10 ms until it holds or `limit` passes.
+// wait_until polls `condition` every 10 ms until it holds or `limit` passes. Only for observers
+// outside the process under test (a gateway's or Prometheus's view, scraped over HTTP); in-process
+// serve tests wait on events instead: Engine::wait_stats, ServeMetrics::wait_requests_recorded.
 inline bool wait_until(const std::function<bool()>& condition,
                        std::chrono::milliseconds limit = std::chrono::seconds(20)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -53,6 +53,10 @@ class MetricsServer {
   // local_address returns the bound address as text ("127.0.0.1").
   std::string local_address() const;
 
+  // wait_connections_at_most_for_test blocks until at most `count` connections are open (true) or
+  // `limit` passes (false): a test waits for the server to see a close instead of polling.
+  bool wait_connections_at_most_for_test(std::size_t count, std::chrono::milliseconds limit) const;
+
   // stop closes the listener and every open connection (responses being written are cut) and
   // joins the serving thread. Idempotent; after it returns, nothing touches the registry. Must
   // not be called on the serving thread (it would join itself).
