@@ -33,8 +33,13 @@ DatasetWorkload::DatasetWorkload(std::vector<RequestSpec> entries) : entries_(st
 Result<std::unique_ptr<DatasetWorkload>> load_jsonl_workload(const std::string& path, std::uint32_t default_max_tokens) {
   auto text = read_file(path);
   if (!text) return text.error();
+  return parse_jsonl_workload(*text, path, default_max_tokens);
+}
+
+Result<std::unique_ptr<DatasetWorkload>> parse_jsonl_workload(std::string_view text, std::string_view path,
+                                                              std::uint32_t default_max_tokens) {
   std::vector<RequestSpec> entries;
-  std::istringstream lines(*text);
+  std::istringstream lines{std::string(text)};
   std::string line;
   int line_no = 0;
   while (std::getline(lines, line)) {
@@ -77,7 +82,12 @@ Result<std::unique_ptr<DatasetWorkload>> load_sharegpt_workload(const std::strin
                                                                 std::uint64_t seed) {
   auto text = read_file(path);
   if (!text) return text.error();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  return parse_sharegpt_workload(*text, path, output_len, seed);
+}
+
+Result<std::unique_ptr<DatasetWorkload>> parse_sharegpt_workload(std::string_view text, std::string_view path,
+                                                                 std::uint32_t output_len, std::uint64_t seed) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_array()) {
     return make_error(fmt::format("cannot read ShareGPT dataset from {}: not a JSON array", path));
   }

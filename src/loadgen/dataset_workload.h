@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inferscope/common/result.h"
@@ -38,11 +39,20 @@ std::uint32_t estimate_tokens(std::string_view text);
 // or an empty file; the message names the file and line number.
 Result<std::unique_ptr<DatasetWorkload>> load_jsonl_workload(const std::string& path, std::uint32_t default_max_tokens);
 
+// parse_jsonl_workload is load_jsonl_workload over text already read; `path` only names the
+// source in error messages.
+Result<std::unique_ptr<DatasetWorkload>> parse_jsonl_workload(std::string_view text, std::string_view path,
+                                                              std::uint32_t default_max_tokens);
+
 // load_sharegpt_workload reads a ShareGPT JSON array, keeps conversations whose prompt and
 // output are >= 4 tokens, prompt <= 1024 and prompt + output <= 2048 (vLLM's filter; an
 // `output_len` > 0 replaces the output budget and skips the output check), and shuffles them
 // with `seed`.
 Result<std::unique_ptr<DatasetWorkload>> load_sharegpt_workload(const std::string& path, std::uint32_t output_len,
                                                                 std::uint64_t seed);
+
+// parse_sharegpt_workload is load_sharegpt_workload over text already read (`path` names it).
+Result<std::unique_ptr<DatasetWorkload>> parse_sharegpt_workload(std::string_view text, std::string_view path,
+                                                                 std::uint32_t output_len, std::uint64_t seed);
 
 }  // namespace inferscope::loadgen

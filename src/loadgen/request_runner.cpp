@@ -58,8 +58,10 @@ struct RequestRunner::State {
   asio::steady_timer arrival_timer{io};
   asio::steady_timer slot_timer{io};
   asio::steady_timer tick_timer{io};
+  asio::steady_timer probe_timer{io};
   asio::signal_set signals{io};
   std::deque<RequestRecord> records;  // stable addresses while requests are in flight
+  std::vector<std::uint32_t> io_loop_lag_us;
   std::uint64_t in_flight = 0, done = 0, errors = 0;
   std::uint32_t peak_in_flight = 0;
   std::int64_t end_ns = 0;
@@ -77,6 +79,7 @@ struct RequestRunner::State {
   RequestRecord& launch(const Arrival& arrival);
   asio::awaitable<void> run_request(RequestRecord& rec);
   asio::awaitable<void> tick();
+  asio::awaitable<void> probe_io_lag();
   RunResult take_result();
 };
 
@@ -98,6 +101,7 @@ void RequestRunner::State::maybe_finish() {
   if (!dispatch_finished || in_flight > 0) return;
   end_ns = clock.now_ns();
   tick_timer.cancel();
+  probe_timer.cancel();
   signals.cancel();
 }
 
@@ -199,12 +203,30 @@ asio::awaitable<void> RequestRunner::State::tick() {
   }
 }
 
+// probe_io_lag wakes every kIoLagProbePeriod on absolute deadlines and records how late each wake
+// was: the time the io thread spent on other work before returning to its event loop.
+asio::awaitable<void> RequestRunner::State::probe_io_lag() {
+  std::int64_t due = clock.now_ns();
+  while (!(dispatch_finished && in_flight == 0)) {
+    due += kIoLagProbePeriod.count();
+    probe_timer.expires_at(clock.at(due));
+    error_code ec;
+    co_await probe_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    std::int64_t late = clock.now_ns() - due;
+    io_loop_lag_us.push_back(static_cast<std::uint32_t>(std::clamp<std::int64_t>(late / 1000, 0, UINT32_MAX)));
+    // After a long stall, skip the missed periods instead of firing back to back.
+    if (late > kIoLagProbePeriod.count()) due += late / kIoLagProbePeriod.count() * kIoLagProbePeriod.count();
+  }
+}
+
 RunResult RequestRunner::State::take_result() {
   RunResult result;
   result.interrupted = interrupted;
   result.end_ns = end_ns;
   result.peak_in_flight = peak_in_flight;
   result.configured_concurrency = limits.max_cap;
+  result.io_loop_lag_us = std::move(io_loop_lag_us);
   result.records.reserve(records.size());
   for (RequestRecord& r : records) result.records.push_back(std::move(r));
   records.clear();
@@ -224,6 +246,7 @@ void RequestRunner::stop() {
     s->stopping = s->interrupted = true;
     s->arrival_timer.cancel();
     s->slot_timer.cancel();
+    s->probe_timer.cancel();
     s->client->cancel_all();
   });
 }
@@ -245,6 +268,7 @@ Result<RunResult> RequestRunner::run() {
   }
   asio::co_spawn(s.io, s.dispatch(), asio::detached);
   asio::co_spawn(s.io, s.tick(), asio::detached);
+  asio::co_spawn(s.io, s.probe_io_lag(), asio::detached);
   s.io.run();
   if (observer_ != nullptr) observer_->on_tick(s.status());
   return s.take_result();

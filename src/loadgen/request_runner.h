@@ -67,7 +67,14 @@ struct RunResult {
   std::int64_t end_ns = 0;             // last response finished
   std::uint32_t peak_in_flight = 0;
   std::uint32_t configured_concurrency = 0;  // largest stage cap (0 = none)
+  // io_loop_lag_us: how late the io thread woke for a probe timer due every kIoLagProbePeriod,
+  // one sample per wake. A socket that becomes readable waits about as long before the client
+  // reads and stamps it, so this is the client's own share of every measured latency.
+  std::vector<std::uint32_t> io_loop_lag_us;
 };
+
+// kIoLagProbePeriod is the period of the io-loop lag probe (500 wakes/s: negligible load).
+inline constexpr Nanos kIoLagProbePeriod = std::chrono::milliseconds(2);
 
 class RequestRunner {
  public:

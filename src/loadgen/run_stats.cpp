@@ -156,6 +156,7 @@ RunStats compute_stats(const RunResult& run, const SloSpec& slo) {
     if (!slo.empty() && slo.met(*r)) ++good;
     add_request(*r, samples);
   }
+  for (std::uint32_t us : run.io_loop_lag_us) samples.at("io_loop_lag").push_back(static_cast<double>(us) / 1e3);
   st.duration_s = measured.empty() || last <= first ? 0 : static_cast<double>(last - first) / 1e9;
   if (st.duration_s > 0) {
     st.request_throughput = static_cast<double>(st.completed) / st.duration_s;

@@ -31,6 +31,7 @@ inline constexpr std::pair<const char*, const char*> kMetricNames[] = {
     {"e2el_corrected", "intended send -> last output event"},
     {"schedule_lag", "intended send -> dispatcher reached it (client lateness)"},
     {"queue_time", "dispatch -> start (waiting for a concurrency slot)"},
+    {"io_loop_lag", "how late the client's io thread woke for a 2 ms probe timer (its read lag)"},
     {"dns", "name resolution (new connections)"},
     {"connect", "TCP connect (new connections)"},
     {"tls", "TLS handshake (new connections)"},

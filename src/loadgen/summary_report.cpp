@@ -74,6 +74,7 @@ std::string format_summary(const RunStats& st, const RunInfo& info) {
   latency_section(out, st, "e2el_corrected", "E2EL from Intended Send (corrected)", "corrected E2EL");
   if (info.max_concurrency > 0) latency_section(out, st, "queue_time", "Client-side Queueing", "queue time");
   latency_section(out, st, "schedule_lag", "Client Schedule Lag", "lag");
+  latency_section(out, st, "io_loop_lag", "Client IO Loop Lag (read lag)", "IO lag");
   rule(out, "Errors and Tokens", '-');
   for (int k = 1; k < kErrorKindCount; ++k) {
     if (st.errors[static_cast<std::size_t>(k)] == 0) continue;

@@ -160,6 +160,9 @@ TEST(RequestRunnerIntegrationTest, OpenLoopRateMatchesSchedule) {
   double achieved = static_cast<double>(r.records.size() - 1) / span_s;
   EXPECT_GT(achieved, 100.0);  // loose: only a starved machine could miss this
   EXPECT_LT(achieved, 300.0);
+  // The io-loop lag probe sampled the run (every 2 ms for 500 ms, fewer when the thread stalled).
+  EXPECT_GT(r.io_loop_lag_us.size(), 20u);
+  EXPECT_EQ(compute_stats(r, {}).metric("io_loop_lag").count, r.io_loop_lag_us.size());
 }
 
 // Tests that a rate above what a concurrency cap allows makes corrected (from intended) latency
