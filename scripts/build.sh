@@ -3,6 +3,7 @@
 #   scripts/build.sh release [targets...]   Release, everything (default)
 #   scripts/build.sh sanitize [targets...]  Debug + ASan/UBSan, no benchmarks
 #   scripts/build.sh fuzz [targets...]      clang++ + libFuzzer targets only
+#   scripts/build.sh tsan [targets...]      RelWithDebInfo + ThreadSanitizer (g++), no benchmarks
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-release}
@@ -11,8 +12,9 @@ dir="$root/build/$flavour"
 case "$flavour" in
   release)  args=(-DCMAKE_BUILD_TYPE=Release) ;;
   sanitize) args=(-DCMAKE_BUILD_TYPE=Debug -DINFERSCOPE_SANITIZE=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;
+  tsan)     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_TSAN=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;
   fuzz)     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_BUILD_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++) ;;
-  *) echo "build.sh: unknown flavour '$flavour' (release, sanitize, fuzz)" >&2; exit 2 ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release, sanitize, tsan, fuzz)" >&2; exit 2 ;;
 esac
 cmake -S "$root" -B "$dir" "${args[@]}" >/dev/null
 targets=()

@@ -2,7 +2,8 @@
 # Runs inferscope's whole test suite on a fresh Debian 12 machine (as root): installs packages,
 # builds, then runs
 #   1. every test (unit + integration) of the Release build,
-#   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded
+#      ones (metrics core, timeline, engine driver) under ThreadSanitizer,
 #   3. each libFuzzer target for a bounded time (FUZZ_SECONDS, default 20) over its corpus,
 #   4. each micro-benchmark once, briefly, to prove it runs and prints its figures.
 # Exits non-zero on the first failing step.
@@ -31,6 +32,16 @@ sanitize=$(scripts/build.sh sanitize unit_tests)
 step "unit tests (sanitizers)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$sanitize" -L unit --output-on-failure -j"$jobs"
+
+step "ThreadSanitizer build (metrics core, timeline, engine driver)"
+tsan=$(scripts/build.sh tsan tsan_tests)
+step "threaded tests (ThreadSanitizer)"
+# setarch -R: TSan's shadow-memory layout fails under the high mmap randomisation of newer kernels.
+while read -r test_binary; do
+  [ -n "$test_binary" ] || continue
+  echo "tsan: $(basename "$test_binary")"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch "$(uname -m)" -R "$test_binary" --gtest_brief=1 </dev/null
+done < "$tsan/tsan_tests.txt"
 
 step "fuzzers (${fuzz_seconds}s each)"
 fuzz=$(scripts/build.sh fuzz fuzzers)

@@ -72,9 +72,9 @@ double read_shard(const HistogramShard& shard, std::size_t n, std::uint64_t* scr
   for (unsigned attempt = 1;; ++attempt) {
     const std::uint64_t before = shard.seq.load(std::memory_order_acquire);
     if ((before & 1) == 0) {
-      const double sum = std::bit_cast<double>(shard.sum_bits.load(std::memory_order_relaxed));
-      for (std::size_t b = 0; b < n; ++b) scratch[b] = shard.counts()[b].load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
+      const double sum = std::bit_cast<double>(shard.sum_bits.load(kSeqlockDataLoad));
+      for (std::size_t b = 0; b < n; ++b) scratch[b] = shard.counts()[b].load(kSeqlockDataLoad);
+      if constexpr (kSeqlockFences) std::atomic_thread_fence(std::memory_order_acquire);
       if (shard.seq.load(std::memory_order_relaxed) == before) return sum;
     }
     if (attempt % 64 == 0) std::this_thread::yield();

@@ -57,6 +57,18 @@ inline std::size_t bucket_index(const double* bounds, std::size_t n, double v) n
   return n <= kLinearSearchMaxBounds ? linear_bucket_index(bounds, n, v) : binary_bucket_index(bounds, n, v);
 }
 
+// ThreadSanitizer does not model std::atomic_thread_fence, so under it the seqlock orders each data
+// access instead (release stores in the writer, acquire loads in the reader): the same guarantee,
+// which TSan can check. On x86 both forms compile to plain movs; the fences stay the default
+// because on weakly ordered CPUs one fence is cheaper than an ordered access per bucket.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kSeqlockFences = false;
+#else
+inline constexpr bool kSeqlockFences = true;
+#endif
+inline constexpr std::memory_order kSeqlockDataStore = kSeqlockFences ? std::memory_order_relaxed : std::memory_order_release;
+inline constexpr std::memory_order kSeqlockDataLoad = kSeqlockFences ? std::memory_order_relaxed : std::memory_order_acquire;
+
 // HistogramShard is the header of one shard block; `bucket_count` counters follow it in the same
 // 128-byte-aligned allocation.
 struct HistogramShard {
@@ -93,11 +105,11 @@ class HistogramSeries : public SeriesBase {
       // compiler (and weakly ordered CPUs) from moving the data stores outside the odd window.
       const std::uint64_t seq = s->seq.load(std::memory_order_relaxed);
       s->seq.store(seq + 1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
+      if constexpr (kSeqlockFences) std::atomic_thread_fence(std::memory_order_release);
       std::atomic<std::uint64_t>& c = s->counts()[index];
-      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      c.store(c.load(std::memory_order_relaxed) + 1, kSeqlockDataStore);
       const double sum = std::bit_cast<double>(s->sum_bits.load(std::memory_order_relaxed)) + v;
-      s->sum_bits.store(std::bit_cast<std::uint64_t>(sum), std::memory_order_relaxed);
+      s->sum_bits.store(std::bit_cast<std::uint64_t>(sum), kSeqlockDataStore);
       s->seq.store(seq + 2, std::memory_order_release);
       return;
     }
