@@ -29,6 +29,18 @@ ClientRequestInfo inspect_client_request(std::string_view body) {
     info.error = "cannot parse request body from client: it must be a JSON object";
     return info;
   }
+  // A repeated key means different things to different JSON parsers (first or last wins): the
+  // gateway and the upstream must not read different models or stream flags from one body.
+  int seen[3] = {0, 0, 0};
+  for (auto field : object) {
+    const std::string_view key = field.key;
+    const int i = key == "model" ? 0 : key == "stream" ? 1 : key == "stream_options" ? 2 : -1;
+    if (i >= 0 && ++seen[i] > 1) {
+      info.error = "cannot parse request body from client: key '" + std::string(key) + "' appears more than once";
+      info.error_param = std::string(key);
+      return info;
+    }
+  }
   simdjson::dom::element value;
   if (object["model"].get(value) == simdjson::SUCCESS && !value.is_null()) {
     std::string_view model;

@@ -26,6 +26,7 @@ TEST(ClientRequestTest, ReadsFieldsAndNamesBadOnes) {
   check(R"({"stream":"yes"})", "stream");
   check(R"({"stream_options":[]})", "stream_options");
   check(R"({"stream_options":{"include_usage":1}})", "stream_options");
+  check(R"({"stream":true,"stream":"x"})", "stream");
   check("[1,2]", "");
   check("{not json", "");
 }
