@@ -292,7 +292,9 @@ void read_alert_for(const Reader& r, const YAML::Node& root, StackConfig& c) {
   for (const auto& entry : fors) {
     const std::string name = entry.first.Scalar();
     if (!valid_alert_name(name)) r.fail(entry.first, "alerts.for." + name, "not a valid alert name");
-    c.alert_for[name] = r.duration(entry.second, "alerts.for." + name);
+    // 0s is a valid `for` (fire at the first evaluation), unlike the intervals elsewhere.
+    const bool zero = entry.second.IsScalar() && (entry.second.Scalar() == "0s" || entry.second.Scalar() == "0");
+    c.alert_for[name] = zero ? std::chrono::milliseconds(0) : r.duration(entry.second, "alerts.for." + name);
   }
 }
 

@@ -71,6 +71,7 @@ slo:
 alerts:
   for:
     InferscopeE2EP99High: 3m
+    InferscopeErrorRatioHigh: 0s
 alertmanager:
   group_wait: 1s
 notifications:
@@ -96,6 +97,7 @@ notifications:
   EXPECT_DOUBLE_EQ(c->slo.ttft_p95_seconds, 0.5);
   EXPECT_DOUBLE_EQ(c->slo.error_ratio, 0.02);
   EXPECT_EQ(c->alert_for.at("InferscopeE2EP99High"), milliseconds(180000));
+  EXPECT_EQ(c->alert_for.at("InferscopeErrorRatioHigh"), milliseconds(0));
   EXPECT_EQ(c->alertmanager_timing.group_wait, milliseconds(1000));
   ASSERT_EQ(c->relay.channels.size(), 1u);
   EXPECT_EQ(c->relay.channels[0].kind, relay::ChannelKind::kDingTalk);
