@@ -1,0 +1,115 @@
+// End-to-end test of the dashboard page (the CLI binary, INFERSCOPE_BINARY): `inferscope serve`
+// under load from `inferscope bench`,
+// `inferscope up` (real Prometheus, Alertmanager, node-exporter on ephemeral loopback ports)
+// serving the page, and Debian's Chromium driven by playwright-core (web/test/page_check.js).
+// Three phases: every panel draws data; a decode fault brings the firing alert (and the doctor's
+// finding, when this up serves /api/doctor) onto the page; Prometheus stopped (SIGSTOP) turns
+// every panel into a "Prometheus unreachable" notice. Screenshots go to the build dir.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stack/blocking_http.h"
+#include "stack/cli/up_process.h"
+#include "stack/stack_test_support.h"
+
+namespace inferscope::dashboard {
+namespace {
+
+using stack::testing::UpProcess;
+using namespace std::chrono_literals;
+
+std::string url_of_serve(UpProcess& serve) {
+  auto line = serve.wait_line("listening on http://", 20s);
+  if (!line) return "";
+  const auto start = line->find("http://");
+  return line->substr(start, line->find(' ', start) - start);
+}
+
+// run_page_check runs the node driver to completion (bounded by its own --timeout) and returns
+// its JSON verdict line.
+nlohmann::json run_page_check(const std::string& api, const std::string& expect, const std::string& screenshot,
+                              bool doctor_optional) {
+  std::vector<std::string> args = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES,
+                                   "node", std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/page_check.js",
+                                   "--url", api, "--expect", expect, "--screenshot", screenshot, "--timeout", "45"};
+  if (doctor_optional) args.insert(args.end(), {"--doctor", "optional"});
+  std::string last;
+  auto child = stack::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
+                                          [&last](std::string_view line) { if (!line.empty() && line[0] == '{') last = line; });
+  if (!child) return {{"ok", false}, {"errors", {child.error().message}}};
+  auto exit = (*child)->wait_for(90s);
+  if (!exit) (*child)->terminate(2s);
+  (*child)->wait_output_closed();
+  auto verdict = nlohmann::json::parse(last, nullptr, false);
+  if (verdict.is_discarded()) return {{"ok", false}, {"errors", {"no verdict from page_check.js: " + last}}};
+  return verdict;
+}
+
+std::optional<int> prometheus_pid(const std::string& api) {
+  auto reply = stack::blocking_http_request("GET", api + "/api/status", {}, {}, 10s);
+  if (!reply || reply->status != 200) return std::nullopt;
+  auto status = nlohmann::json::parse(reply->body, nullptr, false);
+  if (status.is_discarded()) return std::nullopt;
+  for (const auto& c : status.value("children", nlohmann::json::array())) {
+    if (c.value("name", "") == "prometheus") return c.value("pid", 0);
+  }
+  return std::nullopt;
+}
+
+// Tests that the page draws every panel from a loaded server, shows a fault's alert (and the
+// doctor's finding), and says "unreachable" on every panel when Prometheus stops answering.
+TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
+  if (!stack::testing::stack_binaries_installed() || !std::filesystem::exists("/usr/bin/chromium")) {
+    GTEST_SKIP() << "Prometheus, Alertmanager, node-exporter or chromium not installed";
+  }
+  const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  stack::testing::TempDir dir;
+
+  UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "240"});
+  ASSERT_TRUE(serve.started()) << serve.start_error();
+  const std::string serve_url = url_of_serve(serve);
+  ASSERT_FALSE(serve_url.empty()) << serve.output();
+
+  // Fast alerting so a fault shows within seconds: 1 s scrapes, a 1 s e2e p95 SLO held for 5 s.
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\nslo:\n  e2e_p95: 1s\n  e2e_p99: 2s\n"
+                        << "alerts:\n  for:\n    InferscopeE2eP95OverSlo: 5s\n    InferscopeE2eP99OverSlo: 5s\n";
+  UpProcess up({"up", "--config", config.string(), "--target", "serve=" + serve_url + "/metrics", "--port", "0",
+                "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir", (dir.path() / "state").string(),
+                "--node-exporter"});
+  ASSERT_TRUE(up.started()) << up.start_error();
+  auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+
+  UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
+                   "--random-output-len", "32", "--stages", "150s:rate=4"});
+  ASSERT_TRUE(bench.started()) << bench.start_error();
+
+  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true);
+  EXPECT_TRUE(data.value("ok", false)) << data.dump(1);
+
+  auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor", {}, {}, 10s);
+  const bool doctor_served = doctor && doctor->status != 404;
+  auto fault = stack::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":20})",
+                                            "application/json", 10s);
+  ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
+  auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(), !doctor_served);
+  EXPECT_TRUE(faulted.value("ok", false)) << faulted.dump(1) << "\n" << up.output();
+  if (!doctor_served) std::printf("note: this inferscope up serves no /api/doctor; the doctor panel was not required\n");
+
+  auto pid = prometheus_pid(ready->api);
+  ASSERT_TRUE(pid && *pid > 0);
+  ::kill(*pid, SIGSTOP);
+  auto down = run_page_check(ready->api, "nodata", (artifacts / "dashboard-prometheus-down.png").string(), true);
+  ::kill(*pid, SIGCONT);
+  EXPECT_TRUE(down.value("ok", false)) << down.dump(1);
+}
+
+}  // namespace
+}  // namespace inferscope::dashboard
