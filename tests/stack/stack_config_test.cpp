@@ -151,5 +151,14 @@ TEST(StackConfigTest, ValidatesMergedConfig) {
   EXPECT_FALSE(validate_stack_config(c).ok());
 }
 
+// Tests that the shipped example config is valid as it stands.
+TEST(StackConfigTest, ShippedExampleLoads) {
+  auto c = load_stack_config(std::string(INFERSCOPE_SOURCE_DIR) + "/deploy/inferscope.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->targets.size(), 1u);
+  EXPECT_EQ(c->relay.channels.size(), 1u);
+  EXPECT_TRUE(validate_stack_config(*c).ok());
+}
+
 }  // namespace
 }  // namespace inferscope::stack
