@@ -6,7 +6,8 @@
 # The gap is connection setup + the server's read, queue-independent write lag + loopback + the
 # client's read lag; sent_gap leaves out connection setup, and io_lag (the client's io-loop lag
 # probe) bounds the client's own read lag. docs/bench.md has the findings. Bounded: one wave of N requests per step, 300 s timeout each.
-# Usage: bench/loadgen/ttft_gap.sh [streams...]   (SERVE_CPUS / BENCH_CPUS pin the two sides)
+# Usage: bench/loadgen/ttft_gap.sh [streams...]   (SERVE_CPUS / BENCH_CPUS pin the two sides;
+#        BENCH_IO_THREADS sets bench --io-threads, default 1: give BENCH_CPUS as many cores)
 source "$(dirname "$0")/common.sh"
 STEPS=("$@")
 [[ ${#STEPS[@]} -gt 0 ]] || STEPS=(100 1000 5000)
@@ -15,7 +16,7 @@ for N in "${STEPS[@]}"; do
   PORT="$(free_port)"
   start_serve "$PORT" --max-waiting 16384
   taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --base-url "http://127.0.0.1:$PORT" --no-progress --ignore-eos \
-    --max-concurrency "$N" --num-prompts "$N" --random-input-len 128 --random-output-len 32 --timeout 300s \
+    --io-threads "${BENCH_IO_THREADS:-1}" --max-concurrency "$N" --num-prompts "$N" --random-input-len 128 --random-output-len 32 --timeout 300s \
     --json "$WORK/gap-$N.json" --jsonl "$WORK/gap-$N.jsonl" > "$WORK/gap-$N.txt" || true
   python3 - "$WORK/gap-$N.json" "$WORK/gap-$N.jsonl" "$N" "$(scrape_hist "http://127.0.0.1:$PORT/metrics" inferscope_time_to_first_token_seconds)" <<'PY'
 import json, sys

@@ -128,6 +128,8 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--csv", o.csv_path, "Write one CSV row per request here");
   cmd->add_option("--jsonl", o.jsonl_path, "Write one JSON object per request here");
   cmd->add_option("--metrics-port", o.metrics_port, "Serve client-side Prometheus metrics on 127.0.0.1:PORT");
+  cmd->add_option("--io-threads", o.io_threads,
+                  "Threads that read, parse and time-stamp responses, each with its own connections (default 1)");
 }
 
 }  // namespace

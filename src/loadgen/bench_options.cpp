@@ -150,6 +150,8 @@ Result<RunSetup> build_run_setup(const BenchOptions& o) {
   if (!timeout) return timeout.error();
   if (timeout->count() == 0) return make_error("cannot use --timeout 0: must be > 0");
   s.config.request_timeout = *timeout;
+  if (o.io_threads < 1 || o.io_threads > 64) return make_error("cannot use --io-threads: must be 1..64");
+  s.config.io_threads = o.io_threads;
   RunBounds& b = s.config.bounds;
   b.max_requests = o.num_prompts;
   if (!o.duration.empty()) {

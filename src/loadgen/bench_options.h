@@ -40,6 +40,7 @@ struct BenchOptions {
   std::string api_key_env, api_key_file;
   std::string json_path, csv_path, jsonl_path;
   int metrics_port = -1;                // -1 = off
+  std::uint32_t io_threads = 1;         // threads reading and stamping responses
   double fail_under_goodput = -1;       // -1 = off; else exit 3 when SLO attainment is below it
 };
 

@@ -1,15 +1,21 @@
-// The dispatcher, every request and the progress ticker are coroutines on one io_context run by the
-// calling thread, so run state needs no locks. Intended times are absolute offsets on RunClock; a
+// The dispatcher, every request's bookkeeping and the progress ticker are coroutines on one
+// io_context run by the calling thread, so run state needs no locks. With io_threads > 1 a
+// request's HTTP exchange runs on a shard's io_context (its own thread and connection pool); the
+// awaiting coroutine resumes on the calling thread, and that hand-over orders the record's
+// writes before any read of them. Intended times are absolute offsets on RunClock; a
 // late timer never shifts later arrivals (no re-anchoring).
 #include "loadgen/request_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <deque>
 #include <optional>
+#include <thread>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -27,6 +33,16 @@ namespace {
 // writes of requests already in flight are not starved.
 constexpr int kSpawnBurst = 64;
 }  // namespace
+
+// Shard is one extra io thread with its own connection pool and io-loop lag probe.
+struct Shard {
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
+  std::unique_ptr<HttpClient> client;
+  asio::steady_timer probe_timer{io};
+  std::vector<std::uint32_t> io_loop_lag_us;
+  std::thread thread;
+};
 
 // State is one run: its io_context, timers, records and counters, and the coroutine steps that
 // drive them (dispatch -> wait_until_due -> wait_for_slot -> launch -> run_request; tick).
@@ -65,6 +81,8 @@ struct RequestRunner::State {
   std::uint64_t in_flight = 0, done = 0, errors = 0;
   std::uint32_t peak_in_flight = 0;
   std::int64_t end_ns = 0;
+  std::vector<std::unique_ptr<Shard>> shards;  // io threads 1..n-1
+  std::atomic<bool> finished{false};            // the run is over: shard probes stop
   bool stopping = false, interrupted = false, dispatch_finished = false, waiting_for_slot = false;
 
   State(const RunConfig& c, const Workload& w, const RequestBuilder& b)
@@ -79,7 +97,10 @@ struct RequestRunner::State {
   RequestRecord& launch(const Arrival& arrival);
   asio::awaitable<void> run_request(RequestRecord& rec);
   asio::awaitable<void> tick();
-  asio::awaitable<void> probe_io_lag();
+  asio::awaitable<void> probe_io_lag(asio::steady_timer& timer, std::vector<std::uint32_t>& lag_us, bool main);
+  Result<void> start_shards(unsigned count);
+  void stop_shards();
+  asio::awaitable<void> execute_on(Shard& shard, const std::string& wire, RequestRecord& rec);
   RunResult take_result();
 };
 
@@ -183,14 +204,56 @@ asio::awaitable<void> RequestRunner::State::run_request(RequestRecord& rec) {
     rec.input_token_source = TokenSource::kEstimated;
   }
   std::string wire = builder.build(spec);
-  rec.started_ns = clock.now_ns();
-  co_await client->execute(wire, rec, clock.at(rec.started_ns) + config.request_timeout);
+  std::size_t thread = rec.index % (shards.size() + 1);
+  if (thread == 0) {
+    rec.started_ns = clock.now_ns();
+    co_await client->execute(wire, rec, clock.at(rec.started_ns) + config.request_timeout);
+  } else {
+    co_await asio::co_spawn(shards[thread - 1]->io, execute_on(*shards[thread - 1], wire, rec), asio::use_awaitable);
+  }
   --in_flight;
   ++done;
   if (!rec.ok()) ++errors;
   if (observer != nullptr) observer->on_complete(rec);
   if (waiting_for_slot) slot_timer.cancel();
   maybe_finish();
+}
+
+// execute_on runs one exchange on a shard's thread; `wire` and `rec` outlive it (the caller awaits).
+asio::awaitable<void> RequestRunner::State::execute_on(Shard& shard, const std::string& wire, RequestRecord& rec) {
+  rec.started_ns = clock.now_ns();
+  co_await shard.client->execute(wire, rec, clock.at(rec.started_ns) + config.request_timeout);
+}
+
+// start_shards creates io threads 1..count-1, each with its client and lag probe; fails (with no
+// thread started) when a client cannot be set up.
+Result<void> RequestRunner::State::start_shards(unsigned count) {
+  for (unsigned i = 1; i < count; ++i) {
+    auto shard = std::make_unique<Shard>();
+    auto c = HttpClient::create(shard->io, config.target, clock, config.client);
+    if (!c) return c.error();
+    shard->client = std::move(*c);
+    shards.push_back(std::move(shard));
+  }
+  for (auto& shard : shards) {
+    Shard* sh = shard.get();
+    asio::co_spawn(sh->io, probe_io_lag(sh->probe_timer, sh->io_loop_lag_us, false), asio::detached);
+    sh->thread = std::thread([sh] { sh->io.run(); });
+  }
+  return {};
+}
+
+// stop_shards ends the shard threads once every request has finished.
+void RequestRunner::State::stop_shards() {
+  finished.store(true);
+  for (auto& shard : shards) {
+    Shard* sh = shard.get();
+    asio::post(sh->io, [sh] { sh->probe_timer.cancel(); });
+    sh->work.reset();
+  }
+  for (auto& shard : shards) {
+    if (shard->thread.joinable()) shard->thread.join();
+  }
 }
 
 // tick reports progress every tick_interval until the run ends.
@@ -204,17 +267,19 @@ asio::awaitable<void> RequestRunner::State::tick() {
 }
 
 // probe_io_lag wakes every kIoLagProbePeriod on absolute deadlines and records how late each wake
-// was: the time the io thread spent on other work before returning to its event loop.
-asio::awaitable<void> RequestRunner::State::probe_io_lag() {
+// was: the time its io thread spent on other work before returning to its event loop. The main
+// thread's probe ends with the run; a shard's when its timer is cancelled at the end.
+asio::awaitable<void> RequestRunner::State::probe_io_lag(asio::steady_timer& timer, std::vector<std::uint32_t>& lag_us,
+                                                        bool main) {
   std::int64_t due = clock.now_ns();
-  while (!(dispatch_finished && in_flight == 0)) {
+  while (main ? !(dispatch_finished && in_flight == 0) : !finished.load(std::memory_order_relaxed)) {
     due += kIoLagProbePeriod.count();
-    probe_timer.expires_at(clock.at(due));
+    timer.expires_at(clock.at(due));
     error_code ec;
-    co_await probe_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;
     std::int64_t late = clock.now_ns() - due;
-    io_loop_lag_us.push_back(static_cast<std::uint32_t>(std::clamp<std::int64_t>(late / 1000, 0, UINT32_MAX)));
+    lag_us.push_back(static_cast<std::uint32_t>(std::clamp<std::int64_t>(late / 1000, 0, UINT32_MAX)));
     // After a long stall, skip the missed periods instead of firing back to back.
     if (late > kIoLagProbePeriod.count()) due += late / kIoLagProbePeriod.count() * kIoLagProbePeriod.count();
   }
@@ -227,6 +292,9 @@ RunResult RequestRunner::State::take_result() {
   result.peak_in_flight = peak_in_flight;
   result.configured_concurrency = limits.max_cap;
   result.io_loop_lag_us = std::move(io_loop_lag_us);
+  for (auto& shard : shards) {
+    result.io_loop_lag_us.insert(result.io_loop_lag_us.end(), shard->io_loop_lag_us.begin(), shard->io_loop_lag_us.end());
+  }
   result.records.reserve(records.size());
   for (RequestRecord& r : records) result.records.push_back(std::move(r));
   records.clear();
@@ -248,6 +316,10 @@ void RequestRunner::stop() {
     s->slot_timer.cancel();
     s->probe_timer.cancel();
     s->client->cancel_all();
+    for (auto& shard : s->shards) {
+      HttpClient* c = shard->client.get();
+      asio::post(shard->io, [c] { c->cancel_all(); });
+    }
   });
 }
 
@@ -258,6 +330,10 @@ Result<RunResult> RequestRunner::run() {
   auto client = HttpClient::create(s.io, config_.target, s.clock, config_.client);
   if (!client) return client.error();
   s.client = std::move(*client);
+  if (auto started = s.start_shards(std::max(1u, config_.io_threads)); !started) {
+    s.stop_shards();
+    return started.error();
+  }
   s.resolve_limits();
   if (config_.handle_signals) {
     s.signals.add(SIGINT);
@@ -268,8 +344,9 @@ Result<RunResult> RequestRunner::run() {
   }
   asio::co_spawn(s.io, s.dispatch(), asio::detached);
   asio::co_spawn(s.io, s.tick(), asio::detached);
-  asio::co_spawn(s.io, s.probe_io_lag(), asio::detached);
+  asio::co_spawn(s.io, s.probe_io_lag(s.probe_timer, s.io_loop_lag_us, true), asio::detached);
   s.io.run();
+  s.stop_shards();
   if (observer_ != nullptr) observer_->on_tick(s.status());
   return s.take_result();
 }

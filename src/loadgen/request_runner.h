@@ -2,7 +2,7 @@
 // RequestRunner executes one bounded benchmark run: a dispatcher coroutine walks the
 // ArrivalSchedule on steady-clock timers, holds arrivals while the stage's concurrency cap is
 // full (their intended time keeps ticking: coordinated-omission-correct), and runs each request
-// through HttpClient on one io thread. It ends by itself at the count/duration bound, or early on
+// through an HttpClient on one of RunConfig::io_threads io threads. It ends by itself at the count/duration bound, or early on
 // SIGINT/SIGTERM/stop() with every in-flight request marked cancelled.
 // Example: RequestRunner r(config, workload, builder); Result<RunResult> res = r.run();
 // run() blocks the calling thread (the io thread); stop() is thread-safe. Never throws from run().
@@ -42,6 +42,10 @@ struct RunConfig {
   Nanos request_timeout = std::chrono::minutes(10);
   bool handle_signals = true;        // install SIGINT/SIGTERM handlers for the run
   Nanos tick_interval = std::chrono::milliseconds(500);  // RunObserver::on_tick period
+  // io_threads: threads that read, parse and stamp responses, each with its own connection pool;
+  // request i runs on thread i % io_threads. The dispatcher and all accounting stay on the thread
+  // that calls run(), which is also io thread 0.
+  unsigned io_threads = 1;
 };
 
 // RunStatus is a live snapshot for progress displays.

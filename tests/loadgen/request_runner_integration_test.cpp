@@ -26,6 +26,7 @@ struct Bench {
   bool stream = true;
   Nanos timeout = 10s;
   std::uint64_t seed = 1;
+  unsigned io_threads = 1;
   std::vector<WorkloadClass> classes{{"default", 1, fixed_length(8), fixed_length(8)}};
 
   RunResult run(std::atomic<RequestRunner*>* expose = nullptr) {
@@ -43,6 +44,7 @@ struct Bench {
     config.seed = seed;
     config.request_timeout = timeout;
     config.handle_signals = false;
+    config.io_threads = io_threads;
     RequestRunner runner(config, workload, builder);
     if (expose != nullptr) expose->store(&runner);
     auto result = runner.run();
@@ -303,6 +305,50 @@ TEST(RequestRunnerIntegrationTest, TargetGoneIsReported) {
   EXPECT_GE(st.target_loss.failed_after, static_cast<std::size_t>(count_kind(r, ErrorKind::kRefused)));
   std::string report = format_summary(st, {});
   EXPECT_NE(report.find("TARGET WENT AWAY at "), std::string::npos) << report;
+}
+
+// Tests that with 3 io threads every request still completes with exact accounting, the cap
+// holds, each thread keeps its own connections, and stop() cancels requests on every thread.
+TEST(RequestRunnerIntegrationTest, SeveralIoThreads) {
+  {
+    TestLlmServer server({.tokens = 5, .role_chunk = true, .ttft = 1ms, .itl = 200us});
+    Bench b{server.base_url()};
+    b.io_threads = 3;
+    b.plan = LoadPlan{{LoadStage{Nanos(0), 0, 6}}, ArrivalKind::kPoisson, 1};
+    b.bounds.max_requests = 60;
+    RunResult r = b.run();
+    ASSERT_EQ(r.records.size(), 60u);
+    EXPECT_EQ(server.requests(), 60);
+    EXPECT_LE(server.peak_concurrent(), 6);
+    int fresh = 0;
+    for (const auto& rec : r.records) {
+      ASSERT_TRUE(rec.ok()) << to_string(rec.error);
+      EXPECT_EQ(rec.output_tokens, 5u);
+      EXPECT_EQ(rec.token_events, 5u);
+      EXPECT_LE(rec.started_ns, rec.first_content_ns);
+      EXPECT_LE(rec.first_content_ns, rec.end_ns);
+      fresh += !rec.reused_connection;
+    }
+    // Each thread opens its own connections and reuses them: at most as many as it ever had in
+    // flight at once (up to the cap of 6 each), far fewer than the 60 requests.
+    EXPECT_GE(fresh, 3);
+    EXPECT_LE(fresh, 18);
+    EXPECT_GT(r.io_loop_lag_us.size(), 0u);
+  }
+  TestLlmServer server({.behavior = Behavior::kHang});
+  Bench b{server.base_url()};
+  b.io_threads = 3;
+  b.bounds = RunBounds{.max_requests = 1000};
+  std::atomic<RequestRunner*> runner{nullptr};
+  std::thread stopper([&] {
+    server.wait_for_requests(4, 10s);
+    runner.load()->stop();
+  });
+  RunResult r = b.run(&runner);
+  stopper.join();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.records.size(), 4u);
+  EXPECT_EQ(count_kind(r, ErrorKind::kCancelled), 4);
 }
 
 }  // namespace
