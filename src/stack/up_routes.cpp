@@ -17,16 +17,22 @@ net::Response unavailable(std::string message) {
 
 }  // namespace
 
-std::vector<std::string> alert_event_lines(std::string_view webhook_body) {
+std::vector<std::string> AlertEventTracker::lines(std::string_view webhook_body) {
   std::vector<std::string> lines;
   const auto body = nlohmann::json::parse(webhook_body, nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("alerts") || !body["alerts"].is_array()) return lines;
+  std::lock_guard lock(mutex_);
   for (const auto& alert : body["alerts"]) {
     if (!alert.is_object() || !alert.contains("labels") || !alert["labels"].is_object()) continue;
     const auto& labels = alert["labels"];
     const std::string name = labels.value("alertname", "");
     if (name == "InferscopeWatchdog") continue;
-    std::string line = "inferscope up: alert " + alert.value("status", std::string("firing")) + " " + name;
+    const std::string status = alert.value("status", std::string("firing"));
+    const std::string fingerprint = alert.value("fingerprint", std::string());
+    std::string& last = status_by_alert_[fingerprint.empty() ? labels.dump() : fingerprint];
+    if (last == status) continue;
+    last = status;
+    std::string line = "inferscope up: alert " + status + " " + name;
     for (const char* key : {"job", "model", "severity"}) {
       if (labels.contains(key) && labels[key].is_string()) line += std::string(" ") + key + "=" + labels[key].get<std::string>();
     }
@@ -73,12 +79,11 @@ nlohmann::json relay_status_json(const relay::RelayStatus& status) {
 }
 
 void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events) {
-  router.post(kWebhookPath, [&relay, events](const net::Request& request) {
+  auto tracker = std::make_shared<AlertEventTracker>();
+  router.post(kWebhookPath, [&relay, events, tracker](const net::Request& request) {
     const relay::WebhookReply reply = relay.handle_webhook(request.body);
-    const auto answer = nlohmann::json::parse(reply.body, nullptr, false);
-    const bool stored = answer.is_object() && answer.value("status", "") == "stored";
-    if (reply.status == 200 && stored && events) {
-      for (const std::string& line : alert_event_lines(request.body)) events(line);
+    if (reply.status == 200 && events) {
+      for (const std::string& line : tracker->lines(request.body)) events(line);
     }
     return net::Response::json(reply.body, reply.status);
   });

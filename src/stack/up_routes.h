@@ -8,6 +8,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "net/router.h"
@@ -25,15 +27,25 @@ void add_stack_routes(net::Router& router, const UpContext& context, std::functi
 
 // add_webhook_route registers POST /api/alertmanager/webhook: the relay stores the notification
 // and its answer (200 only once stored, 400 malformed, 503 database unavailable) goes back to
-// Alertmanager; each newly stored (not duplicate) alert also prints "inferscope up: alert firing|resolved NAME ..."
-// through `events` (the watchdog excepted). `relay` must outlive the server.
+// Alertmanager; each accepted body's status changes go to `events` (AlertEventTracker). `relay`
+// must outlive the server.
 void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events);
 
 // relay_status_json renders the relay's status for GET /api/status (render_status_text reads it).
 nlohmann::json relay_status_json(const relay::RelayStatus& status);
 
-// alert_event_lines turns one v4 webhook body into one event line per alert (watchdog skipped);
-// empty for a body that is not a v4 webhook.
-std::vector<std::string> alert_event_lines(std::string_view webhook_body);
+// AlertEventTracker turns v4 webhook bodies into "inferscope up: alert firing|resolved NAME
+// job=.. model=.. severity=.." lines, one per alert whose status changed since the last body that
+// carried it (Alertmanager repeats and retries print nothing; the watchdog is skipped).
+// Thread-safe.
+class AlertEventTracker {
+ public:
+  // lines returns the event lines for one webhook body; empty for a body that is not a v4 webhook.
+  std::vector<std::string> lines(std::string_view webhook_body);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> status_by_alert_;  // fingerprint (or labels) -> last status
+};
 
 }  // namespace inferscope::stack
