@@ -9,6 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-release}
 shift || true
 dir="$root/build/$flavour"
+# ccache (the compiler launcher when installed) keys on compile commands; rewriting absolute paths
+# under the checkout to relative ones lets a fresh clone elsewhere on the machine reuse the cache.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 case "$flavour" in
   release)  args=(-DCMAKE_BUILD_TYPE=Release) ;;
   sanitize) args=(-DCMAKE_BUILD_TYPE=Debug -DINFERSCOPE_SANITIZE=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;
