@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <inferscope/metrics/exposition.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "fake_servers.h"
 #include "relay_test_util.h"
@@ -196,6 +199,13 @@ TEST_F(RelayTest, BodyErrorCodeIsRetried) {
 // Tests exponential back-off and the final failure: kept in the outbox as failed, counted, an
 // event emitted; the robot's URL token never appears in the recorded error.
 TEST_F(RelayTest, FinalFailureIsKeptAndCounted) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  struct Restore {
+    std::shared_ptr<spdlog::logger> logger;
+    ~Restore() { spdlog::set_default_logger(logger); }
+  } restore{previous};
   FakeHttpServer robot([](const FakeRequest&) { return FakeResponse{500, "upstream broke"}; });
   metrics::Registry registry;
   RelayConfig c = config({channel(ChannelKind::kDingTalk, "dt", robot.url("/robot/send?access_token=T0KEN"))});
@@ -227,6 +237,10 @@ TEST_F(RelayTest, FinalFailureIsKeptAndCounted) {
   ASSERT_FALSE(events_.empty());
   EXPECT_EQ(events_.back().rfind("failed dt 1 notification(s) [FIRING:1] A", 0), 0u) << events_.back();
   for (const std::string& e : events_) EXPECT_EQ(e.find("T0KEN"), std::string::npos) << e;
+  // The final failure is logged with its reason; the URL's token never is.
+  EXPECT_NE(log.str().find("channel dt gave up on notification"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("after 3 attempts: HTTP 500: upstream broke"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("T0KEN"), std::string::npos) << log.str();
 }
 
 // Tests durability: a relay destroyed before delivering leaves the notification in SQLite; a
