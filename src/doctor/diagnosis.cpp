@@ -179,8 +179,9 @@ class Reasoner {
     d_.e2e_noise_s = e2e_change_.threshold;
     slow_ = e2e_change_.up;
     // A tail that moved a lot while the mean barely did (stalls, preemption gaps) also counts.
-    double p99_ratio = detail::ratio(e2e_->baseline.p99, e2e_->incident.p99);
-    tail_slow_ = p99_ratio >= 1.5 && e2e_->incident.count >= 20 && e2e_change_.delta > 0;
+    // p95 rather than p99: with tens of requests a window's p99 is one request.
+    double p95_ratio = detail::ratio(e2e_->baseline.p95, e2e_->incident.p95);
+    tail_slow_ = p95_ratio >= 1.5 && e2e_->incident.count >= 30 && e2e_change_.delta > 0.5 * e2e_change_.threshold;
     if (!slow_ && e2e_change_.delta > 0)
       d_.notes.push_back("mean e2e rose by " + seconds(e2e_change_.delta) + " (" +
                          percent(e2e_change_.ratio - 1) + "), below the noise floor of " +
@@ -219,8 +220,11 @@ class Reasoner {
     if (!q || std::isnan(e2e_change_.delta)) return 0;
     double delta = stage_delta(stage);
     Change c = compare_per_request(q);
-    if (!(delta > c.threshold)) return 0;
-    return ramp(delta / std::max(e2e_change_.delta, 1e-9), 0.08, 0.35);
+    double threshold = std::isnan(c.threshold) ? 0.02 * e2e_->baseline.mean : c.threshold;
+    if (!(delta > threshold)) return 0;
+    // How much the stage alone adds to what a request felt before, not its share of a change
+    // other causes may dominate (two causes at once must both show).
+    return ramp(delta / std::max(e2e_->baseline.mean, 1e-9), 0.04, 0.25);
   }
 
   using Change = detail::Change;
@@ -229,6 +233,7 @@ class Reasoner {
     // The floor is relative to the stage's own baseline or 2% of e2e, whichever is larger.
     double base = std::isnan(q->baseline.per_request) ? 0 : q->baseline.per_request;
     double e2e_base = e2e_ ? e2e_->baseline.mean : 0;
+    if (!q->baseline.has_data()) c.threshold = kNaN;  // the stage did not exist before: any time is new
     c.threshold = std::max({std::isnan(c.threshold) ? 0 : c.threshold * (base > 0 && q->baseline.mean > 0
                                                                               ? base / q->baseline.mean
                                                                               : 1.0),
@@ -244,7 +249,8 @@ class Reasoner {
 
   // --- causes --------------------------------------------------------------------------------
   void weigh_causes() {
-    const Quantity* rate = s_.find_signal("request_rate");
+    const Quantity* rate = s_.find_signal("arrival_rate");
+    if (!rate) rate = s_.find_signal("request_rate");
     const Quantity* prompt = s_.find_signal("prompt_tokens");
     const Quantity* output = s_.find_signal("output_tokens");
     const Quantity* waiting = s_.find_signal("waiting");
@@ -271,12 +277,23 @@ class Reasoner {
 
     // KV cache: near full, or sequences preempted (recomputed) more often per request.
     double kv_max = kv ? kv->incident.max : kNaN, kv_base = kv ? kv->baseline.max : kNaN;
-    double s_kv_full = ramp(kv_max, 0.85, 0.97) * (kv_base >= 0.9 ? 0.5 : 1.0);
+    // Full means no block left for the next sequence: usage near 1 at the peaks (vLLM's own
+    // warning level is 0.9; llm-d alerts there too).
+    double s_kv_full = ramp(kv_max, 0.8, 0.95) * (kv_base >= 0.85 ? 0.4 : 1.0);
+    // Admission bound by KV: requests wait while the free KV share is smaller than what one more
+    // running sequence takes (usage need not be near 1: whole prompts must fit).
+    double s_kv_bound = 0;
+    if (kv && running && waiting && kv->incident.has_data() && running->incident.mean > 0.2) {
+      double per_sequence = kv->incident.mean / running->incident.mean;
+      double headroom = 1 - kv->incident.mean;
+      double waiting_up = ramp(waiting->incident.mean - std::max(1.0, 2 * waiting->baseline.mean), 0, 3);
+      s_kv_bound = waiting_up * ramp(per_sequence - headroom, 0.0, 0.3) * ramp(kv->incident.mean, 0.3, 0.6);
+    }
     double pre_b = preempt ? preempt->baseline.mean : kNaN, pre_i = preempt ? preempt->incident.mean : kNaN;
     double req_i = mean_of(rate, true), req_b = mean_of(rate, false);
     double per_req_i = req_i > 0 ? pre_i / req_i : kNaN, per_req_b = req_b > 0 ? pre_b / req_b : kNaN;
     double s_preempt = ramp((std::isnan(per_req_i) ? 0 : per_req_i) - (std::isnan(per_req_b) ? 0 : per_req_b), 0.01, 0.15);
-    double s_kv = std::max(s_kv_full * (s_preempt > 0 || !preempt ? 1.0 : 0.6), s_preempt);
+    double s_kv = std::max({s_kv_full, s_preempt, s_kv_bound});
 
     // Per-token decode time: TPOT per request, else ITL, else the decode stage per output token.
     Change tok_c = compare(tpot, 0.10, o_.noise_sigmas);
@@ -287,6 +304,10 @@ class Reasoner {
     }
     double itl_p50_ratio = itl ? detail::ratio(itl->baseline.p50, itl->incident.p50) : kNaN;
     double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio, 1.2, 2.0) : 0;
+    // A slower decode step moves the median gap between tokens; prefill interference, KV
+    // preemptions and stalls add a few long gaps and move the mean only. With a per-token
+    // median at hand, it decides.
+    if (!std::isnan(itl_p50_ratio)) s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio, 1.2, 1.8));
 
     // Per-prompt-token prefill time.
     double ppt_b = kNaN, ppt_i = kNaN;
@@ -317,14 +338,17 @@ class Reasoner {
     // Decode slowdown is what is left of a per-token slowdown once load (bigger batches), KV
     // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
     double s_decode = s_decode_raw * (1 - 0.7 * s_rate);
-    bool median_moved = itl_p50_ratio >= 1.4;
-    if (!median_moved) s_decode *= (1 - 0.8 * s_kv) * (1 - 0.9 * stall.strength);
+    if (std::isnan(itl_p50_ratio)) s_decode *= (1 - 0.8 * s_kv) * (1 - 0.9 * stall.strength);
     double s_prefill = std::max(s_ppt * (1 - 0.5 * s_prompt) * (1 - 0.5 * s_kv) * (1 - 0.8 * stall.strength), s_prefix);
 
     // --- hypotheses, one per cause ---
     if (rate) {
       Hypothesis h{"load_increase", "queue"};
-      double s_capacity = ramp(queue_share, 0.2, 0.5) * s_waiting;
+      // Capacity variant: waiting grows while the running batch does not (a concurrency cap binds).
+      double batch_flat = 1;
+      if (running && running->baseline.has_data() && running->incident.has_data())
+        batch_flat = 1 - ramp(running->incident.mean - running->baseline.mean, 0.3, 1.5);
+      double s_capacity = ramp(queue_share, 0.2, 0.5) * s_waiting * batch_flat;
       h.strength = std::max(s_rate, 0.0);
       h.evidence.push_back(ev(rate, "request rate"));
       if (running) h.evidence.push_back(ev(running, "running"));
@@ -452,19 +476,35 @@ class Reasoner {
            {"Raise the gateway's concurrency limit if the upstream has headroom (its queue and KV usage are low).",
             "Otherwise add upstream replicas; the gateway queue only shows that demand exceeds the limit.",
             "Check that the gateway's limit matches the upstream's --max-num-seqs across replicas."});
-    if (errors) {
-      Change c = compare(errors, 0.0, o_.noise_sigmas, 0.005);
+    const Quantity* client_errors = s_.find_signal("client_error_ratio");
+    if (errors || client_errors) {
+      // Server-side failures first; a burst of rejected (4xx) requests counts too, named as such.
+      auto strength_of = [&](const Quantity* q, double& eb, double& ei) {
+        Change c = compare(q, 0.0, o_.noise_sigmas, 0.005);
+        eb = std::isnan(c.baseline) ? 0 : c.baseline;
+        ei = std::isnan(c.incident) ? 0 : c.incident;
+        return (c.up && ei >= 2 * eb) ? ramp(ei - eb, 0.005, 0.05) : 0.0;
+      };
+      double eb = 0, ei = 0, cb = 0, ci = 0;
+      double s_server = errors ? strength_of(errors, eb, ei) : 0;
+      double s_client = client_errors ? strength_of(client_errors, cb, ci) : 0;
+      bool client = s_client > s_server;
       Hypothesis h{"error_spike", ""};
       h.needs_slowdown = false;
-      double eb = std::isnan(c.baseline) ? 0 : c.baseline, ei = std::isnan(c.incident) ? 0 : c.incident;
-      h.strength = (c.up && ei >= 2 * eb) ? ramp(ei - eb, 0.005, 0.05) : 0;
-      h.evidence.push_back({errors->metric, eb, ei, "ratio"});
+      h.strength = std::max(s_server, s_client);
+      if (errors) h.evidence.push_back({errors->metric, eb, ei, "ratio"});
+      if (client_errors) h.evidence.push_back({client_errors->metric, cb, ci, "ratio"});
       if (rate) h.evidence.push_back(ev(rate, "request rate"));
-      h.summary = "error ratio rose from " + percent(eb) + " to " + percent(ei) + " of requests";
+      h.summary = client ? "requests rejected with 4xx rose from " + percent(cb) + " to " + percent(ci) +
+                               " (prompt too long for --max-model-len, bad parameters, rate limits)"
+                         : "error ratio rose from " + percent(eb) + " to " + percent(ei) + " of requests";
       h.next_steps = {"Look at the error kinds (status class, finish_reason=error) and the server log at these times.",
                       "Failed requests end fast and can hide a slowdown: compare successful-request latency.",
-                      "Check recent deploys/config changes and upstream dependencies for failures."};
-      h.why_not = "error ratio " + percent(eb) + " -> " + percent(ei);
+                      client ? "Check what clients send now (prompt lengths vs --max-model-len, parameters) and "
+                               "recent client releases."
+                             : "Check recent deploys/config changes, KV capacity (a sequence that cannot fit fails) "
+                               "and dependencies for failures."};
+      h.why_not = "error ratio " + percent(eb) + " -> " + percent(ei) + ", 4xx " + percent(cb) + " -> " + percent(ci);
       hyps_.push_back(h);
     }
   }
@@ -533,7 +573,9 @@ class Reasoner {
     Evidence step_ev;
     if (step && step->baseline.has_data() && step->incident.has_data()) {
       double r = detail::ratio(std::max(step->baseline.max, step->baseline.p99), step->incident.max);
-      long_step = std::isinf(r) ? 1 : log_ramp(r, 4, 30) * ramp(step->incident.max, 0.02, 0.2);
+      // A slower prefill or decode stretches steps a few times; a stall makes one step an order
+      // of magnitude longer than any the baseline saw.
+      long_step = std::isinf(r) ? 1 : log_ramp(r, 4, 12) * ramp(step->incident.max, 0.02, 0.2);
       step_ev = {step->metric + " (max bucket)", step->baseline.max, step->incident.max, "s"};
     } else if (itl && itl->baseline.has_data() && itl->incident.has_data()) {
       // Without a step histogram, one long gap per running sequence shows as an ITL tail that
@@ -624,13 +666,21 @@ class Reasoner {
   }
 
   void assign_shares() {
+    // KV pressure that comes with longer requests or more of them is the mechanism, not the
+    // change: the change ranks first and both are reported.
+    if (Hypothesis* kv = find("kv_cache_pressure")) {
+      double root = 0;
+      for (const char* c : {"long_prompts", "long_outputs", "load_increase"})
+        if (Hypothesis* h = find(c)) root = std::max(root, h->strength);
+      kv->strength *= 1 - 0.4 * root;
+    }
     if (Hypothesis* load = find("load_increase"); load && load->strength == 0 && capacity_candidate_ > 0) {
       // Queueing with no other capacity loss: the server's own concurrency limit binds.
       double others = 0;
       for (const char* c : {"kv_cache_pressure", "worker_stall", "engine_stall", "decode_slowdown", "prefill_slowdown",
                             "long_prompts", "long_outputs"})
         if (Hypothesis* h = find(c)) others = std::max(others, h->strength);
-      load->strength = capacity_candidate_ * (1 - others);
+      load->strength = capacity_candidate_ * (1 - std::min(1.0, 2 * others));
     }
     for (const char* s : {"preprocess", "dependency", "send", "gateway_queue"}) {
       static const std::map<std::string, std::string> kOwner = {{"preprocess", "preprocess_slowdown"},
@@ -640,8 +690,11 @@ class Reasoner {
       split(s, {{kOwner.at(s), 1.0}});
     }
     const std::string stall = find("worker_stall") ? "worker_stall" : "engine_stall";
+    // Decode also stretches when prefills share its steps (chunked prefill), when sequences are
+    // preempted and recomputed, or when the batch grows under load.
     split("decode", {{"decode_slowdown", 1}, {"long_outputs", 1}, {"kv_cache_pressure", 0.5}, {stall, 1},
-                     {"load_increase", 0.3}});
+                     {"load_increase", 0.3}, {"prefill_slowdown", 0.5}, {"long_prompts", 0.5}});
+    split("postprocess", {{"network_slowdown", 1}, {"preprocess_slowdown", 0.5}});
     split("prefill", {{"prefill_slowdown", 1}, {"long_prompts", 1}, {"kv_cache_pressure", 0.5}, {stall, 0.7},
                       {"load_increase", 0.3}});
     split("queue", {{"load_increase", 1}, {"kv_cache_pressure", 1}, {stall, 1}, {"decode_slowdown", 0.8},
@@ -663,6 +716,10 @@ class Reasoner {
           best_stage = stage;
         }
       }
+      // The stage a cause hits is its own (mechanism) stage when that got a fair part of what it
+      // explains; knock-on queueing elsewhere does not rename it.
+      if (auto own = h.portions.find(h.stage); own != h.portions.end() && own->second >= 0.05 * explained)
+        best_stage = h.stage;
       double share = change > 0 && !h.portions.empty() ? explained / change : kNaN;
       double score = h.strength;
       if (h.needs_slowdown) {

@@ -102,6 +102,15 @@ nlohmann::json to_json(const Diagnosis& d) {
   for (const auto& c : d.considered)
     considered.push_back({{"cause", c.cause}, {"score", std::round(c.score * 1000) / 1000}, {"reason", c.reason}});
   j["considered"] = considered;
+  // Every signal the reasoning looked at, so a reader can check what a finding did not use.
+  nlohmann::json signals = nlohmann::json::array();
+  for (const auto* group : {&s.signals, &s.latency}) {
+    for (const auto& [id, q] : *group)
+      signals.push_back({{"id", id}, {"metric", q.metric}, {"unit", q.unit},
+                         {"baseline", number(q.baseline.mean)}, {"incident", number(q.incident.mean)},
+                         {"baseline_max", number(q.baseline.max)}, {"incident_max", number(q.incident.max)}});
+  }
+  j["signals"] = signals;
   j["notes"] = d.notes;
   return j;
 }

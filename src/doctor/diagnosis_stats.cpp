@@ -40,8 +40,16 @@ Change compare(const Quantity* q, double min_relative, double sigmas, double min
   if (std::isnan(c.baseline) || std::isnan(c.incident)) return c;
   c.delta = c.incident - c.baseline;
   c.ratio = ratio(c.baseline, c.incident);
-  double se_b = standard_error(q->baseline), se_i = standard_error(q->incident);
-  double se = std::sqrt((std::isnan(se_b) ? 0 : se_b * se_b) + (std::isnan(se_i) ? 0 : se_i * se_i));
+  // The noise is the baseline's own: under "nothing changed" the incident mean would scatter like
+  // the baseline's chunk means do. The incident's own spread is not noise (a fault ramps up).
+  double se_b = standard_error(q->baseline);
+  double se = 0;
+  if (!std::isnan(se_b)) {
+    double chunks_b = std::min<double>(8, static_cast<double>(q->baseline.intervals.size()));
+    double chunks_i = std::max<double>(1, std::min<double>(8, static_cast<double>(q->incident.intervals.size())));
+    double sigma = se_b * std::sqrt(chunks_b);
+    se = sigma * std::sqrt(1 / chunks_b + 1 / chunks_i);
+  }
   c.threshold = std::max({min_relative * std::fabs(c.baseline), sigmas * se, min_absolute});
   c.up = c.delta > c.threshold;
   c.down = c.delta < -c.threshold;

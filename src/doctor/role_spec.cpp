@@ -121,6 +121,17 @@ void add_dependency_calls(std::vector<RoleSpec>& out) {
   dep.unit = "s";
   dep.model_label = "model";
   out.push_back(dep);
+  // Client errors (4xx): the table's error role counts server-side failures only, but a burst of
+  // rejected requests (prompts over max_model_len, bad parameters) is an incident too.
+  RoleSpec client;
+  client.group = RoleGroup::kSignal;
+  client.id = "client_error_rate";
+  client.kind = RoleKind::kCounter;
+  client.metrics = {"inferscope_requests_total"};
+  client.matchers = R"(status_class="4xx")";
+  client.unit = "req/s";
+  client.model_label = "model";
+  out.push_back(client);
 }
 
 const DialectId kOrder[] = {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp,

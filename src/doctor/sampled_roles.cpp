@@ -8,19 +8,15 @@ namespace inferscope::doctor {
 namespace {
 
 // Increments turns cumulative values into per-step increases: a drop is a counter reset (count
-// from zero), a series absent at the start of the grid that appears later counts from zero.
+// from zero). Like Prometheus' rate(), the first value seen is not an increase: a series that
+// appears mid-range may have counted for long before anyone scraped it.
 std::vector<double> increments(const std::vector<double>& values) {
   std::vector<double> out(values.size(), kNaN);
   double prev = kNaN;
-  bool absent_at_start = values.empty() || std::isnan(values[0]);
   for (std::size_t j = 0; j < values.size(); ++j) {
     double v = values[j];
     if (std::isnan(v)) continue;
-    if (std::isnan(prev)) {
-      if (absent_at_start && j > 0) out[j] = v;
-    } else {
-      out[j] = v >= prev ? v - prev : v;
-    }
+    if (!std::isnan(prev)) out[j] = v >= prev ? v - prev : v;
     prev = v;
   }
   return out;
@@ -195,6 +191,13 @@ void add_derived_quantities(Snapshot& snap) {
     name.append(" / ").append(requests->metric);
     snap.signals["error_ratio"] = ratio_of(errors ? *errors : zero, *requests, name, "ratio");
   }
+  const Quantity* client_errors = snap.find_signal("client_error_rate");
+  if (requests && !snap.signals.count("client_error_ratio")) {
+    Quantity zero;
+    std::string name = client_errors ? client_errors->metric : std::string("4xx");
+    name.append(" (4xx) / ").append(requests->metric);
+    if (client_errors) snap.signals["client_error_ratio"] = ratio_of(*client_errors, *requests, name, "ratio");
+  }
   const Quantity* hits = snap.find_signal("prefix_hits");
   const Quantity* queries = snap.find_signal("prefix_queries");
   if (hits && queries && !snap.signals.count("prefix_hit_rate"))
@@ -204,6 +207,38 @@ void add_derived_quantities(Snapshot& snap) {
     snap.signals["prefix_hit_rate"] = ratio_of(*hits, *queries, name, "ratio");
   }
 
+  // Offered load: completions alone saturate at capacity, so add the growth of what is pending
+  // (in flight, or running + waiting) over the window.
+  if (requests && !snap.signals.count("arrival_rate")) {
+    const Quantity* in_flight = snap.find_signal("in_flight");
+    const Quantity* running = snap.find_signal("running");
+    const Quantity* waiting = snap.find_signal("waiting");
+    auto growth = [](const WindowStat* w) {
+      if (!w) return 0.0;
+      double first = kNaN, last = kNaN;
+      for (double v : w->intervals)
+        if (!std::isnan(v)) {
+          if (std::isnan(first)) first = v;
+          last = v;
+        }
+      return std::isnan(first) ? 0.0 : last - first;
+    };
+    auto arrivals = [&](const WindowStat& done, bool incident) {
+      WindowStat out = done;
+      double seconds = incident ? snap.incident_end - snap.incident_start : snap.baseline_end - snap.baseline_start;
+      if (!done.has_data() || !(seconds > 0)) return out;
+      double g = in_flight ? growth(incident ? &in_flight->incident : &in_flight->baseline)
+                           : growth(running ? (incident ? &running->incident : &running->baseline) : nullptr) +
+                                 growth(waiting ? (incident ? &waiting->incident : &waiting->baseline) : nullptr);
+      out.mean = std::max(0.0, done.mean + g / seconds);
+      return out;
+    };
+    Quantity q = *requests;
+    q.metric.append(" + growth of ").append(in_flight ? in_flight->metric : std::string("running + waiting"));
+    q.baseline = arrivals(requests->baseline, false);
+    q.incident = arrivals(requests->incident, true);
+    snap.signals["arrival_rate"] = q;
+  }
   const Quantity* e2e = snap.find_latency("e2e");
   // vLLM-style dialects: no front-end stage, but TTFT - queue - prefill is exactly that time.
   const Quantity* ttft = snap.find_latency("ttft");
