@@ -45,7 +45,10 @@ class CompletionCall {
   boost::asio::awaitable<bool> serve_stream();
   boost::asio::awaitable<bool> serve_whole();
   boost::asio::awaitable<bool> next_batch();
-  void apply(const EngineEvent& event, std::string* sse);
+  // apply turns one engine event into timeline marks and SSE text; `next` (the batch's following
+  // event or null) lets the vLLM stream shape put finish_reason on the last content chunk.
+  void apply(const EngineEvent& event, const EngineEvent* next, std::string* sse);
+  void apply_batch(std::string* sse);
   void abort_sequence();
   void record(int http_status);
   std::string_view route() const;
@@ -68,6 +71,7 @@ class CompletionCall {
   bool submitted_ = false;
   bool finished_ = false;  // engine sent on_finished, or we aborted
   bool role_sent_ = false;
+  bool finish_sent_ = false;  // vLLM shape: finish_reason already went out on the last content chunk
   bool recorded_ = false;
   FinishReason finish_reason_ = FinishReason::kStop;
   std::uint32_t completion_tokens_ = 0;

@@ -34,8 +34,13 @@ void CompletionCall::abort_sequence() {
   timeline_.finish(timeline::FinishReason::kAbort, Clock::now());
 }
 
+void CompletionCall::apply_batch(std::string* sse) {
+  const auto& events = batch_.events;
+  for (std::size_t i = 0; i < events.size(); ++i) apply(events[i], i + 1 < events.size() ? &events[i + 1] : nullptr, sse);
+}
+
 // apply turns one engine event into timeline marks and, when `sse` is given, SSE text.
-void CompletionCall::apply(const EngineEvent& event, std::string* sse) {
+void CompletionCall::apply(const EngineEvent& event, const EngineEvent* next, std::string* sse) {
   switch (event.kind) {
     case EngineEvent::Kind::kScheduled:
       timeline_.mark(timeline::Moment::kScheduled, event.when);
@@ -50,7 +55,7 @@ void CompletionCall::apply(const EngineEvent& event, std::string* sse) {
       finish_reason_ = event.reason;
       if (sse != nullptr) {
         if (event.reason == FinishReason::kStop || event.reason == FinishReason::kLength) {
-          formatter_->append_finish_chunk(to_string(event.reason), *sse);
+          if (!finish_sent_) formatter_->append_finish_chunk(to_string(event.reason), *sse);
           if (request_.include_usage) {
             formatter_->append_usage_chunk(Usage{timeline_.prompt_tokens(), completion_tokens_}, *sse);
           }
@@ -70,9 +75,16 @@ void CompletionCall::apply(const EngineEvent& event, std::string* sse) {
     role_sent_ = true;
     if (endpoint_ == Endpoint::kChat) timeline_.add_output(event.when, 0);
   }
+  // The engine delivers the last tokens and the finish together (one batch), so `next` tells.
+  const bool ends_here = sse != nullptr && state_.options.stream_shape == StreamShape::kVllm && next != nullptr &&
+                         next->kind == EngineEvent::Kind::kFinished &&
+                         (next->reason == FinishReason::kStop || next->reason == FinishReason::kLength);
   for (std::uint32_t i = 0; i < event.token_count; ++i) {
     const std::string piece = state_.text.token_text(batch_.tokens[event.token_begin + i]);
-    if (sse != nullptr) {
+    if (sse != nullptr && ends_here && i + 1 == event.token_count) {
+      formatter_->append_last_content_chunk(piece, to_string(next->reason), *sse);
+      finish_sent_ = true;
+    } else if (sse != nullptr) {
       formatter_->append_content_chunk(piece, *sse);
     } else {
       text_ += piece;
@@ -90,7 +102,7 @@ asio::awaitable<bool> CompletionCall::serve_stream() {
     ok = co_await next_batch();
     if (!ok) break;
     out.clear();
-    for (const EngineEvent& event : batch_.events) apply(event, &out);
+    apply_batch(&out);
     ok = co_await connection_.write_stream_data(out);
   }
   if (ok) ok = co_await connection_.write_stream_end();
@@ -112,7 +124,7 @@ asio::awaitable<bool> CompletionCall::serve_whole() {
   while (ok && !finished_) {
     ok = co_await next_batch();
     if (ok) {
-      for (const EngineEvent& event : batch_.events) apply(event, nullptr);
+      apply_batch(nullptr);
     }
   }
   co_await connection_.stop_watching_peer(signal_);

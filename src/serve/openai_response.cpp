@@ -76,6 +76,15 @@ void ResponseFormatter::append_finish_chunk(std::string_view finish_reason, std:
   out.append("\"}]}\n\n");
 }
 
+void ResponseFormatter::append_last_content_chunk(std::string_view text, std::string_view finish_reason,
+                                                  std::string& out) const {
+  out.append(content_head_);
+  append_json_escaped(text, out);
+  out.append(endpoint_ == Endpoint::kChat ? "\"},\"logprobs\":null,\"finish_reason\":\"" : "\",\"logprobs\":null,\"finish_reason\":\"");
+  append_json_escaped(finish_reason, out);
+  out.append("\"}]}\n\n");
+}
+
 void ResponseFormatter::append_usage_chunk(const Usage& usage, std::string& out) const {
   append_head(out);
   fmt::format_to(std::back_inserter(out),

@@ -38,6 +38,9 @@ class ResponseFormatter {
   void append_content_chunk(std::string_view text, std::string& out) const;
   // append_finish_chunk writes the final event: empty delta/text and finish_reason.
   void append_finish_chunk(std::string_view finish_reason, std::string& out) const;
+  // append_last_content_chunk writes one content event carrying `text` and finish_reason: vLLM's
+  // shape, where the last content chunk ends the choice.
+  void append_last_content_chunk(std::string_view text, std::string_view finish_reason, std::string& out) const;
   // append_usage_chunk writes the stream_options.include_usage event ("choices":[] and usage).
   void append_usage_chunk(const Usage& usage, std::string& out) const;
   // append_error_event writes `data: {"error":{...}}` for a failure after the headers were sent.

@@ -17,7 +17,12 @@ void RequestChannel::on_finished(FinishReason reason, SteadyTime when) {
   push({EngineEvent::Kind::kFinished, when, reason}, {});
 }
 
-void RequestChannel::push(EngineEvent event, std::span<const std::uint32_t> ids) {
+// on_last_tokens queues the tokens and the finish under one lock, so one batch holds both.
+void RequestChannel::on_last_tokens(std::span<const std::uint32_t> ids, FinishReason reason, SteadyTime when) {
+  push({EngineEvent::Kind::kTokens, when}, ids, EngineEvent{EngineEvent::Kind::kFinished, when, reason});
+}
+
+void RequestChannel::push(EngineEvent event, std::span<const std::uint32_t> ids, std::optional<EngineEvent> then) {
   bool post_wake = false;
   {
     std::lock_guard lock(mu_);
@@ -25,6 +30,7 @@ void RequestChannel::push(EngineEvent event, std::span<const std::uint32_t> ids)
     event.token_count = static_cast<std::uint32_t>(ids.size());
     pending_.tokens.insert(pending_.tokens.end(), ids.begin(), ids.end());
     pending_.events.push_back(event);
+    if (then) pending_.events.push_back(*then);
     post_wake = !wake_posted_;
     wake_posted_ = true;
   }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -52,6 +53,7 @@ class RequestChannel final : public SequenceObserver,
   void on_prefill_done(SteadyTime when) override;
   void on_tokens(std::span<const std::uint32_t> ids, SteadyTime when) override;
   void on_preempted(SteadyTime when) override;
+  void on_last_tokens(std::span<const std::uint32_t> ids, FinishReason reason, SteadyTime when) override;
   void on_finished(FinishReason reason, SteadyTime when) override;
 
   // attach names the signal to notify on new events (connection thread); nullptr detaches. The
@@ -63,7 +65,8 @@ class RequestChannel final : public SequenceObserver,
   bool pending() const;
 
  private:
-  void push(EngineEvent event, std::span<const std::uint32_t> ids);
+  // push queues `event` (with `ids`) and, when given, `then` right after it, and wakes the reader.
+  void push(EngineEvent event, std::span<const std::uint32_t> ids, std::optional<EngineEvent> then = std::nullopt);
   void wake();
 
   boost::asio::any_io_executor executor_;

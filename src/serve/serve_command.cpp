@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "serve/server.h"
@@ -137,6 +138,12 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--io-threads", o.io_threads, "HTTP io threads")->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_option("--stream-shape", o.stream_shape,
+                  "where a stream puts finish_reason: openai (a last chunk with an empty delta) or vllm "
+                  "(on the last content chunk, as vLLM does)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, StreamShape>{{"openai", StreamShape::kOpenAi},
+                                                                            {"vllm", StreamShape::kVllm}}))
+      ->default_str("openai");
   cmd->add_option("--duration", flags->duration_s, "stop after this many seconds (0 = until a signal)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")

@@ -15,6 +15,9 @@
 
 namespace inferscope::serve {
 
+// StreamShape selects how a streamed response carries finish_reason (see ServerOptions).
+enum class StreamShape { kOpenAi, kVllm };
+
 // ServerOptions holds every knob of Server::start; Server::start validates them.
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -29,6 +32,10 @@ struct ServerOptions {
   std::uint64_t seed = 0;                     // seeds per-request generation when a request has none
   unsigned io_threads = 1;                    // one io_context per thread; connections spread over them
   std::uint32_t idle_timeout_ms = 60000;      // keep-alive idle and per-read/per-write deadline
+  // stream_shape: where a stream says it is done. kOpenAi: a last chunk with an empty delta and
+  // finish_reason (OpenAI's API). kVllm: finish_reason on the chunk that carries the last content,
+  // as vLLM's server writes it.
+  StreamShape stream_shape = StreamShape::kOpenAi;
 };
 
 }  // namespace inferscope::serve

@@ -8,7 +8,7 @@ namespace inferscope::serve::testing {
 namespace {
 
 // Tests that a chat stream is role chunk, content chunks, finish chunk, [DONE], with no usage chunk
-// unless asked, and stable id/object/created/model fields.
+// unless asked, and stable id/object/created/model fields (the default, OpenAI stream shape).
 TEST(ServeApiTest, ChatStreamHasOpenAiShape) {
   TestServer s(fast_options());
   ASSERT_TRUE(s.ok());
@@ -34,6 +34,38 @@ TEST(ServeApiTest, ChatStreamHasOpenAiShape) {
   auto finish = nlohmann::json::parse(events[6]);
   EXPECT_EQ(finish["choices"][0]["finish_reason"], "length");
   EXPECT_FALSE(finish.contains("usage"));
+}
+
+// Tests the vLLM stream shape (--stream-shape vllm): finish_reason rides on the chunk with the last
+// content and no empty finish chunk follows, for chat and completions, with stop and length.
+TEST(ServeApiTest, VllmStreamShapePutsFinishReasonOnLastContentChunk) {
+  ServerOptions o = fast_options();
+  o.stream_shape = StreamShape::kVllm;
+  TestServer s(o);
+  ASSERT_TRUE(s.ok());
+  HttpReply r = s.post("/v1/chat/completions", chat_body("Hello there", 5, true, {{"ignore_eos", true}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto events = sse_payloads(r.body);
+  ASSERT_EQ(events.size(), 1u + 5u + 1u) << r.body;  // role, 5 content (the last one finishing), [DONE]
+  EXPECT_EQ(events.back(), "[DONE]");
+  for (std::size_t i = 1; i <= 5; ++i) {
+    auto chunk = nlohmann::json::parse(events[i]);
+    EXPECT_FALSE(chunk["choices"][0]["delta"]["content"].get<std::string>().empty()) << events[i];
+    if (i < 5) EXPECT_TRUE(chunk["choices"][0]["finish_reason"].is_null()) << events[i];
+  }
+  EXPECT_EQ(nlohmann::json::parse(events[5])["choices"][0]["finish_reason"], "length");
+
+  // Completions, ending at the natural EOS (finish "stop"), with a usage chunk after the last content.
+  HttpReply c = s.post("/v1/completions", nlohmann::json{{"model", "sim-a"}, {"prompt", "Once"}, {"max_tokens", 4000},
+                                                         {"stream", true}, {"seed", 3},
+                                                         {"stream_options", {{"include_usage", true}}}}.dump());
+  ASSERT_EQ(c.status, 200) << c.body;
+  auto cevents = sse_payloads(c.body);
+  ASSERT_GE(cevents.size(), 3u) << c.body;
+  auto last = nlohmann::json::parse(cevents[cevents.size() - 3]);
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "stop") << c.body;
+  EXPECT_FALSE(last["choices"][0]["text"].get<std::string>().empty());
+  EXPECT_TRUE(nlohmann::json::parse(cevents[cevents.size() - 2])["choices"].empty());  // usage
 }
 
 // Tests that stream_options.include_usage adds one usage chunk (choices: []) before [DONE].

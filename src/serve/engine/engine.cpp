@@ -103,13 +103,16 @@ struct Engine::Impl {
     kick();
   }
 
-  void finish_live(SequenceId id, FinishReason reason, SteadyTime when) {
+  // finish_live ends a live sequence; `last_tokens`, when given, are delivered with the finish.
+  void finish_live(SequenceId id, FinishReason reason, SteadyTime when,
+                   std::span<const std::uint32_t> last_tokens = {}) {
     auto it = live.find(id);
     if (it == live.end()) return;
     auto observer = std::move(it->second.observer);
     if (it->second.queued) queued.fetch_sub(1);
     live.erase(it);
-    observer->on_finished(reason, when);
+    if (last_tokens.empty()) observer->on_finished(reason, when);
+    else observer->on_last_tokens(last_tokens, reason, when);
   }
 
   // kick starts the next step unless one is running, a worker stall holds it, or there is no work.
@@ -186,7 +189,8 @@ struct Engine::Impl {
       auto due = solo->advance(*next);
       events.insert(events.end(), due.begin(), due.end());
     }
-    for (const SoloEvent& ev : events) {
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const SoloEvent& ev = events[i];
       auto it = live.find(ev.id);
       if (it == live.end()) continue;
       const SteadyTime when = std::min(now, real_at(ev.at));
@@ -198,7 +202,15 @@ struct Engine::Impl {
           observer.on_scheduled(when);
           break;
         case SoloEvent::Kind::kPrefillDone: observer.on_prefill_done(when); break;
-        case SoloEvent::Kind::kToken: observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), when); break;
+        case SoloEvent::Kind::kToken:
+          // SoloScheduler emits a sequence's kFinished right after its last kToken.
+          if (i + 1 < events.size() && events[i + 1].kind == SoloEvent::Kind::kFinished && events[i + 1].id == ev.id) {
+            finish_live(ev.id, events[i + 1].reason, when, std::span<const std::uint32_t>(&ev.token, 1));
+            ++i;
+            break;
+          }
+          observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), when);
+          break;
         case SoloEvent::Kind::kFinished: finish_live(ev.id, ev.reason, when); break;
       }
     }
@@ -278,6 +290,10 @@ struct Engine::Impl {
       if (it == live.end()) continue;
       SequenceObserver& observer = *it->second.observer;
       if (ev.prefill_done) observer.on_prefill_done(end);
+      if (ev.has_token && ev.finished) {
+        finish_live(ev.id, ev.reason, end, std::span<const std::uint32_t>(&ev.token, 1));
+        continue;
+      }
       if (ev.has_token) observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), end);
       if (ev.finished) finish_live(ev.id, ev.reason, end);
     }

@@ -53,6 +53,13 @@ class SequenceObserver {
   virtual void on_preempted(SteadyTime when) = 0;
   // on_finished: always called exactly once (also after abort and stop); last call.
   virtual void on_finished(FinishReason reason, SteadyTime when) = 0;
+  // on_last_tokens: the final tokens and the finish of the same step, delivered together so a
+  // consumer never sees the tokens without knowing they are the last (vLLM's stream shape puts
+  // finish_reason on the last content chunk). Default: on_tokens, then on_finished.
+  virtual void on_last_tokens(std::span<const std::uint32_t> ids, FinishReason reason, SteadyTime when) {
+    on_tokens(ids, when);
+    on_finished(reason, when);
+  }
 };
 
 // StepInfo describes one finished engine step (for iteration metrics).
