@@ -287,12 +287,14 @@ class Reasoner {
       double per_sequence = kv->incident.mean / running->incident.mean;
       double headroom = 1 - kv->incident.mean;
       double waiting_up = ramp(waiting->incident.mean - std::max(1.0, 2 * waiting->baseline.mean), 0, 3);
-      s_kv_bound = waiting_up * ramp(per_sequence - headroom, 0.0, 0.3) * ramp(kv->incident.mean, 0.3, 0.6);
+      s_kv_bound = waiting_up * ramp(per_sequence / std::max(headroom, 0.01), 0.7, 1.0) *
+                   ramp(kv->incident.mean, 0.3, 0.6);
     }
     double pre_b = preempt ? preempt->baseline.mean : kNaN, pre_i = preempt ? preempt->incident.mean : kNaN;
     double req_i = mean_of(rate, true), req_b = mean_of(rate, false);
     double per_req_i = req_i > 0 ? pre_i / req_i : kNaN, per_req_b = req_b > 0 ? pre_b / req_b : kNaN;
-    double s_preempt = ramp((std::isnan(per_req_i) ? 0 : per_req_i) - (std::isnan(per_req_b) ? 0 : per_req_b), 0.01, 0.15);
+    // Preemption only happens when KV blocks run out, so any rise from (near) zero counts.
+    double s_preempt = ramp((std::isnan(per_req_i) ? 0 : per_req_i) - (std::isnan(per_req_b) ? 0 : per_req_b), 0.005, 0.05);
     double s_kv = std::max({s_kv_full, s_preempt, s_kv_bound});
 
     // Per-token decode time: TPOT per request, else ITL, else the decode stage per output token.
