@@ -1,0 +1,206 @@
+// Unit tests of the doctor's reasoning on constructed snapshots: data checks (no data, missing
+// metrics, target down), the noise floor, and cause signatures that must stay apart.
+#include "doctor/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include "doctor/diagnosis_format.h"
+#include "doctor/sampled_roles.h"
+
+namespace inferscope::doctor {
+namespace {
+
+// window builds a WindowStat with `n` equal sub-intervals around `mean` (+/- jitter alternating).
+WindowStat window(double mean, double count, double jitter = 0, int n = 10) {
+  WindowStat w;
+  w.mean = mean;
+  w.count = count;
+  w.p50 = mean;
+  w.p95 = mean * 1.2;
+  w.p99 = mean * 1.4;
+  w.max = mean * 2;
+  for (int i = 0; i < n; ++i) {
+    w.intervals.push_back(mean + ((i / 2) % 2 ? jitter : -jitter));  // varies from chunk to chunk
+    w.interval_weights.push_back(count / n);
+  }
+  return w;
+}
+
+Quantity quantity(double base, double inc, double count = 100, std::string unit = "s", double jitter = 0) {
+  Quantity q;
+  q.metric = "m";
+  q.unit = std::move(unit);
+  q.baseline = window(base, count, jitter * base);
+  q.incident = window(inc, count, jitter * base);
+  return q;
+}
+
+// steady builds a healthy inferscope-like snapshot: e2e 300 ms = queue 5 + prefill 50 + decode 245.
+Snapshot steady() {
+  Snapshot s;
+  s.source = "test";
+  s.dialect = "inferscope";
+  s.baseline_start = 0;
+  s.baseline_end = 1800;
+  s.incident_start = 1800;
+  s.incident_end = 2100;
+  s.latency["e2e"] = quantity(0.300, 0.300, 100, "s", 0.02);
+  s.latency["ttft"] = quantity(0.055, 0.055);
+  s.latency["tpot"] = quantity(0.008, 0.008);
+  s.latency["itl"] = quantity(0.008, 0.008);
+  s.stages["queue"] = quantity(0.005, 0.005);
+  s.stages["prefill"] = quantity(0.050, 0.050);
+  s.stages["decode"] = quantity(0.245, 0.245);
+  s.signals["request_rate"] = quantity(5, 5, 100, "req/s", 0.02);
+  s.signals["prompt_tokens"] = quantity(1000, 1000, 100, "tokens");
+  s.signals["output_tokens"] = quantity(32, 32, 100, "tokens");
+  s.signals["running"] = quantity(2, 2, 100, "requests");
+  s.signals["waiting"] = quantity(0, 0, 100, "requests");
+  s.signals["kv_usage"] = quantity(0.3, 0.3, 100, "ratio");
+  s.signals["kv_usage"].baseline.max = s.signals["kv_usage"].incident.max = 0.35;
+  s.signals["preemption_rate"] = quantity(0, 0, 0, "1/s");
+  s.signals["error_rate"] = quantity(0, 0, 0, "req/s");
+  return s;
+}
+
+Diagnosis run(Snapshot s) {
+  add_derived_quantities(s);
+  return diagnose(s);
+}
+
+// Tests that an unchanged system is healthy and a change below the baseline's spread is too, with a note.
+TEST(DiagnosisTest, HealthyAndBelowNoise) {
+  EXPECT_EQ(run(steady()).verdict, "healthy");
+  Snapshot noisy = steady();
+  noisy.latency["e2e"] = quantity(0.300, 0.330, 100, "s", 0.3);  // +10% inside a +-30% spread
+  Diagnosis d = run(noisy);
+  EXPECT_EQ(d.verdict, "healthy");
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_NE(d.notes.front().find("below the noise floor"), std::string::npos) << d.notes.front();
+}
+
+// Tests that empty is never healthy: no e2e metric, too few requests, missing roles, all targets down.
+TEST(DiagnosisTest, EmptyIsNotHealthy) {
+  Snapshot none = steady();
+  none.latency.clear();
+  none.stages.clear();
+  EXPECT_EQ(run(none).verdict, "no_data");
+
+  Snapshot few = steady();
+  few.latency["e2e"].incident.count = 2;
+  few.signals["running"].incident.mean = 0;
+  EXPECT_EQ(run(few).verdict, "no_data");
+
+  Snapshot missing = steady();
+  missing.missing = {"ttft (inferscope_time_to_first_token_seconds)"};
+  Diagnosis m = run(missing);
+  EXPECT_EQ(m.verdict, "no_data");
+  ASSERT_FALSE(m.findings.empty());
+  EXPECT_EQ(m.findings.front().cause, "metrics_missing");
+
+  Snapshot down = steady();
+  down.targets_total = 1;
+  down.targets_down = {"serve/127.0.0.1:1: connection refused"};
+  Diagnosis t = run(down);
+  EXPECT_EQ(t.verdict, "no_data");
+  ASSERT_FALSE(t.findings.empty());
+  EXPECT_EQ(t.findings.front().cause, "target_down");
+}
+
+// Tests that requests that stop finishing while work is pending read as a stall, not as no data.
+TEST(DiagnosisTest, NothingFinishesWhileWorkIsPending) {
+  Snapshot s = steady();
+  s.latency["e2e"].incident = window(kNaN, 0);
+  s.signals["waiting"].incident = window(12, 100);
+  s.signals["engine_busy"] = quantity(0.9, 0.0, 100, "ratio");
+  Diagnosis d = run(s);
+  EXPECT_EQ(d.verdict, "degraded");
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "worker_stall");
+}
+
+// Tests the decode signature: per-token time and its median up at flat load is decode_slowdown.
+TEST(DiagnosisTest, DecodeSlowdownVsLongOutputs) {
+  Snapshot slow = steady();
+  slow.latency["e2e"] = quantity(0.300, 0.545, 100, "s", 0.02);
+  slow.stages["decode"] = quantity(0.245, 0.490);
+  slow.latency["tpot"] = quantity(0.008, 0.016);
+  slow.latency["itl"] = quantity(0.008, 0.016);
+  Diagnosis d = run(slow);
+  ASSERT_EQ(d.verdict, "degraded");
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown");
+  EXPECT_EQ(d.findings.front().stage, "decode");
+  EXPECT_NEAR(d.findings.front().share, 1.0, 0.05);
+
+  Snapshot longer = steady();
+  longer.latency["e2e"] = quantity(0.300, 0.545, 100, "s", 0.02);
+  longer.stages["decode"] = quantity(0.245, 0.490);
+  longer.signals["output_tokens"] = quantity(32, 64, 100, "tokens");
+  Diagnosis l = run(longer);
+  ASSERT_EQ(l.verdict, "degraded");
+  EXPECT_EQ(l.findings.front().cause, "long_outputs");
+  for (const auto& f : l.findings) EXPECT_NE(f.cause, "decode_slowdown");
+}
+
+// Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
+TEST(DiagnosisTest, LoadAndErrors) {
+  Snapshot load = steady();
+  load.latency["e2e"] = quantity(0.300, 0.900, 100, "s", 0.02);
+  load.stages["queue"] = quantity(0.005, 0.605);
+  load.signals["request_rate"] = quantity(5, 12, 100, "req/s", 0.02);
+  load.signals["waiting"] = quantity(0, 6, 100, "requests");
+  Diagnosis d = run(load);
+  ASSERT_EQ(d.verdict, "degraded");
+  EXPECT_EQ(d.findings.front().cause, "load_increase");
+  EXPECT_EQ(d.findings.front().stage, "queue");
+
+  Snapshot errors = steady();
+  errors.signals["error_rate"] = quantity(0.0, 1.0, 100, "req/s");
+  errors.signals["error_rate"].baseline = window(0, 0);
+  Diagnosis e = run(errors);
+  ASSERT_EQ(e.verdict, "degraded");
+  EXPECT_EQ(e.findings.front().cause, "error_spike");
+}
+
+// Tests the JSON schema's required fields and that Markdown stays within its byte budget.
+TEST(DiagnosisFormatTest, JsonSchemaAndMarkdownSize) {
+  Snapshot slow = steady();
+  slow.latency["e2e"] = quantity(0.300, 0.545, 100, "s", 0.02);
+  slow.stages["decode"] = quantity(0.245, 0.490);
+  slow.latency["tpot"] = quantity(0.008, 0.016);
+  slow.latency["itl"] = quantity(0.008, 0.016);
+  Diagnosis d = run(slow);
+  nlohmann::json j = to_json(d);
+  EXPECT_EQ(j["schema_version"], kSchemaVersion);
+  EXPECT_EQ(j["verdict"], "degraded");
+  for (const char* key : {"window", "baseline", "findings", "stages", "e2e", "considered", "signals"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  const auto& f = j["findings"].at(0);
+  for (const char* key : {"cause", "stage", "score", "share", "summary", "evidence", "next_steps"})
+    EXPECT_TRUE(f.contains(key)) << key;
+  EXPECT_TRUE(j["stages"].at(0)["incident"].contains("p99"));
+  std::string md = to_markdown(d, 300);
+  EXPECT_LE(md.size(), 300u);
+  EXPECT_EQ(md.rfind("**Doctor: degraded", 0), 0u) << md;
+  EXPECT_EQ(to_text(d).rfind("degraded:", 0), 0u);
+}
+
+// Tests Prometheus-style bucket interpolation and counter-reset handling in window statistics.
+TEST(SampledRolesTest, QuantilesAndResets) {
+  std::map<double, double> buckets = {{0.1, 50}, {0.2, 90}, {0.5, 100}, {INFINITY, 100}};
+  EXPECT_NEAR(histogram_quantile(0.5, buckets), 0.1, 1e-9);
+  EXPECT_NEAR(histogram_quantile(0.7, buckets), 0.15, 1e-9);
+  EXPECT_TRUE(std::isnan(histogram_quantile(0.5, {{1, 0}, {INFINITY, 0}})));
+
+  SampledRoles s;
+  s.times = {0, 1, 2, 3, 4};
+  RoleSamples r;
+  r.spec.kind = RoleKind::kCounter;
+  r.primary = {10, 20, 30, 5, 15};  // reset between 2 and 3: 5 counts from zero
+  WindowStat w = window_stat(s, r, {0, 4});
+  EXPECT_NEAR(w.count, 10 + 10 + 5 + 10, 1e-9);
+  EXPECT_NEAR(w.mean, 35.0 / 4, 1e-9);
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
