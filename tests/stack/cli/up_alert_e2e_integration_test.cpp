@@ -14,6 +14,9 @@
 #include <fstream>
 #include <thread>
 
+#include <inferscope/metrics/metrics_server.h>
+#include <inferscope/metrics/registry.h>
+
 #include "net/http_server.h"
 #include "net/router.h"
 #include "serve/server.h"
@@ -85,11 +88,17 @@ struct FakeRobots {
   std::mutex mutex;
   std::vector<Delivery> deliveries;
   std::atomic<int> bad_signatures{0};
+  std::atomic<bool> webhook_fails{false};  // answer 500, as a robot that is down
+  std::atomic<int> refused{0};
   net::Router router;
   std::unique_ptr<net::HttpServer> server;
 
   FakeRobots() {
     router.post("/webhook", [this](const net::Request& r) {
+      if (webhook_fails) {
+        ++refused;
+        return net::Response::json(R"({"ok":false})", 500);
+      }
       record("webhook", r.body);
       return net::Response::json(R"({"ok":true})");
     });
@@ -209,6 +218,55 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
               std::chrono::duration<double>(fired_after).count(), std::chrono::duration<double>(resolved_after).count());
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+}
+
+// Tests that a notification the robot could not take before up was SIGKILLed is delivered by the
+// next up on the same state dir (the relay's outbox; Alertmanager already has it as sent).
+TEST(UpAlertE2eIntegrationTest, PendingNotificationSurvivesSigkill) {
+  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  TempDir dir;
+  FakeRobots robots;
+  ASSERT_TRUE(robots.server);
+  robots.webhook_fails = true;
+  ::setenv("INFERSCOPE_E2E_WEBHOOK_URL",
+           ("http://127.0.0.1:" + std::to_string(robots.server->port()) + "/webhook").c_str(), 1);
+  // First a target nobody listens on: InferscopeTargetDown fires at the first evaluation.
+  const auto config = dir.path() / "up.yaml";
+  const auto write_config = [&](const std::string& target_url) {
+    std::ofstream(config) << "targets:\n  - name: gone\n    url: " << target_url << "\n    kind: inferscope\n"
+                          << "scrape_interval: 1s\n"
+                             "alertmanager:\n  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
+                             "alerts:\n  for:\n    InferscopeTargetDown: 0s\n"
+                             "notifications:\n  channels:\n"
+                             "    - name: hook\n      kind: webhook\n      url: {env: INFERSCOPE_E2E_WEBHOOK_URL}\n";
+  };
+  write_config("http://127.0.0.1:1/metrics");
+  const std::vector<std::string> args{"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0",
+                                      "--alertmanager-port", "0", "--state-dir", (dir.path() / "state").string()};
+  {
+    UpProcess up(args);
+    ASSERT_TRUE(up.wait_ready(60s)) << up.output();
+    ASSERT_TRUE(up.wait_line("inferscope up: alert firing InferscopeTargetDown job=gone", 60s)) << up.output();
+    ASSERT_TRUE(wait_until([&] { return robots.refused.load() > 0; }, 30s)) << up.output();
+    ASSERT_EQ(::kill(up.process().pid(), SIGKILL), 0);
+    up.process().wait_for(10s);
+  }
+  EXPECT_FALSE(robots.find("webhook", "InferscopeTargetDown", "firing").has_value());
+  robots.webhook_fails = false;
+  // The second up scrapes a healthy target under the same job, and starts without the old TSDB and
+  // Alertmanager data (whose stale `up == 0` could fire again): only the outbox can deliver now.
+  std::filesystem::remove_all(dir.path() / "state" / "prometheus");
+  std::filesystem::remove_all(dir.path() / "state" / "alertmanager");
+  metrics::Registry healthy_registry;
+  auto healthy = metrics::MetricsServer::start(healthy_registry, {.port = 0});
+  ASSERT_TRUE(healthy.ok()) << healthy.error().message;
+  write_config("http://127.0.0.1:" + std::to_string((*healthy)->port()) + "/metrics");
+  UpProcess again(args);
+  ASSERT_TRUE(again.wait_ready(60s)) << again.output();
+  EXPECT_TRUE(wait_until([&] { return robots.find("webhook", "InferscopeTargetDown", "firing").has_value(); }, 60s))
+      << again.output();
+  ASSERT_EQ(::kill(again.process().pid(), SIGTERM), 0);
+  EXPECT_TRUE(again.wait_line("inferscope up: stopped", 30s)) << again.output();
 }
 
 }  // namespace
