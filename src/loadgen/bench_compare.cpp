@@ -21,7 +21,8 @@ Result<nlohmann::json> read_json(const std::string& path) {
 std::string compare_summaries(const nlohmann::json& a, const nlohmann::json& b) {
   std::vector<std::string> keys = {"completed", "failed", "duration", "request_throughput", "request_goodput",
                                    "slo_attainment", "output_throughput", "total_token_throughput"};
-  for (const char* metric : {"ttft", "ttft_corrected", "tpot", "itl", "e2el", "e2el_corrected", "schedule_lag"}) {
+  for (const char* metric :
+       {"ttft", "ttft_corrected", "tpot", "itl", "e2el", "e2el_corrected", "schedule_lag", "io_loop_lag"}) {
     for (const char* stat : {"mean", "median", "p90", "p99", "p99.9", "max"}) keys.push_back(fmt::format("{}_{}_ms", stat, metric));
   }
   std::string out = fmt::format("{:<28} {:>14} {:>14} {:>14} {:>9}\n", "metric", "A", "B", "B - A", "change");
