@@ -1,0 +1,256 @@
+// The doctor's other paths against real processes: a stopped target (target_down), an endpoint
+// without latency families (metrics_missing), a llama.cpp-style exposition replayed by a small
+// test server, direct-scrape mode on three faults, and the CLI contract (exit codes, one-line
+// errors, baseline files).
+#include <gtest/gtest.h>
+#include <inferscope/metrics/metrics_server.h>
+#include <inferscope/metrics/registry.h>
+
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <sys/wait.h>
+
+#include "doctor/check_metrics.h"
+#include "doctor/diagnosis_format.h"
+#include "doctor/doctor_api.h"
+#include "doctor/doctor_scenario_support.h"
+#include "doctor/scrape_collector.h"
+#include "support/prometheus_process.h"
+
+namespace inferscope::doctor {
+namespace {
+
+bool has_cause(const Diagnosis& d, const std::string& cause) {
+  for (const auto& f : d.findings)
+    if (f.cause == cause) return true;
+  return false;
+}
+
+// LlamaCppReplay serves llama.cpp b4748's metric set (names, types, HELP from the recorded
+// sample) with counters advancing like a busy server: `decode_s_per_token` sets the decode time
+// per generated token from now on.
+class LlamaCppReplay {
+ public:
+  LlamaCppReplay() {
+    auto counter = [&](const char* name, const char* help) {
+      metrics::MetricOptions o;
+      o.name = name;
+      o.help = help;
+      o.foreign_name = true;
+      return registry_.counter(o).with({});
+    };
+    auto gauge = [&](const char* name, const char* help) {
+      metrics::MetricOptions o;
+      o.name = name;
+      o.help = help;
+      o.foreign_name = true;
+      return registry_.gauge(o).with({});
+    };
+    prompt_tokens_ = counter("llamacpp:prompt_tokens_total", "Number of prompt tokens processed.");
+    prompt_seconds_ = counter("llamacpp:prompt_seconds_total", "Prompt process time");
+    predicted_ = counter("llamacpp:tokens_predicted_total", "Number of generation tokens processed.");
+    predicted_seconds_ = counter("llamacpp:tokens_predicted_seconds_total", "Predict process time");
+    decodes_ = counter("llamacpp:n_decode_total", "Total number of llama_decode() calls");
+    kv_ = gauge("llamacpp:kv_cache_usage_ratio", "KV-cache usage. 1 means 100 percent usage.");
+    processing_ = gauge("llamacpp:requests_processing", "Number of requests processing.");
+    deferred_ = gauge("llamacpp:requests_deferred", "Number of requests deferred.");
+    // Start from the recorded sample's values.
+    prompt_tokens_.add(129);
+    prompt_seconds_.add(0.326);
+    predicted_.add(352);
+    predicted_seconds_.add(8.214);
+    decodes_.add(280);
+    kv_.set(0.07);
+    processing_.set(2);
+    auto server = metrics::MetricsServer::start(registry_, {.port = 0});
+    if (server) server_ = std::move(*server);
+    ticker_ = std::thread([this] { tick(); });
+  }
+  ~LlamaCppReplay() {
+    stop_ = true;
+    ticker_.join();
+    if (server_) server_->stop();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()) + "/metrics"; }
+  void set_decode_seconds_per_token(double s) { decode_s_per_token_ = s; }
+
+ private:
+  void tick() {
+    // Every 50 ms one request of 40 prompt / 64 generated tokens finishes (counters move at request end).
+    while (!stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      prompt_tokens_.add(40);
+      prompt_seconds_.add(40 * 0.0025);
+      predicted_.add(64);
+      predicted_seconds_.add(64 * decode_s_per_token_.load());
+      decodes_.add(66);
+    }
+  }
+  metrics::Registry registry_;
+  metrics::Counter prompt_tokens_, prompt_seconds_, predicted_, predicted_seconds_, decodes_;
+  metrics::Gauge kv_, processing_, deferred_;
+  std::unique_ptr<metrics::MetricsServer> server_;
+  std::atomic<double> decode_s_per_token_{0.020};
+  std::atomic<bool> stop_{false};
+  std::thread ticker_;
+};
+
+// Tests that a llama.cpp-style server (counters only) gets its dialect detected and a decode
+// slowdown named from the seconds-per-token counter pair, in direct-scrape mode.
+TEST(DoctorModesIntegrationTest, LlamaCppReplayDecodeSlowdown) {
+  LlamaCppReplay replay;
+  ScrapeOptions options{{replay.url()}, 6, 0.25};
+  auto scraping = std::async(std::launch::async, [&] { return scrape_rounds(options); });
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  replay.set_decode_seconds_per_token(0.060);
+  auto result = scraping.get();
+  ASSERT_TRUE(result) << result.error().message;
+  Snapshot snap = snapshot_from_scrapes(options, *result, "", nullptr);
+  EXPECT_EQ(snap.dialect, "llamacpp");
+  Diagnosis d = diagnose(snap);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+
+  auto fetched = fetch_exposition(replay.url(), std::chrono::seconds(5));
+  ASSERT_TRUE(fetched) << fetched.error().message;
+  MetricsCheck check = check_exposition(replay.url(), *fetched);
+  ASSERT_EQ(check.dialects.size(), 1u);
+  EXPECT_EQ(check.dialects[0], "llamacpp");
+  EXPECT_TRUE(check.missing.empty()) << to_text(check);
+}
+
+// Tests direct-scrape mode (first half vs second half, no Prometheus) on three faults at once.
+TEST(DoctorModesIntegrationTest, DirectScrapeThreeFaults) {
+  struct Case {
+    const char* faults;
+    const char* cause;
+    const char* stage;
+  };
+  const Case cases[] = {{R"({"decode_slowdown": 3})", "decode_slowdown", "decode"},
+                        {R"({"dependency": {"name": "embedding", "mean_ms": 150}})", "dependency_slowdown", "dependency"},
+                        {R"({"worker_stall": {"for_ms": 2000, "every_s": 4}})", "worker_stall", "queue"}};
+  std::vector<std::future<std::string>> runs;
+  for (const Case& c : cases) {
+    runs.push_back(std::async(std::launch::async, [c]() -> std::string {
+      auto server = serve::Server::start(testing::scenario_server_options());
+      if (!server) return "cannot start: " + server.error().message;
+      testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ScrapeOptions options{{"http://127.0.0.1:" + std::to_string((*server)->port()) + "/metrics"}, 20, 0.5};
+      auto scraping = std::async(std::launch::async, [&] { return scrape_rounds(options); });
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      testing::set_faults((*server)->port(), c.faults);
+      auto result = scraping.get();
+      driver.stop();
+      (*server)->stop();
+      if (!result) return result.error().message;
+      Diagnosis d = diagnose(snapshot_from_scrapes(options, *result, "", nullptr));
+      if (d.verdict == "degraded" && !d.findings.empty() && d.findings.front().cause == c.cause &&
+          d.findings.front().stage == c.stage)
+        return "";
+      return std::string(c.cause) + " not found:\n" + to_text(d);
+    }));
+  }
+  for (auto& r : runs) EXPECT_EQ(r.get(), "");
+}
+
+// Tests that a target that stopped reads target_down and an endpoint without latency families
+// reads metrics_missing, both no_data, through real Prometheus.
+TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
+  auto server = serve::Server::start(testing::scenario_server_options());
+  ASSERT_TRUE(server) << server.error().message;
+  // An endpoint that lost its latency families: request counts and engine gauges only.
+  metrics::Registry registry;
+  metrics::MetricOptions requests_opts;
+  requests_opts.name = "inferscope_requests_total";
+  requests_opts.help = "Requests.";
+  auto requests = registry.counter(requests_opts).with({});
+  metrics::MetricOptions running_opts;
+  running_opts.name = "inferscope_engine_requests_running";
+  running_opts.help = "Running.";
+  auto running = registry.gauge(running_opts).with({});
+  running.set(1);
+  requests.add(5);
+  auto bare = metrics::MetricsServer::start(registry, {.port = 0});
+  ASSERT_TRUE(bare) << bare.error().message;
+
+  std::string config = "global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                       "  - job_name: serve\n    static_configs:\n      - targets: ['127.0.0.1:" +
+                       std::to_string((*server)->port()) +
+                       "']\n  - job_name: bare\n    static_configs:\n      - targets: ['127.0.0.1:" +
+                       std::to_string((*bare)->port()) + "']\n";
+  inferscope::testing::PrometheusProcess prom(config);
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  {
+    testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
+    std::this_thread::sleep_for(std::chrono::seconds(8));
+  }
+  (*server)->stop();
+  // Prometheus marks the target down at its next scrape.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  DoctorRequest down{prom.url(), 0, 5, 20, "{job=\"serve\"}", ""};
+  auto d = run_doctor(down);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->verdict, "no_data") << to_text(*d);
+  EXPECT_TRUE(has_cause(*d, "target_down")) << to_text(*d);
+
+  DoctorRequest missing{prom.url(), 0, 5, 20, "{job=\"bare\"}", ""};
+  auto m = run_doctor(missing);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->verdict, "no_data") << to_text(*m);
+  EXPECT_TRUE(has_cause(*m, "metrics_missing")) << to_text(*m);
+  (*bare)->stop();
+}
+
+int run_cli(const std::string& args, std::string* out) {
+  std::string cmd = std::string(INFERSCOPE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  out->clear();
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Tests the CLI contract: exit 0/1/2 by verdict, a saved baseline compared later, one-line
+// errors naming the flag for bad input.
+TEST(DoctorModesIntegrationTest, CliExitCodesAndBaselineFile) {
+  auto server = serve::Server::start(testing::scenario_server_options());
+  ASSERT_TRUE(server) << server.error().message;
+  std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/metrics";
+  testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  char dir[] = "/tmp/inferscope-doctor-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  std::string baseline = std::string(dir) + "/baseline.json";
+  std::string out;
+  int code = run_cli("doctor --scrape " + url + " --duration 6s --interval 500ms --save-baseline " + baseline, &out);
+  EXPECT_EQ(code, 0) << out;
+  testing::set_faults((*server)->port(), R"({"decode_slowdown": 3})");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  code = run_cli("doctor --scrape " + url + " --duration 5s --interval 500ms --format json --baseline-file " + baseline,
+                 &out);
+  EXPECT_EQ(code, 1) << out;
+  auto json = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json["verdict"], "degraded");
+  EXPECT_EQ(json["findings"][0]["cause"], "decode_slowdown") << out;
+
+  code = run_cli("doctor --check-metrics http://127.0.0.1:1/metrics", &out);
+  EXPECT_EQ(code, 2) << out;
+  code = run_cli("doctor --prometheus http://127.0.0.1:1 --window 5x", &out);
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find("--window"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  code = run_cli("doctor --scrape " + url + " --baseline-file /nonexistent/b.json --duration 1s", &out);
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find("/nonexistent/b.json"), std::string::npos) << out;
+  driver.stop();
+  std::remove(baseline.c_str());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
