@@ -135,6 +135,19 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chron
   return box;
 }
 
+Result<std::unique_ptr<Outbox>> Outbox::open_read_only(const std::string& path, std::chrono::milliseconds busy_timeout) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return make_error("cannot open relay database " + path + " for reading: " + message);
+  }
+  std::unique_ptr<Outbox> box(new Outbox(db, path));
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
+  return box;
+}
+
 Outbox::~Outbox() { sqlite3_close_v2(db_); }
 
 Error Outbox::db_error(const std::string& what) const {

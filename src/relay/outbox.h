@@ -58,6 +58,9 @@ class Outbox {
  public:
   // open opens or creates the file and its schema. Errors name the path and SQLite's message.
   static Result<std::unique_ptr<Outbox>> open(const std::string& path, std::chrono::milliseconds busy_timeout);
+  // open_read_only opens an existing file for queries only (another process may be writing it);
+  // it creates nothing. Errors name the path.
+  static Result<std::unique_ptr<Outbox>> open_read_only(const std::string& path, std::chrono::milliseconds busy_timeout);
   ~Outbox();
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fake_servers.h"
+#include "relay/fired_alerts.h"
 #include "relay_test_util.h"
 
 namespace inferscope::relay {
@@ -422,6 +423,14 @@ TEST_F(RelayTest, AlertsFiredBetween) {
   EXPECT_EQ((*fired)[0].starts_at, t("2026-11-30T03:00:00Z"));
   EXPECT_EQ((*fired)[0].ends_at, t("2026-11-30T03:10:00Z"));
   EXPECT_TRUE((*relay->alerts_fired_between(t("2026-11-30T03:10:00Z"), t("2026-11-30T04:00:00Z"))).empty());
+  // Another reader (the report) sees the same history while the relay holds the file.
+  auto from_file = read_alerts_fired_between(dir_.file("relay.db"), t("2026-11-30T02:00:00Z"), t("2026-11-30T04:00:00Z"));
+  ASSERT_TRUE(from_file) << from_file.error().message;
+  ASSERT_EQ(from_file->size(), 1u);
+  EXPECT_EQ((*from_file)[0].labels.at("instance"), "i-f1");
+  auto missing = read_alerts_fired_between(dir_.file("nope.db"), t("2026-11-30T02:00:00Z"), t("2026-11-30T04:00:00Z"));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope.db"), std::string::npos);
 }
 
 // Tests config errors: a missing env var is named (the value never), duplicate names, bad URLs.
