@@ -108,7 +108,8 @@ nlohmann::json to_json(const Diagnosis& d) {
     for (const auto& [id, q] : *group)
       signals.push_back({{"id", id}, {"metric", q.metric}, {"unit", q.unit},
                          {"baseline", number(q.baseline.mean)}, {"incident", number(q.incident.mean)},
-                         {"baseline_max", number(q.baseline.max)}, {"incident_max", number(q.incident.max)}});
+                         {"baseline_max", number(q.baseline.max)}, {"incident_max", number(q.incident.max)},
+                         {"baseline_p50", number(q.baseline.p50)}, {"incident_p50", number(q.incident.p50)}});
   }
   j["signals"] = signals;
   j["notes"] = d.notes;
