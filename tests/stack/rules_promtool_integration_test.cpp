@@ -239,7 +239,7 @@ Scenario kv_scenario(const Target& t) {
              t.model_alert_labels("warning"),
              {}};
   s.annotations = {{"summary", t.where("KV-cache usage") + " is near full"},
-                   {"description", "KV cache is 98% full (threshold 95 %)."},
+                   {"description", "KV cache reached 98% in the last 1m (threshold 95 %)."},
                    {"runbook", "A full KV cache causes preemptions and queueing: lower --max-num-seqs or "
                                "--max-model-len, raise --gpu-memory-utilization, enable prefix caching, or scale out."}};
   return s;

@@ -222,13 +222,15 @@ void latency_alert(Alerts& a, const char* name, Role role, const char* quantile,
   a.add(std::move(rule));
 }
 
+// threshold_alert: `series` is a recorded series name (the job matcher is added) or an expression.
 void threshold_alert(Alerts& a, const char* name, Role role, std::string_view series, double threshold,
                      std::string summary, std::string description, std::string runbook) {
   if (!dialect::supports(a.c.id, role)) {
     return a.lack(name, fmt::format("{} exposes no {} metric", a.c.table.title, dialect::to_string(role)));
   }
   a.add({.name = name,
-         .expr = recorded(series, a.c) + " > " + dialect::format_number(threshold),
+         .expr = (series.find('(') == std::string_view::npos ? recorded(series, a.c) : std::string(series)) + " > " +
+                 dialect::format_number(threshold),
          .severity = "warning",
          .summary = std::move(summary),
          .description = std::move(description),
@@ -330,9 +332,12 @@ void serving_alerts(Alerts& a) {
   } else {
     a.lack(kErrorRatioHigh, fmt::format("{} exposes no request/error counters; {}", c.table.title, kGatewayHint));
   }
-  threshold_alert(a, kKvCacheFull, Role::kKvUsage, "inferscope:kv_usage", slo.kv_cache_usage,
+  // A saturated cache oscillates (full, preempt, refill): judge its peak over the rate window,
+  // so a cache that keeps hitting full fires although single scrapes dip below the threshold.
+  threshold_alert(a, kKvCacheFull, Role::kKvUsage,
+                  "max_over_time(" + recorded("inferscope:kv_usage", c) + "[" + c.window + "])", slo.kv_cache_usage,
                   where("KV-cache usage") + " is near full",
-                  "KV cache is {{ $value | humanizePercentage }} full (threshold " +
+                  "KV cache reached {{ $value | humanizePercentage }} in the last " + c.window + " (threshold " +
                       dialect::format_number(slo.kv_cache_usage * 100) + " %).",
                   "A full KV cache causes preemptions and queueing: lower --max-num-seqs or --max-model-len, raise "
                   "--gpu-memory-utilization, enable prefix caching, or scale out.");
