@@ -60,8 +60,8 @@ constexpr SeriesSpec kPreemptions[] = {
     {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
 };
 constexpr SeriesSpec kGatewayQueue[] = {
-    {"gateway queue mean", Role::kGatewayQueue, S::kMean, Source::kGateway},
-    {"gateway queue p95", Role::kGatewayQueue, S::kP95, Source::kGateway},
+    {"gateway queued", Role::kWaiting, S::kValue, Source::kGateway},
+    {"gateway in flight", Role::kRunning, S::kValue, Source::kGateway},
     {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
 };
 constexpr SeriesSpec kGpuUtil[] = {{"GPU", Role::kGpuUtilization, S::kValue, Source::kGpu, false, "gpu"}};
@@ -103,8 +103,8 @@ constexpr PanelSpec kQueueCapacity[] = {
     {"queue_depth", "Waiting and running vs e2e p99", PanelKind::kTimeseries, "requests", "s", "", kQueueDepth},
     {"kv_usage", "KV cache usage vs e2e p99", PanelKind::kTimeseries, "ratio", "s", "", kKvUsage},
     {"preemptions", "Preemptions vs e2e p99", PanelKind::kTimeseries, "events/s", "s", "", kPreemptions},
-    {"gateway_queue", "Gateway queue time vs e2e p99", PanelKind::kTimeseries, "s", "s",
-     "time requests wait for admission at inferscope gateway", kGatewayQueue},
+    {"gateway_queue", "Gateway queue vs e2e p99", PanelKind::kTimeseries, "requests", "s",
+     "requests waiting for admission at inferscope gateway, and sent upstream", kGatewayQueue},
 };
 constexpr PanelSpec kGpu[] = {
     {"gpu_util", "GPU utilization", PanelKind::kTimeseries, "ratio", "", "", kGpuUtil},

@@ -92,7 +92,8 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   ASSERT_TRUE(bench.started()) << bench.start_error();
 
   auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true);
-  EXPECT_TRUE(data.value("ok", false)) << data.dump(1);
+  EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output()
+                                       << "\nbench:\n" << bench.output();
 
   auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor", {}, {}, 10s);
   const bool doctor_served = doctor && doctor->status != 404;
