@@ -112,7 +112,7 @@ asio::awaitable<bool> CompletionCall::serve_stream() {
   } else {
     const auto sent = Clock::now();
     timeline_.mark(timeline::Moment::kSent, sent);
-    timeline_.finish(to_timeline(finish_reason_), sent);
+    timeline_.finish(finish_reason_, sent);
   }
   record(200);
   co_return ok;
@@ -146,7 +146,7 @@ asio::awaitable<bool> CompletionCall::serve_whole() {
   const auto sent = Clock::now();
   if (ok) {
     timeline_.mark(timeline::Moment::kSent, sent);
-    timeline_.finish(to_timeline(finish_reason_), sent);
+    timeline_.finish(finish_reason_, sent);
   } else {
     timeline_.finish(timeline::FinishReason::kAbort, sent);
   }

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include <inferscope/metrics/buckets.h>
-#include <inferscope/timeline/detail/lazy_series.h>
+#include <inferscope/metrics/lazy_series.h>
 #include <inferscope/timeline/timeline_recorder.h>
 #include <inferscope/timeline/timeline_summary.h>
 
@@ -117,16 +117,6 @@ Result<void> validate_dialects(const std::vector<std::string>& dialects, std::st
     }
   }
   return {};
-}
-
-timeline::FinishReason to_timeline(FinishReason reason) noexcept {
-  switch (reason) {
-    case FinishReason::kStop: return timeline::FinishReason::kStop;
-    case FinishReason::kLength: return timeline::FinishReason::kLength;
-    case FinishReason::kAbort: return timeline::FinishReason::kAbort;
-    case FinishReason::kError: return timeline::FinishReason::kError;
-  }
-  return timeline::FinishReason::kError;
 }
 
 // ---- inferscope_* engine-level series (the request-level ones are the TimelineRecorder's).
@@ -236,7 +226,7 @@ struct Vllm {
 
 // ---- gen_ai_* (OpenTelemetry GenAI server metrics, Prometheus-translated names).
 struct GenAi {
-  timeline::detail::LazySeries<Histogram> duration, ttft, tpot;
+  metrics::LazySeries<Histogram> duration, ttft, tpot;
 
   GenAi(const Registrar& reg, const Labels& models)
       : duration(reg.histogram("gen_ai_server_request_duration_seconds", "GenAI server request duration.",

@@ -49,8 +49,6 @@ struct RequestOutcome {
   std::uint32_t n = 1;          // request's n
 };
 
-// to_timeline maps the engine's finish reason onto the timeline's (same four values).
-timeline::FinishReason to_timeline(FinishReason reason) noexcept;
 
 // ServeMetrics owns the cached handles of every serve metric in one registry.
 class ServeMetrics {

@@ -5,12 +5,12 @@
 #include <array>
 
 #include <inferscope/metrics/buckets.h>
-#include <inferscope/timeline/detail/lazy_series.h>
+#include <inferscope/metrics/lazy_series.h>
 
 namespace inferscope::timeline {
 namespace {
 
-using detail::LazySeries;
+using metrics::LazySeries;
 using Values = std::vector<std::string>;
 
 constexpr std::array<std::string_view, 6> kStatusClasses = {"1xx", "2xx", "3xx", "4xx", "5xx", "none"};

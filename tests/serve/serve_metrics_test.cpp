@@ -9,6 +9,8 @@
 #include <inferscope/metrics/exposition.h>
 #include <inferscope/metrics/exposition_parser.h>
 
+#include "support/registry_scrape.h"
+
 namespace inferscope::serve {
 namespace {
 
@@ -18,22 +20,12 @@ using metrics::value_of;
 using timeline::Moment;
 using timeline::RequestTimeline;
 
-const timeline::TimePoint kT0 = timeline::TimePoint{} + std::chrono::hours(1);
-timeline::TimePoint at_ms(int ms) { return kT0 + std::chrono::milliseconds(ms); }
+using inferscope::testing::at_ms;
+using inferscope::testing::kT0;
+using inferscope::testing::scrape;
 constexpr double kTol = 1e-9;
 constexpr std::string_view kModel = "sim-8b";
 constexpr std::string_view kChat = "/v1/chat/completions";
-
-ParsedExposition scrape(const metrics::Registry& registry) {
-  std::string text;
-  metrics::render(registry, metrics::ExpositionFormat::kPrometheusText004, text);
-  auto parsed = metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004);
-  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message);
-  if (!parsed.ok()) return {};
-  const auto valid = metrics::validate_exposition(*parsed);
-  EXPECT_TRUE(valid.ok()) << (valid.ok() ? "" : valid.error().message);
-  return std::move(parsed).value();
-}
 
 ServeMetricsOptions all_dialects() {
   ServeMetricsOptions o;
@@ -314,6 +306,26 @@ TEST(ServeMetricsTest, LegacyAliases) {
   EXPECT_EQ(value_of(e, "vllm:time_per_output_token_seconds_count"),
             value_of(e, "vllm:inter_token_latency_seconds_count"));
   EXPECT_EQ(metrics::find_family(e, "vllm:time_per_output_token_seconds")->help.rfind("DEPRECATED", 0), 0U);
+}
+
+// Tests that a request preempted before its first token and scheduled again keeps its first
+// SCHEDULED as the queue/prefill boundary, as vLLM's stats.py does ("ignore preemptions"): the
+// preemption lengthens prefill, not queue time.
+TEST(ServeMetricsTest, PreemptedRequestKeepsFirstScheduledLikeVllm) {
+  metrics::Registry registry;
+  ServeMetrics m(registry, all_dialects());
+  RequestTimeline t(kT0);
+  t.mark(Moment::kEnqueued, at_ms(10));
+  t.mark(Moment::kScheduled, at_ms(30));
+  t.mark(Moment::kScheduled, at_ms(200));  // re-scheduled after a preemption
+  t.add_output(at_ms(250), 1);
+  t.add_output(at_ms(260), 1);
+  t.set_prompt_tokens(10);
+  t.finish(timeline::FinishReason::kLength, at_ms(260));
+  m.record_request(t, {kModel, kChat, 200});
+  const ParsedExposition e = scrape(registry);
+  EXPECT_NEAR(*value_of(e, "vllm:request_queue_time_seconds_sum"), 0.020, kTol);
+  EXPECT_NEAR(*value_of(e, "vllm:request_prefill_time_seconds_sum"), 0.220, kTol);
 }
 
 // Tests that on_step observes step time in real seconds and batch tokens (inferscope and vLLM).

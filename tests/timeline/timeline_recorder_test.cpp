@@ -7,27 +7,19 @@
 #include <inferscope/metrics/exposition.h>
 #include <inferscope/metrics/exposition_parser.h>
 
+#include "support/registry_scrape.h"
+
 namespace inferscope::timeline {
 namespace {
 
 using metrics::ParsedExposition;
 using metrics::value_of;
 
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
-TimePoint at_ms(int ms) { return kT0 + std::chrono::milliseconds(ms); }
+using inferscope::testing::at_ms;
+using inferscope::testing::kT0;
+using inferscope::testing::scrape;
 constexpr double kTol = 1e-9;
 constexpr std::string_view kChat = "/v1/chat/completions";
-
-ParsedExposition scrape(const metrics::Registry& registry) {
-  std::string text;
-  metrics::render(registry, metrics::ExpositionFormat::kPrometheusText004, text);
-  auto parsed = metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004);
-  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message) << "\n" << text;
-  if (!parsed.ok()) return {};
-  const auto valid = metrics::validate_exposition(*parsed);
-  EXPECT_TRUE(valid.ok()) << (valid.ok() ? "" : valid.error().message);
-  return std::move(parsed).value();
-}
 
 TimelineRecorderOptions options() {
   TimelineRecorderOptions o;

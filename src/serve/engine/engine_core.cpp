@@ -13,12 +13,10 @@
 #include "serve/engine/hashing.h"
 #include "serve/engine/text_generator.h"
 
+#include "inferscope/common/bug.h"
+
 namespace inferscope::serve {
 namespace {
-[[noreturn]] void bug(const char* what) {
-  std::fprintf(stderr, "BUG: EngineCore: %s\n", what);
-  std::abort();
-}
 std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
   return (tokens + block_size - 1) / block_size;
 }
@@ -107,7 +105,7 @@ std::vector<SequenceId> EngineCore::abort_all() {
 }
 
 StepPlan EngineCore::plan_step() {
-  if (in_flight_) bug("plan_step while a step is in flight");
+  if (in_flight_) INFERSCOPE_BUG("EngineCore: plan_step while a step is in flight");
   StepPlan plan;
   StepShape shape;
   scheduled_.clear();
@@ -234,7 +232,7 @@ void EngineCore::add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& sh
 }
 
 StepResult EngineCore::finish_step() {
-  if (!in_flight_) bug("finish_step without a planned step");
+  if (!in_flight_) INFERSCOPE_BUG("EngineCore: finish_step without a planned step");
   in_flight_ = false;
   StepResult result;
   result.prefill_tokens = plan_totals_.prefill_tokens;

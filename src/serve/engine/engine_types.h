@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "inferscope/metrics/clock.h"
+#include "inferscope/timeline/request_timeline.h"
 
 namespace inferscope::serve {
 
@@ -23,11 +24,10 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 // SequenceId names one submitted sequence; unique per Engine (never reused).
 using SequenceId = std::uint64_t;
 
-// FinishReason says why a sequence ended; spelled like vLLM/OpenAI finish reasons.
-enum class FinishReason { kStop, kLength, kAbort, kError };
-
-// to_string returns "stop", "length", "abort" or "error". Never fails; static storage.
-std::string_view to_string(FinishReason reason);
+// FinishReason says why a sequence ended: the timeline's enum (one vocabulary from engine to
+// metrics), spelled like vLLM/OpenAI finish reasons; timeline::to_string names it.
+using FinishReason = timeline::FinishReason;
+using timeline::to_string;
 
 // GenerationRequest is one sequence to generate.
 struct GenerationRequest {

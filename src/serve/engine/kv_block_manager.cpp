@@ -5,13 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "inferscope/common/bug.h"
+
 namespace inferscope::serve {
-namespace {
-[[noreturn]] void bug(const char* what) {
-  std::fprintf(stderr, "BUG: KvBlockManager: %s\n", what);
-  std::abort();
-}
-}  // namespace
 
 KvBlockManager::KvBlockManager(std::uint64_t limit, bool prefix_caching)
     : limit_(limit), prefix_caching_(prefix_caching) {}
@@ -37,7 +33,7 @@ void KvBlockManager::acquire(std::span<const std::uint64_t> hashes, std::size_t 
                              std::vector<BlockId>& table) {
   for (std::size_t i = 0; i < n; ++i) {
     auto it = cached_.find(hashes[i]);
-    if (it == cached_.end()) bug("acquire of a hash that is not cached");
+    if (it == cached_.end()) INFERSCOPE_BUG("KvBlockManager: acquire of a hash that is not cached");
     Block& b = blocks_[it->second];
     if (b.refs++ == 0) {
       lru_unlink(it->second);
@@ -72,7 +68,7 @@ void KvBlockManager::commit(BlockId block, std::uint64_t hash) {
 void KvBlockManager::release(std::vector<BlockId>& table) {
   for (auto it = table.rbegin(); it != table.rend(); ++it) {
     Block& b = blocks_[*it];
-    if (b.refs == 0) bug("release of a free block");
+    if (b.refs == 0) INFERSCOPE_BUG("KvBlockManager: release of a free block");
     if (--b.refs > 0) continue;
     --used_;
     if (b.hashed) {

@@ -1,7 +1,9 @@
-// File: detail/lazy_series.h -- DO NOT INCLUDE DIRECTLY (used by timeline_recorder.cpp and serve_metrics.cpp).
-// LazySeries caches one metric handle per combination of label-value indices and creates it with
-// Family::with() on first use, so combinations that never
-// happen never show up in the exposition, and no lookup by string happens after the first use.
+// File: lazy_series.h
+// LazySeries caches one metric handle per combination of bounded label values (given as indices)
+// and creates it with Family::with() on first use: combinations that never happen never show up
+// in the exposition, and no lookup by string happens after the first use (the timeline recorder
+// and serve's metrics use it). Example:
+//   LazySeries<Histogram> ttft(family, {{"chat", "completion"}, {"m1", "other"}}); ttft.get({0, 1}).observe(s);
 // Thread-safe (std::call_once per slot). get() never throws: a failing with() leaves a null handle.
 #pragma once
 
@@ -9,19 +11,21 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <inferscope/metrics/registry.h>
 
-namespace inferscope::timeline::detail {
+namespace inferscope::metrics {
 
+// LazySeries holds count = product of the value-list sizes slots, each created on its first get().
 template <class Metric>
 class LazySeries {
  public:
   // LazySeries keeps `family` (which must outlive it); values[d] lists label d's allowed values.
-  LazySeries(metrics::Family<Metric>& family, std::vector<std::vector<std::string>> values)
+  LazySeries(Family<Metric>& family, std::vector<std::vector<std::string>> values)
       : family_(&family), values_(std::move(values)) {
     count_ = 1;
     for (const auto& dimension : values_) count_ *= dimension.size();
@@ -67,10 +71,10 @@ class LazySeries {
     }
   }
 
-  metrics::Family<Metric>* family_;
+  Family<Metric>* family_;
   std::vector<std::vector<std::string>> values_;
   std::size_t count_ = 1;
   std::unique_ptr<Slot[]> slots_;
 };
 
-}  // namespace inferscope::timeline::detail
+}  // namespace inferscope::metrics
