@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "doctor/doctor_command.h"
+#include "drill/drill_command.h"
 #include "gateway/gateway_command.h"
 #include "loadgen/bench_command.h"
 #include "serve/serve_command.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   inferscope::serve::add_serve_command(app);
   inferscope::gateway::add_gateway_command(app);
   inferscope::doctor::add_doctor_command(app);
+  inferscope::drill::add_drill_command(app);
 #ifdef INFERSCOPE_HAVE_UP
   inferscope::stack::add_up_command(app);
 #endif

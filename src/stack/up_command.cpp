@@ -12,6 +12,7 @@
 
 #include "dashboard/dashboard_routes.h"
 #include "dashboard/grafana_export.h"
+#include "drill/notification_route.h"
 #include "net/http_server.h"
 #include "net/router.h"
 #include "relay/relay.h"
@@ -207,6 +208,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   });
   add_webhook_route(router, **relay, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
+  drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
                                   {.scrape_interval_s = config_scrape_seconds(config)});
 
