@@ -83,9 +83,15 @@ enum class Role : std::uint8_t {
   kHostCpuBusy,      // 0..1 of all cores
   kHostMemoryUsed,   // bytes
   kHostMemoryTotal,  // bytes
+  // Engine internals and request accounting (appended: ids above keep their values).
+  kEngineStep,       // seconds per engine step/iteration (histogram, per_batch)
+  kEngineBusy,       // 0..1 share of wall time the engine spends in steps
+  kInFlight,         // requests received and not yet finished (gauge)
+  kDependencyCall,   // seconds per outbound dependency call (histogram, kind_label names it)
+  kClientErrors,     // requests rejected as the client's fault (4xx), a counter
 };
 
-inline constexpr std::size_t kRoleCount = 38;
+inline constexpr std::size_t kRoleCount = 43;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.

@@ -17,9 +17,10 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "kv_usage",     "preemptions",   "prefix_cache_queries", "prefix_cache_hits", "requests",
     "errors",       "prompt_tokens", "generation_tokens", "prompt_length",  "generation_length",
     "gpu_utilization", "gpu_memory_used", "gpu_memory_total", "gpu_temperature", "gpu_power",
-    "host_cpu_busy", "host_memory_used", "host_memory_total"};
+    "host_cpu_busy", "host_memory_used", "host_memory_total", "engine_step", "engine_busy",
+    "in_flight",    "dependency_call", "client_errors"};
 
-static_assert(static_cast<std::size_t>(Role::kHostMemoryTotal) + 1 == kRoleCount, "kRoleNames out of date");
+static_assert(static_cast<std::size_t>(Role::kClientErrors) + 1 == kRoleCount, "kRoleNames out of date");
 
 }  // namespace
 

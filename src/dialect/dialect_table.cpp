@@ -67,6 +67,17 @@ constexpr MetricBinding kInferscopeBindings[] = {
      .unit = U::kTokens, .presence = P::kLazy},
     {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "inferscope_request_generation_tokens",
      .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kEngineStep, .kind = K::kHistogram, .metric = "inferscope_engine_step_duration_seconds",
+     .unit = U::kSeconds, .note = "one observation per engine step (model seconds / time_scale)", .per_batch = true},
+    {.role = R::kEngineBusy, .kind = K::kGauge, .metric = "inferscope_engine_busy_ratio", .unit = U::kRatio,
+     .aggregation = A::kAvg},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "inferscope_requests_in_flight", .unit = U::kRequests,
+     .note = "no model label"},
+    {.role = R::kDependencyCall, .kind = K::kHistogram, .metric = "inferscope_dependency_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kOptional, .kind_label = "dependency",
+     .note = "only when the server calls dependencies"},
+    {.role = R::kClientErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
+     .matchers = R"(status_class="4xx")", .unit = U::kRequests, .presence = P::kLazy},
 };
 
 // ---- inferscope gateway (issue 9: same inferscope_* request families, gateway stages) --------
@@ -112,6 +123,10 @@ constexpr MetricBinding kGatewayBindings[] = {
      .unit = U::kTokens, .presence = P::kLazy},
     {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "inferscope_request_generation_tokens",
      .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "inferscope_requests_in_flight", .unit = U::kRequests,
+     .note = "no model label"},
+    {.role = R::kClientErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
+     .matchers = R"(status_class="4xx")", .unit = U::kRequests, .presence = P::kLazy},
 };
 
 // ---- vLLM V1 (metric-dialects.md §2, §3) -----------------------------------------------------

@@ -146,7 +146,10 @@ TEST(RulesGeneratorTest, RejectsBadConfig) {
 // Tests the mapping from up's StackConfig: kinds to dialects, thresholds, `for` overrides, windows.
 TEST(RulesGeneratorTest, FromStackConfig) {
   stack::StackConfig stack;
-  stack.targets = {{.name = "v", .kind = "vllm"}, {.name = "x", .kind = "auto"}};
+  stack.targets.resize(2);
+  stack.targets[0].name = "v";
+  stack.targets[0].kind = "vllm";
+  stack.targets[1].name = "x";  // kind stays "auto": not detected
   stack.slo.ttft_p95_seconds = 1.5;
   stack.alert_for[kKvCacheFull] = 30s;
   stack.scrape_interval = 1s;
