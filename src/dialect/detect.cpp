@@ -1,6 +1,7 @@
 // Dialect detection and coverage checks over a parsed exposition.
 #include "dialect/detect.h"
 
+#include <cctype>
 #include <regex>
 
 #include "dialect/promql.h"
