@@ -4,6 +4,7 @@
 #include "relay/relay.h"
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -23,6 +24,7 @@ using Clock = std::chrono::system_clock;
 using std::chrono::milliseconds;
 
 constexpr int kBatchRows = 50;
+constexpr std::size_t kDiagnosisCacheSize = 1000;
 constexpr const char* kStateLastSeen = "watchdog_last_seen_ms";
 constexpr const char* kStateAlarm = "watchdog_alarm_since_ms";
 constexpr const char* kPipelineAlert = "InferscopeAlertingPipelineBroken";
@@ -85,7 +87,7 @@ class Relay::Impl {
   Notification pipeline_notification(bool firing, std::int64_t since_ms, std::int64_t now_ms) const;
   std::vector<std::string> watchdog_channels() const;
   milliseconds backoff(int attempts);
-  std::vector<std::string> diagnoses(const std::vector<Notification>& batch);
+  std::vector<std::string> diagnoses(const std::vector<Notification>& batch, const std::vector<PendingDelivery>& rows);
 
   RelayConfig config_;
   RelayOptions options_;
@@ -102,6 +104,10 @@ class Relay::Impl {
 
   std::mutex rng_mutex_;
   std::mt19937_64 rng_;
+
+  // One diagnosis per notification, shared by its channels and retries.
+  std::mutex diagnosis_mutex_;
+  std::map<std::int64_t, std::string> diagnosis_cache_;
 
   std::mutex watchdog_mutex_;
   std::int64_t watchdog_last_seen_ms_ = 0;  // 0: never seen
@@ -286,16 +292,31 @@ milliseconds Relay::Impl::backoff(int attempts) {
   return milliseconds(static_cast<std::int64_t>(delay * factor(rng_)));
 }
 
-std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>& batch) {
+std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>& batch,
+                                                const std::vector<PendingDelivery>& rows) {
   std::vector<std::string> out;
   if (!options_.diagnose) return out;
-  for (const Notification& n : batch) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const std::int64_t id = rows[i].notification_id;
+    {
+      std::lock_guard lock(diagnosis_mutex_);
+      if (auto it = diagnosis_cache_.find(id); it != diagnosis_cache_.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+    }
+    // Computed outside the lock (it queries Prometheus); two channels racing may both compute it.
+    std::string text;
     try {
-      out.push_back(options_.diagnose(n));
+      text = options_.diagnose(batch[i]);
     } catch (const std::exception& e) {
       spdlog::warn("relay: diagnosis failed, sending without it: {}", e.what());
-      out.emplace_back();
     }
+    std::lock_guard lock(diagnosis_mutex_);
+    diagnosis_cache_.emplace(id, text);
+    // Ids only grow: dropping the smallest keeps the newest notifications' diagnoses.
+    while (diagnosis_cache_.size() > kDiagnosisCacheSize) diagnosis_cache_.erase(diagnosis_cache_.begin());
+    out.push_back(std::move(text));
   }
   return out;
 }
@@ -341,7 +362,7 @@ Relay::Impl::Pass Relay::Impl::pass(ChannelSlot& slot) {
     }
     return {1, start};
   }
-  const ComposedMessage message = compose_message(channel.style(), batch, channel.max_message_bytes(), diagnoses(batch));
+  const ComposedMessage message = compose_message(channel.style(), batch, channel.max_message_bytes(), diagnoses(batch, batch_rows));
   batch.resize(message.notifications);
   const SendOutcome outcome = channel.send(message, batch, start);
   const Clock::time_point done = now();

@@ -45,8 +45,10 @@ struct RelayOptions {
   // wall_clock returns the current time; persisted times (back-off, history, watchdog) use it.
   // Tests inject a hand-moved clock.
   std::function<std::chrono::system_clock::time_point()> wall_clock{};
-  // diagnose returns a short Markdown diagnosis for a notification (the doctor); empty or unset:
-  // each alert's runbook annotation is shown instead. Called on a worker thread.
+  // diagnose returns a short Markdown diagnosis for a notification (the doctor's
+  // markdown_for_alert); empty or unset: only each alert's runbook annotation is shown. Called on
+  // a delivery thread, once per notification (the result is shared by its channels and retries),
+  // so it may block on Prometheus for a bounded time; exceptions are caught (no diagnosis).
   std::function<std::string(const Notification&)> diagnose{};
   // on_event receives each delivery/watchdog event (called on worker threads; must be quick).
   std::function<void(const RelayEvent&)> on_event{};

@@ -408,6 +408,38 @@ TEST_F(RelayTest, WatchdogNeverSeen) {
   EXPECT_NE(card["card"]["elements"][0]["text"]["content"].get<std::string>().find("no watchdog for 5 minutes"), std::string::npos);
 }
 
+// Tests the diagnosis slot: the doctor's Markdown appears under "Diagnosis" on every channel,
+// computed once per notification although two channels and a retry use it.
+TEST_F(RelayTest, DiagnosisOncePerNotification) {
+  std::atomic<int> calls{0}, wecom_calls{0};
+  FakeHttpServer slack;
+  FakeHttpServer wecom([&](const FakeRequest&) {
+    return ++wecom_calls == 1 ? FakeResponse{500, "busy"} : FakeResponse{};
+  });
+  metrics::Registry registry;
+  RelayOptions options;
+  options.wall_clock = clock_.fn();
+  options.diagnose = [&](const Notification& n) {
+    ++calls;
+    return "decode slowed 3x on " + n.alerts.at(0).labels.at("instance");
+  };
+  auto opened = Relay::open(config({channel(ChannelKind::kSlack, "slack", slack.url("/s")),
+                                    channel(ChannelKind::kWeCom, "wecom", wecom.url("/w"))}),
+                            registry, options);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Relay& relay = **opened;
+  ASSERT_EQ(relay.handle_webhook(webhook_body("A", "firing", {"f1"})).status, 200);
+  relay.deliver_due();
+  clock_.advance(2s);
+  relay.deliver_due();
+  EXPECT_EQ(calls.load(), 1);
+  ASSERT_EQ(wecom.requests().size(), 2u);
+  EXPECT_NE(json::parse(slack.requests().at(0).body)["text"].get<std::string>().find("*Diagnosis*\ndecode slowed 3x on i-f1"),
+            std::string::npos);
+  EXPECT_NE(json::parse(wecom.requests().at(1).body)["markdown"]["content"].get<std::string>().find("decode slowed 3x on i-f1"),
+            std::string::npos);
+}
+
 // Tests the history query the report uses.
 TEST_F(RelayTest, AlertsFiredBetween) {
   metrics::Registry registry;
