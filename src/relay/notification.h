@@ -55,8 +55,12 @@ struct FiredAlert {
   std::string alertname{};
   LabelMap labels{};
   LabelMap annotations{};
-  std::chrono::system_clock::time_point starts_at;
-  std::optional<std::chrono::system_clock::time_point> ends_at;  // unset while still firing
+  std::chrono::system_clock::time_point starts_at{};
+  std::optional<std::chrono::system_clock::time_point> ends_at{};  // unset while still firing
+  // When the relay first stored a notification with this alert, and the one resolving it (the
+  // relay's clock): "fault -> notification" without polling error.
+  std::chrono::system_clock::time_point received_at{};
+  std::optional<std::chrono::system_clock::time_point> resolved_received_at{};
 };
 
 // parse_notification parses a v4 webhook body. Errors ("cannot parse Alertmanager webhook: ...")

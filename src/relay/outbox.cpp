@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS alert_history(
   annotations TEXT NOT NULL,
   ends_ms INTEGER,
   updated_ms INTEGER NOT NULL,
+  received_ms INTEGER NOT NULL DEFAULT 0,
+  resolved_received_ms INTEGER,
   PRIMARY KEY(fingerprint, starts_ms));
 CREATE INDEX IF NOT EXISTS alert_history_time ON alert_history(starts_ms);
 CREATE TABLE IF NOT EXISTS relay_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -132,6 +134,9 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chron
     if (auto r = box->exec(pragma); !r) return r.error();
   }
   if (auto r = box->exec(kSchema); !r) return r.error();
+  // Files written before received_ms existed gain the columns; "duplicate column" is expected.
+  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN received_ms INTEGER NOT NULL DEFAULT 0", nullptr, nullptr, nullptr);
+  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN resolved_received_ms INTEGER", nullptr, nullptr, nullptr);
   return box;
 }
 
@@ -203,10 +208,12 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
     if (delivery.step() != SQLITE_DONE) return db_error("queue a delivery");
   }
   Statement fired(db_,
-                  "INSERT INTO alert_history(fingerprint, starts_ms, alertname, labels, annotations, ends_ms, updated_ms) "
-                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(fingerprint, starts_ms) DO UPDATE SET "
+                  "INSERT INTO alert_history(fingerprint, starts_ms, alertname, labels, annotations, ends_ms, updated_ms, "
+                  "received_ms, resolved_received_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8) "
+                  "ON CONFLICT(fingerprint, starts_ms) DO UPDATE SET "
                   "ends_ms = COALESCE(excluded.ends_ms, alert_history.ends_ms), annotations = excluded.annotations, "
-                  "updated_ms = excluded.updated_ms");
+                  "updated_ms = excluded.updated_ms, "
+                  "resolved_received_ms = COALESCE(alert_history.resolved_received_ms, excluded.resolved_received_ms)");
   for (const Alert& a : n.alerts) {
     const auto starts = parse_rfc3339(a.starts_at);
     fired.reset();
@@ -218,8 +225,10 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
     if (a.status == "resolved") {
       const auto ends = parse_rfc3339(a.ends_at);
       fired.bind(6, ends && ends->time_since_epoch().count() > 0 ? to_ms(*ends) : now_ms);
+      fired.bind(8, now_ms);
     } else {
       fired.bind_null(6);
+      fired.bind_null(8);
     }
     fired.bind(7, now_ms);
     if (fired.step() != SQLITE_DONE) return db_error("record alert history");
@@ -319,7 +328,8 @@ Result<std::map<std::string, ChannelCounts>> Outbox::counts() {
 Result<std::vector<FiredAlert>> Outbox::fired_between(std::int64_t from_ms, std::int64_t to_ms) {
   std::lock_guard lock(mutex_);
   Statement q(db_,
-              "SELECT fingerprint, alertname, labels, annotations, starts_ms, ends_ms FROM alert_history "
+              "SELECT fingerprint, alertname, labels, annotations, starts_ms, ends_ms, received_ms, resolved_received_ms "
+              "FROM alert_history "
               "WHERE starts_ms < ?2 AND (ends_ms IS NULL OR ends_ms > ?1) ORDER BY starts_ms, fingerprint");
   q.bind(1, from_ms);
   q.bind(2, to_ms);
@@ -333,6 +343,8 @@ Result<std::vector<FiredAlert>> Outbox::fired_between(std::int64_t from_ms, std:
     a.annotations = labels_from(q.text_at(3));
     a.starts_at = time_from_ms(q.int_at(4));
     if (!q.null_at(5)) a.ends_at = time_from_ms(q.int_at(5));
+    a.received_at = time_from_ms(q.int_at(6));
+    if (!q.null_at(7)) a.resolved_received_at = time_from_ms(q.int_at(7));
     out.push_back(std::move(a));
   }
   if (rc != SQLITE_DONE) return db_error("read alert history");

@@ -115,6 +115,7 @@ TEST(OutboxTest, FiredBetween) {
   auto open_now = *(*box)->fired_between(t("2026-11-30T04:00:00Z"), t("2026-11-30T05:00:00Z"));
   EXPECT_EQ(open_now.size(), 2u);  // both still firing
   ASSERT_TRUE((*box)->store(resolved, dedupe_key(resolved), {}, 2, 0));
+  ASSERT_TRUE((*box)->store(resolved, dedupe_key(resolved), {}, 7, 0));  // a repeat keeps the first receipt time
   auto after = *(*box)->fired_between(t("2026-11-30T04:00:00Z"), t("2026-11-30T05:00:00Z"));
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0].alertname, "Other");
@@ -122,6 +123,15 @@ TEST(OutboxTest, FiredBetween) {
   ASSERT_EQ(during.size(), 2u);
   EXPECT_EQ(during[0].fingerprint == "f1" ? during[0].ends_at.has_value() : during[1].ends_at.has_value(), true);
   EXPECT_EQ(during[0].labels.at("severity"), "critical");
+  for (const FiredAlert& a : during) {
+    EXPECT_EQ(a.received_at.time_since_epoch(), std::chrono::milliseconds(1));
+    if (a.fingerprint == "f1") {
+      ASSERT_TRUE(a.resolved_received_at);
+      EXPECT_EQ(a.resolved_received_at->time_since_epoch(), std::chrono::milliseconds(2));
+    } else {
+      EXPECT_FALSE(a.resolved_received_at);
+    }
+  }
   EXPECT_TRUE((*(*box)->fired_between(t("2026-11-30T02:00:00Z"), t("2026-11-30T03:00:00Z"))).empty());
 }
 
