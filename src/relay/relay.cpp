@@ -321,6 +321,9 @@ std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>&
   return out;
 }
 
+// pass is one delivery attempt of one channel: due rows -> one composed message -> send -> every
+// row's outcome recorded. It runs long (about 90 lines) on purpose: the order "send, then mark"
+// that makes the outbox lose nothing is visible in one place.
 Relay::Impl::Pass Relay::Impl::pass(ChannelSlot& slot) {
   std::lock_guard lock(slot.mutex);
   Channel& channel = *slot.channel;
