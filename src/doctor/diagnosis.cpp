@@ -174,6 +174,14 @@ class Reasoner {
     }
     d_.e2e_baseline = e2e_->baseline;
     d_.e2e_incident = e2e_->incident;
+    for (const auto* w : {&e2e_->baseline, &e2e_->incident}) {
+      std::size_t with_data = 0;
+      for (double v : w->intervals) with_data += !std::isnan(v);
+      if (!w->intervals.empty() && with_data * 2 < w->intervals.size())
+        d_.notes.push_back(std::string(w == &e2e_->baseline ? "baseline" : "incident window") + " has requests in only " +
+                           std::to_string(with_data) + " of its " + std::to_string(w->intervals.size()) +
+                           " intervals (target new, scraped late, or idle): compare with care");
+    }
     e2e_change_ = compare(e2e_, o_.min_relative_change, o_.noise_sigmas, 1e-4);
     d_.e2e_change_s = e2e_change_.delta;
     d_.e2e_noise_s = e2e_change_.threshold;

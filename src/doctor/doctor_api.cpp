@@ -35,12 +35,12 @@ std::string url_decode(std::string_view in) {
 }
 
 ApiAnswer error_answer(int status, const std::string& message, const std::string& type, const std::string& param) {
-  nlohmann::json body = {{"error",
-                          {{"message", message},
-                           {"type", type},
-                           {"param", param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param)},
-                           {"code", nullptr}}}};
-  return {status, "application/json", body.dump()};
+  ApiAnswer a;
+  a.status = status;
+  a.error_message = message;
+  a.error_type = type;
+  a.error_param = param;
+  return a;
 }
 
 }  // namespace
@@ -150,9 +150,17 @@ ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheu
   }
   auto diagnosis = run_doctor(request);
   if (!diagnosis) return error_answer(502, diagnosis.error().message, "upstream_error", "");
-  if (format == "markdown") return {200, "text/markdown; charset=utf-8", to_markdown(*diagnosis)};
-  if (format == "text") return {200, "text/plain; charset=utf-8", to_text(*diagnosis)};
-  return {200, "application/json", to_json(*diagnosis).dump()};
+  ApiAnswer answer;
+  if (format == "markdown") {
+    answer.content_type = "text/markdown; charset=utf-8";
+    answer.body = to_markdown(*diagnosis);
+  } else if (format == "text") {
+    answer.content_type = "text/plain; charset=utf-8";
+    answer.body = to_text(*diagnosis);
+  } else {
+    answer.body = to_json(*diagnosis).dump();
+  }
+  return answer;
 }
 
 std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,

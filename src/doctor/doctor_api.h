@@ -36,16 +36,20 @@ Result<double> parse_time(std::string_view text, std::string_view flag);
 // parse_duration accepts Prometheus durations ("90s", "5m", "1h30m"). Errors name `flag`.
 Result<double> parse_duration(std::string_view text, std::string_view flag);
 
-// ApiAnswer is an HTTP answer for the stack's route table.
+// ApiAnswer is the answer to one /api/doctor request: a body, or an error for the HTTP layer
+// to render as OpenAI error JSON (doctor_routes.h does, through net::ApiError).
 struct ApiAnswer {
   int status = 200;
   std::string content_type = "application/json";
-  std::string body;
+  std::string body;           // when status == 200
+  std::string error_message;  // otherwise
+  std::string error_type;     // "invalid_request_error", "upstream_error"
+  std::string error_param;    // the offending query parameter, or empty
 };
 
-// handle_doctor_api serves GET /api/doctor. Query parameters: window, baseline (durations),
-// at (time), selector, model, format=json|markdown|text. 400 with OpenAI error JSON on a bad
-// parameter, 502 when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
+// handle_doctor_api answers GET /api/doctor. Query parameters: window, baseline (durations),
+// at (time), selector, model, format=json|markdown|text. 400 on a bad parameter (naming it), 502
+// when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
 ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url);
 
 // markdown_for_alert diagnoses the 5 minutes before `at` (0 = now) for the alert's labels

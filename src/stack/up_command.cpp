@@ -12,6 +12,7 @@
 
 #include "dashboard/dashboard_routes.h"
 #include "dashboard/grafana_export.h"
+#include "doctor/doctor_routes.h"
 #include "drill/notification_route.h"
 #include "net/http_server.h"
 #include "net/router.h"
@@ -211,6 +212,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
                                   {.scrape_interval_s = config_scrape_seconds(config)});
+  doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); });  // GET /api/doctor
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
                                         .max_body_bytes = 8u << 20, .log_name = "up"},

@@ -14,8 +14,11 @@
 #include "doctor/check_metrics.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
+#include "doctor/doctor_routes.h"
+#include "net/http_server.h"
 #include "doctor/doctor_scenario_support.h"
 #include "doctor/scrape_collector.h"
+#include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
 
 namespace inferscope::doctor {
@@ -182,10 +185,46 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
                        std::to_string((*bare)->port()) + "']\n";
   inferscope::testing::PrometheusProcess prom(config);
   ASSERT_TRUE(prom.ok()) << prom.error();
-  {
-    testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
-    std::this_thread::sleep_for(std::chrono::seconds(8));
+  testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
+  // Prometheus starts scraping a few seconds after it listens; wait for the first latency series
+  // (bounded), then give the baseline and window time to fill.
+  auto client = promapi::PrometheusClient::create(prom.url());
+  ASSERT_TRUE(client);
+  bool scraped = false;
+  for (int i = 0; i < 200 && !scraped; ++i) {
+    auto r = client->query("inferscope_request_duration_seconds_count{job=\"serve\"}");
+    scraped = r && !r->series.empty();
+    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  ASSERT_TRUE(scraped);
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  // GET /api/doctor as `inferscope up` serves it: JSON on success, OpenAI errors naming the parameter.
+  std::string prom_url;
+  net::Router router;
+  add_doctor_routes(router, [&prom_url] { return prom_url; });
+  auto api = net::HttpServer::start({.port = 0, .io_threads = 2}, router.handler());
+  ASSERT_TRUE(api) << api.error().message;
+  auto get = [&](const std::string& target) {
+    return serve::testing::request((*api)->port(), serve::testing::http::verb::get, target);
+  };
+  EXPECT_EQ(get("/api/doctor").status, 503);
+  prom_url = prom.url();
+  // A baseline reaching back before Prometheus scraped anything says so.
+  auto early = get("/api/doctor?window=3s&baseline=60s&selector=%7Bjob%3D%22serve%22%7D");
+  ASSERT_EQ(early.status, 200) << early.body;
+  EXPECT_NE(early.body.find("baseline has requests in only"), std::string::npos) << early.body;
+  auto ok = get("/api/doctor?window=3s&baseline=4s&selector=%7Bjob%3D%22serve%22%7D");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  auto json = nlohmann::json::parse(ok.body, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << ok.body;
+  EXPECT_EQ(json["schema_version"], 1);
+  EXPECT_EQ(json["verdict"], "healthy") << ok.body;
+  auto bad = get("/api/doctor?window=5x");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(bad.body, nullptr, false)["error"]["param"], "window") << bad.body;
+  (*api)->stop();
+
+  driver.stop();
   (*server)->stop();
   // Prometheus marks the target down at its next scrape.
   std::this_thread::sleep_for(std::chrono::seconds(3));
