@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -33,11 +34,12 @@ std::string url_of_serve(UpProcess& serve) {
 // run_page_check runs the node driver to completion (bounded by its own --timeout) and returns
 // its JSON verdict line.
 nlohmann::json run_page_check(const std::string& api, const std::string& expect, const std::string& screenshot,
-                              bool doctor_optional) {
+                              bool doctor_optional, const std::string& query = "") {
   std::vector<std::string> args = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES,
                                    "node", std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/page_check.js",
                                    "--url", api, "--expect", expect, "--screenshot", screenshot, "--timeout", "45"};
   if (doctor_optional) args.insert(args.end(), {"--doctor", "optional"});
+  if (!query.empty()) args.insert(args.end(), {"--query", query});
   std::string last;
   auto child = stack::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
                                           [&last](std::string_view line) { if (!line.empty() && line[0] == '{') last = line; });
@@ -90,17 +92,21 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
                    "--random-output-len", "32", "--stages", "150s:rate=4"});
   ASSERT_TRUE(bench.started()) << bench.start_error();
+  const auto bench_started = std::chrono::steady_clock::now();
 
   auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true);
   EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output()
                                        << "\nbench:\n" << bench.output();
 
-  auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor", {}, {}, 10s);
+  // The doctor compares the fault with a healthy baseline: give the load 40 s before the fault.
+  std::this_thread::sleep_until(bench_started + 40s);
+  auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor?window=20s&baseline=30s", {}, {}, 20s);
   const bool doctor_served = doctor && doctor->status != 404;
   auto fault = stack::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":20})",
                                             "application/json", 10s);
   ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
-  auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(), !doctor_served);
+  auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(), !doctor_served,
+                                "doctor_window=20s&doctor_baseline=30s");
   EXPECT_TRUE(faulted.value("ok", false)) << faulted.dump(1) << "\n" << up.output();
   if (!doctor_served) std::printf("note: this inferscope up serves no /api/doctor; the doctor panel was not required\n");
 

@@ -58,10 +58,10 @@ function readUrlState() {
 }
 
 function writeUrlState() {
-  const q = new URLSearchParams();
+  const q = new URLSearchParams(location.search);
   q.set('range', state.range);
-  if (state.target) q.set('target', state.target);
-  if (state.model) q.set('model', state.model);
+  if (state.target) q.set('target', state.target); else q.delete('target');
+  if (state.model) q.set('model', state.model); else q.delete('model');
   q.set('refresh', String(state.refreshSeconds));
   history.replaceState(null, '', `?${q}`);
 }
@@ -253,7 +253,11 @@ async function refresh() {
   const findings = panels.find((p) => p.kind === 'findings');
   if (findings) {
     try {
-      const dq = new URLSearchParams({ window: '5m' });
+      // The doctor's windows: 5 min vs the 30 min before by default; ?doctor_window=&doctor_baseline=
+      // in the page's URL change them (a young stack has no 30 min of baseline yet).
+      const page = new URLSearchParams(location.search);
+      const dq = new URLSearchParams({ window: page.get('doctor_window') || '5m' });
+      if (page.get('doctor_baseline')) dq.set('baseline', page.get('doctor_baseline'));
       if (state.model) dq.set('model', state.model);
       drawFindings(findings, await getJson(`/api/doctor?${dq}`), null);
     } catch (err) { drawFindings(findings, null, err); }

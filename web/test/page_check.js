@@ -1,6 +1,7 @@
 // Drives the dashboard page in headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core; no browser is downloaded) and waits until the page shows what is expected:
 //   node page_check.js --url URL --expect data|fault|nodata --screenshot FILE [--timeout S]
+//                      [--query 'doctor_window=20s&doctor_baseline=40s'] [--scheme light|dark]
 //   data:   every chart and table panel has drawn data (state ok, with a canvas or rows)
 //   fault:  the alerts panel lists a firing alert (not the watchdog) and the doctor panel shows a
 //           finding (unless --doctor optional: this up serves no /api/doctor)
@@ -66,7 +67,7 @@ function judge(expect, panels, doctorOptional) {
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('requestfailed', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
     page.on('request', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
-    await page.goto(`${opt.url}/?range=15m&refresh=2`, { waitUntil: 'load' });
+    await page.goto(`${opt.url}/?range=15m&refresh=2${opt.query ? `&${opt.query}` : ''}`, { waitUntil: 'load' });
     const deadline = Date.now() + opt.timeout * 1000;
     while (Date.now() < deadline) {
       await page.waitForTimeout(1000);
