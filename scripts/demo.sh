@@ -114,8 +114,11 @@ wait_for "$work/up.out" 'inferscope up: ready' 90 "$up_pid"
 grep 'inferscope up: ready' "$work/up.out"
 api=$(sed -n 's/.*api=\(http[^ ]*\).*/\1/p' "$work/up.out" | head -n 1)
 prometheus=$(sed -n 's/.*ready prometheus=\(http[^ ]*\).*/\1/p' "$work/up.out" | head -n 1)
+# The page's doctor panel compares the last minute with the two before (a young stack has no
+# 30 min baseline yet).
+dashboard="$api/?range=15m&refresh=5&doctor_window=1m&doctor_baseline=2m"
 echo
-echo "dashboard: $api/"
+echo "dashboard: $dashboard"
 # Events as they happen: up's alert and notification lines (the robot prints its own messages).
 tail --pid=$$ -n +1 -F "$work/up.out" 2>/dev/null |
   grep --line-buffered -E 'alert (firing|resolved)|notification (delivered|failed)' |
@@ -151,7 +154,7 @@ sleep 5  # the resolved notification reaches the robot after Alertmanager's grou
 
 step "summary"
 grep -E 'alert (firing|resolved)' "$work/up.out" | grep -v Watchdog || true
-echo "dashboard: $api/"
+echo "dashboard: $dashboard"
 if [ "$keep" = 1 ]; then
   echo "demo: --keep: everything keeps running; open the dashboard above, Ctrl-C to stop"
   while kill -0 "$up_pid" 2>/dev/null; do sleep 1; done
