@@ -1,5 +1,8 @@
 #include "drill/drill_command.h"
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
@@ -17,6 +20,11 @@ struct DrillFlags {
   std::string resolve_timeout = "5m";
   double load_rate = 8;
 };
+
+// A drill stopped with Ctrl-C must not leave a fault injected: the handler only raises a flag that
+// the drill polls, and the drill clears its faults before it ends.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_stop_signal(int) { g_interrupted.store(true); }
 
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "inferscope drill: %s\n", message.c_str());
@@ -44,6 +52,11 @@ void run(const DrillFlags& f) {
       std::fflush(stdout);
     };
   }
+  options.interrupted = [] { return g_interrupted.load(); };
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
   auto report = run_drill(options);
   if (!report) fail(report.error().message);
   std::fputs((f.json ? render_json(*report) : render_table(*report)).c_str(), stdout);

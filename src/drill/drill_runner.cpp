@@ -79,9 +79,14 @@ class LoadThread {
       // 60 prompt + 40 output tokens: with 16-token KV blocks a sequence needs two new blocks while
       // decoding, which is what makes the kv_capacity case preempt.
       : workload_({{"drill", 1, loadgen::fixed_length(60), loadgen::fixed_length(40)}}, 0, 1),
-        builder_(target, loadgen::RequestOptions{.ignore_eos = true}),
+        builder_(target, request_options()),
         runner_(config(target, rate), workload_, builder_) {
     thread_ = std::thread([this] { (void)runner_.run(); });
+  }
+  static loadgen::RequestOptions request_options() {
+    loadgen::RequestOptions options;
+    options.ignore_eos = true;  // exactly 40 output tokens per request
+    return options;
   }
   static loadgen::RunConfig config(const loadgen::Target& target, double rate) {
     loadgen::RunConfig c;
@@ -117,9 +122,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // wait_for polls until `done` holds for every pending alert or `timeout` passes.
 void wait_for(const Notifications& n, std::chrono::seconds timeout, std::map<std::string, DrillRow*>& pending,
-              const std::function<bool(DrillRow&, const json&)>& done) {
+              const std::function<bool()>& interrupted, const std::function<bool(DrillRow&, const json&)>& done) {
   const auto deadline = Clock::now() + timeout;
-  while (!pending.empty() && Clock::now() < deadline) {
+  while (!pending.empty() && Clock::now() < deadline && !(interrupted && interrupted())) {
     if (auto list = n.list()) {
       for (const json& entry : *list) {
         auto it = pending.find(entry.value("alertname", ""));
@@ -150,7 +155,8 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
   }
   // Right after `up` is ready its Prometheus may not have scraped the target yet: wait a little.
   auto target = find_target(o.api);
-  for (const auto deadline = Clock::now() + std::chrono::seconds(30); !target && Clock::now() < deadline;) {
+  for (const auto deadline = Clock::now() + std::chrono::seconds(30);
+       !target && Clock::now() < deadline && !(o.interrupted && o.interrupted());) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     target = find_target(o.api);
   }
@@ -187,7 +193,7 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
       return set.error();
     }
     const auto injected = Clock::now();
-    wait_for(notifications, o.fire_timeout, pending, [&](DrillRow& row, const json& e) {
+    wait_for(notifications, o.fire_timeout, pending, o.interrupted, [&](DrillRow& row, const json& e) {
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
       if (before.count(seen) || e.value("labels", json::object()).value("job", "") != row.job) return false;
       row.fired = true;
@@ -197,11 +203,14 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
       return true;
     });
     if (auto clear = post_faults(target->base, kClearFaultsJson); !clear) return clear.error();
+    if (o.interrupted && o.interrupted()) {
+      return make_error("interrupted; the faults set on " + target->job + " (" + target->base + ") were cleared");
+    }
     const auto cleared = Clock::now();
     for (std::size_t i = first; i < report.rows.size(); ++i) {
       if (report.rows[i].fired) pending[report.rows[i].alert] = &report.rows[i];
     }
-    wait_for(notifications, o.resolve_timeout, pending, [&](DrillRow& row, const json& e) {
+    wait_for(notifications, o.resolve_timeout, pending, o.interrupted, [&](DrillRow& row, const json& e) {
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
       if (fired_as[row.alert] != seen || e.value("ends_at", json()).is_null()) return false;
       row.resolved = true;

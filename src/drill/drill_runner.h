@@ -24,6 +24,7 @@ struct DrillOptions {
   std::chrono::seconds resolve_timeout{300};  // clear -> resolved notification, per case
   double load_rate = 8;                       // requests/s kept on the target during the drill
   std::function<void(const std::string&)> progress;  // one line per step (may be empty)
+  std::function<bool()> interrupted;                 // polled while waiting: true = stop (may be empty)
 };
 
 // DrillRow is one alert's result.
@@ -48,7 +49,8 @@ struct DrillReport {
 
 // run_drill runs the selected cases. Fails (one line) when up's API is unreachable, no target
 // is an inferscope serve with --enable-admin within 30 s (a fresh `up` may not have scraped yet),
-// `only` names nothing known, or the load cannot start.
+// `only` names nothing known, or the load cannot start; when `interrupted` turns true it clears
+// the faults it set and fails with "interrupted".
 Result<DrillReport> run_drill(const DrillOptions& options);
 
 // render_table prints the report as a fixed-width table; render_json as JSON

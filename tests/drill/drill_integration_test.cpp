@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "stack/blocking_http.h"
+
 namespace inferscope::drill {
 namespace {
 
@@ -48,6 +50,7 @@ class Process {
       _exit(127);
     }
   }
+  void signal(int sig) const { kill(pid_, sig); }
   ~Process() {
     if (pid_ <= 0 || exited_) return;
     kill(pid_, SIGTERM);
@@ -112,6 +115,7 @@ class DrillTest : public ::testing::Test {
         dir_ / "serve.err");
     const std::string port = serve_->wait_for_match(R"(listening on http://127\.0\.0\.1:(\d+))", 15s);
     ASSERT_FALSE(port.empty()) << serve_->err();
+    serve_url_ = "http://127.0.0.1:" + port;
     std::ofstream(dir_ / "up.yaml") << "targets:\n  - name: serve\n    url: http://127.0.0.1:" << port
                                     << "/metrics\n    kind: inferscope\n"
                                     << "scrape_interval: 1s\nport: 0\nprometheus_port: 0\nalertmanager_port: 0\n"
@@ -136,7 +140,7 @@ class DrillTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::unique_ptr<Process> serve_, up_;
-  std::string api_;
+  std::string api_, serve_url_;
 };
 
 // Tests that two drill cases fire, reach the relay and resolve, with times in the JSON.
@@ -169,6 +173,23 @@ TEST_F(DrillTest, AlertThatNeverFiresExitsOne) {
   EXPECT_EQ(drill({"--only", "InferscopeErrorRatioHigh", "--fire-timeout", "8s", "--resolve-timeout", "5s"}, &out), 1)
       << out;
   EXPECT_NE(out.find("InferscopeErrorRatioHigh           error_rate       NO"), std::string::npos) << out;
+}
+
+// Tests that Ctrl-C during a drill clears the fault it injected and exits 2 with one line.
+TEST_F(DrillTest, InterruptClearsTheFault) {
+  ASSERT_NO_FATAL_FAILURE(start("10m"));
+  Process p({"drill", "--api", api_, "--only", "error_rate", "--fire-timeout", "60s"}, dir_ / "drill.out",
+            dir_ / "drill.err");
+  ASSERT_FALSE(p.wait_for_match("(drill: error_rate:)", 40s).empty()) << p.out() << p.err();
+  auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+  ASSERT_TRUE(faults);
+  EXPECT_NE(faults->body.find("error_rate"), std::string::npos) << faults->body;  // injected
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait_exit(20s), 2) << p.out() << p.err();
+  EXPECT_NE(p.err().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos) << p.err();
+  faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+  ASSERT_TRUE(faults);
+  EXPECT_EQ(faults->body.find("error_rate"), std::string::npos) << faults->body;  // cleared
 }
 
 // Tests one-line errors and exit status 2 for an unknown --only and an unreachable --api.
