@@ -123,20 +123,25 @@ TEST(DoctorModesIntegrationTest, LlamaCppReplayDecodeSlowdown) {
   EXPECT_TRUE(check.missing.empty()) << to_text(check);
 }
 
-// Tests direct-scrape mode (first half vs second half, no Prometheus) on three faults at once.
+// Tests direct-scrape mode (first half vs second half, no Prometheus) on three faults at once,
+// and a decode slowdown on a server exposing only vLLM's names.
 TEST(DoctorModesIntegrationTest, DirectScrapeThreeFaults) {
   struct Case {
     const char* faults;
     const char* cause;
     const char* stage;
+    bool vllm_only = false;  // serve exposes only vLLM's names and buckets (coarse ITL buckets)
   };
   const Case cases[] = {{R"({"decode_slowdown": 3})", "decode_slowdown", "decode"},
                         {R"({"dependency": {"name": "embedding", "mean_ms": 150}})", "dependency_slowdown", "dependency"},
-                        {R"({"worker_stall": {"for_ms": 2000, "every_s": 4}})", "worker_stall", "queue"}};
+                        {R"({"worker_stall": {"for_ms": 2000, "every_s": 4}})", "worker_stall", "queue"},
+                        {R"({"decode_slowdown": 3})", "decode_slowdown", "decode", true}};
   std::vector<std::future<std::string>> runs;
   for (const Case& c : cases) {
     runs.push_back(std::async(std::launch::async, [c]() -> std::string {
-      auto server = serve::Server::start(testing::scenario_server_options());
+      auto options_for_server = testing::scenario_server_options();
+      if (c.vllm_only) options_for_server.dialects = {"vllm"};
+      auto server = serve::Server::start(options_for_server);
       if (!server) return "cannot start: " + server.error().message;
       testing::LoadDriver driver((*server)->port(), testing::LoadShape{});
       std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -148,7 +153,9 @@ TEST(DoctorModesIntegrationTest, DirectScrapeThreeFaults) {
       driver.stop();
       (*server)->stop();
       if (!result) return result.error().message;
-      Diagnosis d = diagnose(snapshot_from_scrapes(options, *result, "", nullptr));
+      Snapshot snap = snapshot_from_scrapes(options, *result, "", nullptr);
+      if (c.vllm_only && snap.dialect.rfind("vllm", 0) != 0) return "vLLM-only server detected as " + snap.dialect;
+      Diagnosis d = diagnose(snap);
       if (d.verdict == "degraded" && !d.findings.empty() && d.findings.front().cause == c.cause &&
           d.findings.front().stage == c.stage)
         return "";
