@@ -248,7 +248,7 @@ void add_derived_quantities(Snapshot& snap) {
     Quantity pre;
     pre.metric = ttft->metric;
     pre.metric.append(" - ").append(queue->metric).append(" - ").append(prefill->metric);
-    pre.unit = "s";
+    pre.unit.assign(1, 's');  // not = "s": g++ 12 issues a false -Wrestrict for that assignment here
     auto derive = [](const WindowStat& t, const WindowStat& q, const WindowStat& p) {
       WindowStat out;
       if (t.has_data() && q.has_data() && p.has_data()) {
