@@ -31,21 +31,24 @@ void check_error(const std::string& message) {
   if (message.rfind("cannot ", 0) != 0) std::abort();
 }
 
-// scratch_path is one temporary file per fuzzing process, rewritten for each input that uses it.
-const std::string& scratch_path() {
-  static const std::string path = [] {
-    char name[] = "/tmp/inferscope-cost-profile-fuzz-XXXXXX";
-    int fd = ::mkstemp(name);
+// scratch_path is one temporary file per fuzzing process, rewritten for each input that uses it
+// and removed at exit (a plain char array: it must outlive the atexit handler).
+char g_scratch[] = "/tmp/inferscope-cost-profile-fuzz-XXXXXX";
+const char* scratch_path() {
+  static const bool created = [] {
+    int fd = ::mkstemp(g_scratch);
     if (fd < 0) std::abort();
     ::close(fd);
-    return std::string(name);
+    std::atexit([] { std::remove(g_scratch); });  // libFuzzer ends runs with exit()
+    return true;
   }();
-  return path;
+  (void)created;
+  return g_scratch;
 }
 
 void load_from_file(const std::uint8_t* data, std::size_t size) {
-  const std::string& path = scratch_path();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const char* path = scratch_path();
+  std::FILE* f = std::fopen(path, "wb");
   if (f == nullptr) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);
