@@ -12,6 +12,7 @@
 
 #include "dashboard/dashboard_routes.h"
 #include "dashboard/grafana_export.h"
+#include "doctor/doctor_api.h"
 #include "doctor/doctor_routes.h"
 #include "drill/notification_route.h"
 #include "net/http_server.h"
@@ -186,7 +187,14 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) fail("cannot create --state-dir " + config.state_dir.string() + ": " + ec.message());
   config.relay.database_path = (config.state_dir / "relay.db").string();
-  auto relay = relay::Relay::open(config.relay, registry, relay_options(print));
+  relay::RelayOptions options = relay_options(print);
+  // Every alert notification carries the doctor's diagnosis (the 5 minutes before, narrowed by
+  // the alert's job/model labels); none until Prometheus is ready.
+  options.diagnose = [&context](const relay::Notification& n) {
+    std::string url = context.prometheus_url();
+    return url.empty() ? std::string() : doctor::markdown_for_alert(url, n.common_labels);
+  };
+  auto relay = relay::Relay::open(config.relay, registry, std::move(options));
   if (!relay) fail(relay.error().message);
 
   std::unique_ptr<MonitoringStack> stack;
