@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "doctor/diagnosis_format.h"
+#include "doctor/doctor_api.h"
 #include "doctor/sampled_roles.h"
 
 namespace inferscope::doctor {
@@ -200,6 +201,25 @@ TEST(SampledRolesTest, QuantilesAndResets) {
   WindowStat w = window_stat(s, r, {0, 4});
   EXPECT_NEAR(w.count, 10 + 10 + 5 + 10, 1e-9);
   EXPECT_NEAR(w.mean, 35.0 / 4, 1e-9);
+}
+
+// Tests the CLI/API time and duration parsers, and that the relay's Markdown is never empty.
+TEST(DoctorApiTest, TimesDurationsAndAlertMarkdown) {
+  auto t = parse_time("2026-11-30T13:00:00Z", "--at");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(*t, 1796043600);
+  EXPECT_DOUBLE_EQ(*parse_time("2026-11-30T14:00:00.5+01:00", "--at"), 1796043600.5);
+  EXPECT_DOUBLE_EQ(*parse_time("1796043600", "--at"), 1796043600);
+  for (auto bad : {"", "yesterday", "2026-11-30", "2026-11-30T13:00:00", "-5", "12abc"}) {
+    auto r = parse_time(bad, "--at");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("--at"), std::string::npos);
+  }
+  EXPECT_DOUBLE_EQ(*parse_duration("1h30m", "--window"), 5400);
+  EXPECT_FALSE(parse_duration("0s", "--window"));
+  EXPECT_FALSE(parse_duration("5", "--window"));
+  std::string md = markdown_for_alert("http://127.0.0.1:1", {{"job", "serve"}});
+  EXPECT_NE(md.find("Doctor could not run"), std::string::npos) << md;
 }
 
 }  // namespace
