@@ -581,8 +581,16 @@ class Reasoner {
 
     double long_step = 0;
     Evidence step_ev;
+    // Longer steps that the work explains are no stall: a uniformly slower engine (the per-token
+    // median moved) or longer prompts (bigger prefill steps) stretch the longest step too.
+    double explained = 1;
+    if (itl && itl->baseline.p50 > 0 && itl->incident.p50 > 0)
+      explained *= std::max(1.0, itl->incident.p50 / itl->baseline.p50);
+    if (const Quantity* prompt = s_.find_signal("prompt_tokens"); prompt && prompt->baseline.mean > 0 &&
+                                                                  prompt->incident.mean > 0)
+      explained *= std::max(1.0, prompt->incident.mean / prompt->baseline.mean);
     if (step && step->baseline.has_data() && step->incident.has_data()) {
-      double r = detail::ratio(std::max(step->baseline.max, step->baseline.p99), step->incident.max);
+      double r = detail::ratio(std::max(step->baseline.max, step->baseline.p99), step->incident.max) / explained;
       // A slower prefill or decode stretches steps a few times; a stall makes one step an order
       // of magnitude longer than any the baseline saw.
       long_step = std::isinf(r) ? 1 : log_ramp(r, 4, 12) * ramp(step->incident.max, 0.02, 0.2);

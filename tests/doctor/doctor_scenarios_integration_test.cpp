@@ -120,6 +120,9 @@ std::vector<ScenarioCase> all_cases() {
       {"long outputs x2", "", shape([](LoadShape s) { s.max_tokens *= 2; return s; }), {"long_outputs"}, {"decode", "queue"}, {}},
       {"combined: decode_slowdown + dependency", R"({"decode_slowdown": 2.5, "dependency": {"name": "embedding", "mean_ms": 150}})", nullptr,
        {"decode_slowdown", "dependency_slowdown"}, {"decode", "dependency"}, {"decode_slowdown", "dependency_slowdown"}},
+      {"combined: decode_slowdown x3 + long prompts x3", R"({"decode_slowdown": 3})",
+       shape([](LoadShape s) { s.prompt_words *= 3; return s; }), {"decode_slowdown", "long_prompts"},
+       {"decode", "prefill"}, {"decode_slowdown", "long_prompts"}},
       {"combined: long prompts + kv", R"({"kv_capacity": 0.5})", shape([](LoadShape s) { s.prompt_words *= 2; return s; }),
        {"long_prompts", "kv_cache_pressure"}, {"prefill", "queue", "decode"}, {"long_prompts", "kv_cache_pressure"}},
   };
