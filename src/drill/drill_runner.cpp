@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <thread>
@@ -118,7 +119,16 @@ struct Notifications {
   }
 };
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// seconds_after returns `field` (the relay's receipt time) minus `start` when the relay gave one,
+// else the time the drill saw it (polling granularity, 0.5 s).
+double seconds_after(const json& entry, const char* field, double start) {
+  const json& at = entry.value(field, json());
+  return at.is_number() && at.get<double>() > 0 ? std::max(0.0, at.get<double>() - start) : unix_now() - start;
+}
 
 // wait_for polls until `done` holds for every pending alert or `timeout` passes.
 void wait_for(const Notifications& n, std::chrono::seconds timeout, std::map<std::string, DrillRow*>& pending,
@@ -192,12 +202,12 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
       (void)post_faults(target->base, kClearFaultsJson);
       return set.error();
     }
-    const auto injected = Clock::now();
+    const double injected = unix_now();
     wait_for(notifications, o.fire_timeout, pending, o.interrupted, [&](DrillRow& row, const json& e) {
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
       if (before.count(seen) || e.value("labels", json::object()).value("job", "") != row.job) return false;
       row.fired = true;
-      row.seconds_to_notification = seconds_since(injected);
+      row.seconds_to_notification = seconds_after(e, "received_at", injected);
       fired_as[row.alert] = seen;
       say(fmt::format("drill: {} fired after {:.1f} s", row.alert, row.seconds_to_notification));
       return true;
@@ -206,7 +216,7 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
     if (o.interrupted && o.interrupted()) {
       return make_error("interrupted; the faults set on " + target->job + " (" + target->base + ") were cleared");
     }
-    const auto cleared = Clock::now();
+    const double cleared = unix_now();
     for (std::size_t i = first; i < report.rows.size(); ++i) {
       if (report.rows[i].fired) pending[report.rows[i].alert] = &report.rows[i];
     }
@@ -214,7 +224,7 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
       if (fired_as[row.alert] != seen || e.value("ends_at", json()).is_null()) return false;
       row.resolved = true;
-      row.seconds_to_resolve = seconds_since(cleared);
+      row.seconds_to_resolve = seconds_after(e, "resolved_received_at", cleared);
       say(fmt::format("drill: {} resolved after {:.1f} s", row.alert, row.seconds_to_resolve));
       return true;
     });

@@ -54,7 +54,11 @@ void add_notification_route(net::Router& router, relay::Relay& relay) {
                       {"fingerprint", a.fingerprint},
                       {"labels", a.labels},
                       {"starts_at", unix_seconds(a.starts_at)},
-                      {"ends_at", a.ends_at ? nlohmann::json(unix_seconds(*a.ends_at)) : nlohmann::json(nullptr)}});
+                      {"ends_at", a.ends_at ? nlohmann::json(unix_seconds(*a.ends_at)) : nlohmann::json(nullptr)},
+                      {"received_at", unix_seconds(a.received_at)},
+                      {"resolved_received_at", a.resolved_received_at
+                                                   ? nlohmann::json(unix_seconds(*a.resolved_received_at))
+                                                   : nlohmann::json(nullptr)}});
     }
     return net::Response::json(nlohmann::json{{"notifications", list}}.dump());
   });

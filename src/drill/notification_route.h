@@ -20,7 +20,8 @@ namespace inferscope::drill {
 inline constexpr const char* kNotificationsPath = "/api/notifications";
 
 // add_notification_route registers GET /api/notifications?since=<unix seconds> answering
-// {"notifications":[{"alertname","fingerprint","labels":{},"starts_at":s,"ends_at":s|null}]}
+// {"notifications":[{"alertname","fingerprint","labels":{},"starts_at":s,"ends_at":s|null,
+// "received_at":s,"resolved_received_at":s|null}]} (received_*: when the relay stored them)
 // for alerts firing at or after `since` (default: the last hour), oldest first. A bad `since`
 // gets 400 with the OpenAI error JSON; an unreadable history 503. `relay` must outlive the server.
 void add_notification_route(net::Router& router, relay::Relay& relay);
