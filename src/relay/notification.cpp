@@ -172,8 +172,14 @@ std::string dedupe_key(const Notification& n) {
   fingerprints.reserve(n.alerts.size());
   for (const Alert& a : n.alerts) {
     // An alert without a fingerprint (hand-made payloads) is identified by its labels instead.
-    fingerprints.push_back(a.fingerprint.empty() ? labels_json(a.labels).dump(-1, ' ', false, json::error_handler_t::replace)
-                                                 : a.fingerprint);
+    // startsAt is part of the identity: an alert that resolved and fired again is a new episode
+    // (new startsAt) that must be delivered, while Alertmanager's retries and HA twins repeat it.
+    std::string identity = a.fingerprint.empty()
+                               ? labels_json(a.labels).dump(-1, ' ', false, json::error_handler_t::replace)
+                               : a.fingerprint;
+    identity += '@';
+    identity += a.starts_at;
+    fingerprints.push_back(std::move(identity));
   }
   std::sort(fingerprints.begin(), fingerprints.end());
   fingerprints.erase(std::unique(fingerprints.begin(), fingerprints.end()), fingerprints.end());

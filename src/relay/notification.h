@@ -73,8 +73,9 @@ Result<Notification> parse_notification(std::string_view body);
 // notification_to_json serialises a Notification back to the v4 shape (the outbox stores this).
 std::string notification_to_json(const Notification& notification);
 
-// dedupe_key returns hex SHA-256 over (group key, status, sorted fingerprint set): equal for a
-// retry or an HA twin of the same notification, whatever the alerts' order.
+// dedupe_key returns hex SHA-256 over (group key, status, sorted set of fingerprint@startsAt):
+// equal for a retry or an HA twin of the same notification, whatever the alerts' order; different
+// for an alert that resolved and fired again (a new startsAt).
 std::string dedupe_key(const Notification& notification);
 
 // parse_rfc3339 parses "2026-11-30T03:26:28.51Z" or "...+08:00"; nullopt if malformed. The Go

@@ -88,7 +88,8 @@ TEST(NotificationTest, JsonRoundTrip) {
   EXPECT_EQ(again->alerts[0].labels, n->alerts[0].labels);
 }
 
-// Tests that the dedupe key ignores alert order but not group key, status or the fingerprint set.
+// Tests that the dedupe key ignores alert order but not group key, status, the fingerprint set or
+// an alert's startsAt.
 TEST(NotificationTest, DedupeKey) {
   Notification a;
   a.group_key = "g";
@@ -108,6 +109,10 @@ TEST(NotificationTest, DedupeKey) {
   Notification fewer = a;
   fewer.alerts.pop_back();
   EXPECT_NE(dedupe_key(a), dedupe_key(fewer));
+  // The same alert firing again after it resolved carries a new startsAt: not a duplicate.
+  Notification refired = a;
+  refired.alerts[0].starts_at = "2026-11-30T14:00:00Z";
+  EXPECT_NE(dedupe_key(a), dedupe_key(refired));
 }
 
 // Tests RFC 3339 parsing: fractions, offsets, the Go zero time, and malformed input.
