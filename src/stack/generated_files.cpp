@@ -14,7 +14,9 @@ namespace inferscope::stack {
 namespace {
 
 // quoted returns `text` as a double-quoted YAML scalar (JSON string syntax is valid YAML).
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string loopback(std::uint16_t port) { return quoted("127.0.0.1:" + std::to_string(port)); }
 

@@ -16,6 +16,23 @@
 namespace inferscope::stack {
 namespace {
 
+// one_line makes an error message safe for a one-line report: keys and YAML messages may hold
+// line breaks or control bytes (a multi-line key), and a very long key is cut.
+std::string one_line(const std::string& message) {
+  std::string out;
+  for (char c : message) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < ' ' || c == 127) {
+      out += '?';
+    } else {
+      out += c;
+    }
+    if (out.size() > 600) return out + "...";
+  }
+  return out;
+}
+
 // ConfigError unwinds the parse to load_stack_config, which turns it into an Error; exceptions
 // never leave this file.
 struct ConfigError {
@@ -123,6 +140,10 @@ bool valid_name(std::string_view name) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-' || c == '.';
   });
+}
+
+bool printable_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 127; });
 }
 
 bool valid_alert_name(std::string_view name) {
@@ -317,6 +338,7 @@ Result<TargetConfig> parse_target_url(std::string_view text) {
     return make_error("bad target URL \"" + std::string(url) + "\": " + std::string(why) +
                       " (expected [NAME=]http://host:port[/path])");
   };
+  if (!printable_ascii(url)) return bad("only printable ASCII without spaces is allowed (percent-encode the rest)");
   if (url.starts_with("http://")) {
     t.scheme = "http";
     url.remove_prefix(7);
@@ -358,11 +380,11 @@ Result<StackConfig> parse_stack_config(std::string_view yaml_text, std::string_v
     read_alert_for(reader, root, config);
     read_top(reader, root, config);
   } catch (const ConfigError& e) {
-    return make_error(e.message);
+    return make_error(one_line(e.message));
   } catch (const YAML::Exception& e) {
     std::ostringstream out;
     out << file << ':' << (e.mark.line + 1) << ':' << (e.mark.column + 1) << ": cannot parse YAML: " << e.msg;
-    return make_error(out.str());
+    return make_error(one_line(out.str()));
   }
   return config;
 }
@@ -407,12 +429,13 @@ Result<void> validate_stack_config(const StackConfig& config) {
     }
   }
   for (const std::string& url : config.remote_write) {
-    if (!url.starts_with("http://") && !url.starts_with("https://")) {
+    if ((!url.starts_with("http://") && !url.starts_with("https://")) || !printable_ascii(url)) {
       return make_error("bad --remote-write URL \"" + url + "\": expected http:// or https://");
     }
   }
-  if (!config.external_prometheus.empty() && !config.external_prometheus.starts_with("http://") &&
-      !config.external_prometheus.starts_with("https://")) {
+  if (!config.external_prometheus.empty() &&
+      ((!config.external_prometheus.starts_with("http://") && !config.external_prometheus.starts_with("https://")) ||
+       !printable_ascii(config.external_prometheus))) {
     return make_error("bad --prometheus URL \"" + config.external_prometheus + "\": expected http:// or https://");
   }
   return {};

@@ -44,7 +44,7 @@ TEST(TargetUrlTest, ParsesNameAndUrl) {
   EXPECT_EQ(t->scheme, "https");
   EXPECT_EQ(t->metrics_path, "/custom/metrics");
   for (const char* bad : {"127.0.0.1:8000", "http://host", "http://:80", "ftp://h:1", "bad name=http://h:1",
-                          "http://h:0", "http://h:70000", "http://h:1/m?x=1"}) {
+                          "http://h:0", "http://h:70000", "http://h:1/m?x=1", "http://h\x88:1", "http://h:1/a b"}) {
     EXPECT_FALSE(parse_target_url(bad).ok()) << bad;
   }
 }
@@ -126,6 +126,8 @@ TEST(StackConfigTest, ErrorsNameFileLineColumnAndKey) {
         "bad.yaml:4:12: key 'notifications.channels[0].url': secrets are never written in the config");
   check("alerts:\n  for:\n    Bad-Name: 5m\n", "bad.yaml:3:5: key 'alerts.for.Bad-Name'");
   check("targets: [\n", "bad.yaml:2:1: cannot parse YAML");
+  // Found by stack_config_fuzz: a multi-line key must not break the one-line error.
+  check("? |\n  two\n  lines\n: 1\n", "key 'two\\nlines\\n': unknown key");
 }
 
 // Tests that the merged config is checked across keys (names, ports, modes).

@@ -1,0 +1,30 @@
+// File: stack_config_fuzz.cpp
+// Fuzzes `inferscope up`'s config reader (YAML via yaml-cpp → StackConfig with file:line:col
+// errors), then the checks and renderers that consume an accepted config, and the --target URL and
+// Prometheus duration parsers on the same bytes. Any crash, hang or uncaught exception is a bug,
+// and so is an error that does not start with the file name or spans two lines.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "stack/generated_files.h"
+#include "stack/prom_duration.h"
+#include "stack/stack_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)inferscope::stack::parse_target_url(text);
+  (void)inferscope::stack::parse_prom_duration(text);
+  auto config = inferscope::stack::parse_stack_config(text, "fuzz.yaml");
+  if (!config) {
+    // The contract of up's one-line errors: file first, never a second line.
+    const std::string& message = config.error().message;
+    if (!message.starts_with("fuzz.yaml:") || message.find('\n') != std::string::npos) __builtin_trap();
+    return 0;
+  }
+  (void)inferscope::stack::validate_stack_config(*config);
+  const inferscope::stack::StackPorts ports{.api = 9300, .alertmanager = 9093, .prometheus = 9090};
+  (void)inferscope::stack::render_prometheus_yml(*config, ports, {"a.rules.yml"});
+  (void)inferscope::stack::render_alertmanager_yml(*config, ports);
+  return 0;
+}
