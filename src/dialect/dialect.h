@@ -156,6 +156,7 @@ struct MetricBinding {
   std::span<const LegacyName> legacy = {};            // older names of the same data (newest first)
   std::string_view note = {};                         // semantics worth knowing (per event vs per token ...)
   bool per_batch = false;  // measured per engine batch/step, not per request: not a request stage
+  bool no_model_label = false;  // the series carry no model label even where the dialect has one
 };
 
 // DeprecatedName is a name not to rely on: dropped without a same-kind successor, or misleading

@@ -72,7 +72,7 @@ constexpr MetricBinding kInferscopeBindings[] = {
     {.role = R::kEngineBusy, .kind = K::kGauge, .metric = "inferscope_engine_busy_ratio", .unit = U::kRatio,
      .aggregation = A::kAvg},
     {.role = R::kInFlight, .kind = K::kGauge, .metric = "inferscope_requests_in_flight", .unit = U::kRequests,
-     .note = "no model label"},
+     .note = "no model label", .no_model_label = true},
     {.role = R::kDependencyCall, .kind = K::kHistogram, .metric = "inferscope_dependency_duration_seconds",
      .unit = U::kSeconds, .presence = P::kOptional, .kind_label = "dependency",
      .note = "only when the server calls dependencies"},
@@ -124,7 +124,7 @@ constexpr MetricBinding kGatewayBindings[] = {
     {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "inferscope_request_generation_tokens",
      .unit = U::kTokens, .presence = P::kLazy},
     {.role = R::kInFlight, .kind = K::kGauge, .metric = "inferscope_requests_in_flight", .unit = U::kRequests,
-     .note = "no model label"},
+     .note = "no model label", .no_model_label = true},
     {.role = R::kClientErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
      .matchers = R"(status_class="4xx")", .unit = U::kRequests, .presence = P::kLazy},
 };

@@ -1,6 +1,5 @@
-// Doctor roles from the one dialect table (src/dialect). The doctor adds only what the table
-// does not carry yet (engine step timing, busy ratio, in-flight, per-dependency latency); those
-// are requested in /work/coord/requests-dialect.md and move there when the table has them.
+// Doctor roles from the one dialect table (src/dialect): where each binding lands in the
+// Snapshot the reasoning reads.
 #include "doctor/role_spec.h"
 
 #include <algorithm>
@@ -41,6 +40,13 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kPromptLength: group = RoleGroup::kSignal; id = "prompt_tokens"; return true;
     case Role::kGenerationLength: group = RoleGroup::kSignal; id = "output_tokens"; return true;
     case Role::kGpuUtilization: group = RoleGroup::kSignal; id = "gpu_util"; return true;
+    case Role::kEngineStep: group = RoleGroup::kLatency; id = "step"; return true;
+    case Role::kEngineBusy: group = RoleGroup::kSignal; id = "engine_busy"; return true;
+    case Role::kInFlight: group = RoleGroup::kSignal; id = "in_flight"; return true;
+    case Role::kDependencyCall: group = RoleGroup::kDependency; id = "dependency"; return true;
+    // Client errors (4xx): the error role counts server-side failures only, but a burst of
+    // rejected requests (prompts over max_model_len, bad parameters) is an incident too.
+    case Role::kClientErrors: group = RoleGroup::kSignal; id = "client_error_rate"; return true;
     default: return false;
   }
 }
@@ -75,63 +81,6 @@ bool expected_role(Role r) {
     case Role::kTpot: return true;
     default: return false;
   }
-}
-
-// Engine signals of inferscope serve not (yet) in the dialect table (docs/metrics-reference.md).
-void add_inferscope_engine_extras(std::vector<RoleSpec>& out) {
-  RoleSpec step;
-  step.group = RoleGroup::kLatency;
-  step.id = "step";
-  step.kind = RoleKind::kHistogram;
-  step.metrics = {"inferscope_engine_step_duration_seconds"};
-  step.unit = "s";
-  step.model_label = "model";
-  out.push_back(step);
-  RoleSpec steps = step;
-  steps.group = RoleGroup::kSignal;
-  steps.id = "step_rate";
-  steps.kind = RoleKind::kCounter;
-  steps.metrics = {"inferscope_engine_step_duration_seconds_count"};
-  steps.unit = "1/s";
-  out.push_back(steps);
-  RoleSpec busy = step;
-  busy.group = RoleGroup::kSignal;
-  busy.id = "engine_busy";
-  busy.kind = RoleKind::kGauge;
-  busy.metrics = {"inferscope_engine_busy_ratio"};
-  busy.unit = "ratio";
-  busy.aggregation = Aggregation::kAvg;
-  out.push_back(busy);
-  RoleSpec in_flight = busy;
-  in_flight.id = "in_flight";
-  in_flight.metrics = {"inferscope_requests_in_flight"};
-  in_flight.unit = "requests";
-  in_flight.aggregation = Aggregation::kSum;
-  in_flight.model_label.clear();
-  out.push_back(in_flight);
-}
-
-void add_dependency_calls(std::vector<RoleSpec>& out) {
-  RoleSpec dep;
-  dep.group = RoleGroup::kDependency;
-  dep.id = "dependency";
-  dep.kind = RoleKind::kHistogram;
-  dep.metrics = {"inferscope_dependency_duration_seconds"};
-  dep.by_label = "dependency";
-  dep.unit = "s";
-  dep.model_label = "model";
-  out.push_back(dep);
-  // Client errors (4xx): the table's error role counts server-side failures only, but a burst of
-  // rejected requests (prompts over max_model_len, bad parameters) is an incident too.
-  RoleSpec client;
-  client.group = RoleGroup::kSignal;
-  client.id = "client_error_rate";
-  client.kind = RoleKind::kCounter;
-  client.metrics = {"inferscope_requests_total"};
-  client.matchers = R"(status_class="4xx")";
-  client.unit = "req/s";
-  client.model_label = "model";
-  out.push_back(client);
 }
 
 const DialectId kOrder[] = {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp,
@@ -177,17 +126,27 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
       s.denominator = std::string(b.operand);
       s.scale = b.scale;
       s.unit = unit_of(b, s.kind);
-      s.model_label = std::string(d.model_label);
+      s.model_label = b.no_model_label ? std::string() : std::string(d.model_label);
+      s.by_label = b.role == Role::kDependencyCall ? std::string(b.kind_label) : std::string();
       s.expected = expected_role(b.role) && b.presence != dialect::Presence::kOptional;
       switch (b.aggregation) {
         case dialect::Aggregation::kSum: s.aggregation = Aggregation::kSum; break;
         case dialect::Aggregation::kAvg: s.aggregation = Aggregation::kAvg; break;
         case dialect::Aggregation::kMax: s.aggregation = Aggregation::kMax; break;
       }
+      if (b.role == Role::kEngineStep) {
+        // Steps per second come from the same histogram's _count.
+        RoleSpec rate = s;
+        rate.group = RoleGroup::kSignal;
+        rate.id = "step_rate";
+        rate.kind = RoleKind::kCounter;
+        rate.metrics = {std::string(b.metric) + "_count"};
+        rate.unit = "1/s";
+        rate.expected = false;
+        out.push_back(std::move(rate));
+      }
       out.push_back(std::move(s));
     }
-    if (*id == DialectId::kInferscope) add_inferscope_engine_extras(out);
-    if (*id == DialectId::kInferscope || *id == DialectId::kGateway) add_dependency_calls(out);
   }
   // A role already covered by a richer dialect keeps its first spec only.
   std::vector<RoleSpec> unique;
