@@ -19,13 +19,11 @@ namespace {
 
 using inferscope::metrics::ExpositionTextFormat;
 
-// source_dir finds the repository from this file's path (CMake compiles with absolute paths);
-// INFERSCOPE_SOURCE_DIR in the environment overrides it.
+// source_dir is the checkout CMake configured (not __FILE__: ccache's base_dir makes that
+// relative to the build folder); INFERSCOPE_SOURCE_DIR in the environment overrides it.
 std::string source_dir() {
   if (const char* env = std::getenv("INFERSCOPE_SOURCE_DIR")) return env;
-  std::string file = __FILE__;
-  const std::string tail = "/bench/metrics/exposition_parser_bench.cpp";
-  return file.size() > tail.size() ? file.substr(0, file.size() - tail.size()) : ".";
+  return INFERSCOPE_SOURCE_DIR;
 }
 
 const std::string& sample(const std::string& name) {
