@@ -313,11 +313,17 @@ class Reasoner {
       per_token = itl;
     }
     double itl_p50_ratio = itl ? detail::ratio(itl->baseline.p50, itl->incident.p50) : kNaN;
-    double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio, 1.2, 2.0) : 0;
-    // A slower decode step moves the median gap between tokens; prefill interference, KV
-    // preemptions and stalls add a few long gaps and move the mean only. With a per-token
-    // median at hand, it decides.
-    if (!std::isnan(itl_p50_ratio)) s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio, 1.2, 1.8));
+    // More load stretches per-token time only through bigger batches: at unchanged per-token time
+    // the running batch grows at most in proportion to arrivals, and a decode step costs at most
+    // in proportion to its batch (memory-bound decode grows far less). So only the per-token rise
+    // beyond the arrival ratio is evidence of a slower engine; load explains the rest.
+    double load_ratio = rate_c.up && rate_c.ratio > 1 ? rate_c.ratio : 1.0;
+    double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / load_ratio, 1.2, 2.0) : 0;
+    // A slower decode step moves the median gap between tokens of every request, short prompts
+    // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
+    // a few long gaps and move the mean only. With a per-token median at hand, it decides.
+    if (!std::isnan(itl_p50_ratio))
+      s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio / load_ratio, 1.2, 1.8));
 
     // Per-prompt-token prefill time.
     double ppt_b = kNaN, ppt_i = kNaN;
@@ -347,7 +353,7 @@ class Reasoner {
 
     // Decode slowdown is what is left of a per-token slowdown once load (bigger batches), KV
     // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
-    double s_decode = s_decode_raw * (1 - 0.7 * s_rate);
+    double s_decode = s_decode_raw;
     if (std::isnan(itl_p50_ratio)) s_decode *= (1 - 0.8 * s_kv) * (1 - 0.9 * stall.strength);
     double s_prefill = std::max(s_ppt * (1 - 0.5 * s_prompt) * (1 - 0.5 * s_kv) * (1 - 0.8 * stall.strength), s_prefix);
 
@@ -586,9 +592,15 @@ class Reasoner {
     double explained = 1;
     if (itl && itl->baseline.p50 > 0 && itl->incident.p50 > 0)
       explained *= std::max(1.0, itl->incident.p50 / itl->baseline.p50);
+    // The longest prefill step is set by the longest prompt (or chunk), not the mean one: a few
+    // long prompts among short ones stretch the longest step by their length ratio.
     if (const Quantity* prompt = s_.find_signal("prompt_tokens"); prompt && prompt->baseline.mean > 0 &&
-                                                                  prompt->incident.mean > 0)
-      explained *= std::max(1.0, prompt->incident.mean / prompt->baseline.mean);
+                                                                  prompt->incident.mean > 0) {
+      double longer = prompt->incident.mean / prompt->baseline.mean;
+      if (prompt->baseline.max > 0 && prompt->incident.max > 0)
+        longer = std::max(longer, prompt->incident.max / prompt->baseline.max);
+      explained *= std::max(1.0, longer);
+    }
     if (step && step->baseline.has_data() && step->incident.has_data()) {
       double r = detail::ratio(std::max(step->baseline.max, step->baseline.p99), step->incident.max) / explained;
       // A slower prefill or decode stretches steps a few times; a stall makes one step an order

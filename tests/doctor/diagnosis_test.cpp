@@ -143,6 +143,36 @@ TEST(DiagnosisTest, DecodeSlowdownVsLongOutputs) {
   for (const auto& f : l.findings) EXPECT_NE(f.cause, "decode_slowdown");
 }
 
+// Tests that more arrivals excuse only the per-token rise they can cause (batch growth at most in
+// proportion to arrivals): a 4x per-token median at doubled load is still decode_slowdown, a
+// 1.3x one at doubled load is not.
+TEST(DiagnosisTest, DecodeSlowdownUnderMoreLoad) {
+  Snapshot slow = steady();
+  slow.latency["e2e"] = quantity(0.300, 1.100, 100, "s", 0.02);
+  slow.stages["queue"] = quantity(0.005, 0.065);
+  slow.stages["decode"] = quantity(0.245, 0.985);
+  slow.latency["tpot"] = quantity(0.008, 0.032);
+  slow.latency["itl"] = quantity(0.008, 0.032);
+  slow.signals["request_rate"] = quantity(5, 10, 100, "req/s", 0.02);
+  slow.signals["running"] = quantity(2, 8, 100, "requests");
+  Diagnosis d = run(slow);
+  ASSERT_EQ(d.verdict, "degraded");
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "decode");
+
+  Snapshot busier = slow;
+  busier.latency["e2e"] = quantity(0.300, 0.420, 100, "s", 0.02);
+  busier.stages["queue"] = quantity(0.005, 0.050);
+  busier.stages["decode"] = quantity(0.245, 0.320);
+  busier.latency["tpot"] = quantity(0.008, 0.0104);
+  busier.latency["itl"] = quantity(0.008, 0.0104);
+  busier.signals["running"] = quantity(2, 4, 100, "requests");
+  Diagnosis b = run(busier);
+  ASSERT_EQ(b.verdict, "degraded");
+  EXPECT_EQ(b.findings.front().cause, "load_increase") << to_text(b);
+  for (const auto& f : b.findings) EXPECT_NE(f.cause, "decode_slowdown") << to_text(b);
+}
+
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
 TEST(DiagnosisTest, LoadAndErrors) {
   Snapshot load = steady();

@@ -29,6 +29,9 @@ struct ScenarioCase {
   std::set<std::string> stages;             // accepted stage of the top finding
   std::set<std::string> also;               // causes that must also be reported (combined causes)
   std::function<LoadShape(LoadShape)> base; // baseline load shape (null = the default)
+  std::function<LoadShape(LoadShape)> extra; // a second stream started at the change (null = none)
+  bool default_capacity = false;              // the profile's own batch cap and KV cache (as `serve` runs)
+  std::set<std::string> absent;               // causes that must not be reported
 };
 
 struct Outcome {
@@ -49,6 +52,8 @@ Outcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& j
   double change = testing::now_s();
   if (!c.faults.empty()) EXPECT_EQ(testing::set_faults(port, c.faults), 200) << c.name;
   if (c.load) driver.set_shape(c.load(base));
+  std::unique_ptr<testing::LoadDriver> extra;
+  if (c.extra) extra = std::make_unique<testing::LoadDriver>(port, c.extra(base));
   std::this_thread::sleep_for(std::chrono::duration<double>(kIncidentS + 1.5));
   DoctorRequest request;
   request.prometheus_url = prom_url;
@@ -58,6 +63,7 @@ Outcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& j
   request.selector = "{job=\"" + job + "\"}";
   auto d = run_doctor(request);
   driver.stop();
+  if (extra) extra->stop();
   if (!d) {
     out.detail = d.error().message;
     return out;
@@ -77,6 +83,7 @@ Outcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& j
       for (const auto& f : d->findings) found |= f.cause == also;
       ok = ok && found;
     }
+    for (const auto& f : d->findings) ok = ok && !c.absent.count(f.cause);
   }
   out.pass = ok;
   out.detail = to_text(*d);
@@ -135,6 +142,20 @@ std::vector<ScenarioCase> all_cases() {
   });
   cases.push_back({"prefix-cache loss 90%->0%", "", shape([](LoadShape s) { s.shared_prefix = 0; return s; }),
                    {"prefill_slowdown"}, {"prefill"}, {}, shared});
+  // The project's demo: a 4x decode fault while a second stream of 4096-token prompts joins the
+  // steady short-prompt traffic (arrivals rise, prompts get longer, and the decode fault must
+  // still be named, not mistaken for an engine stall).
+  cases.push_back({"combined: decode_slowdown x4 + second stream of ~3900-token prompts", R"({"decode_slowdown": 4})",
+                   nullptr, {"decode_slowdown"}, {"decode"}, {"long_prompts"}, shape([](LoadShape s) {
+                     s.rate = 3;
+                     s.prompt_words = 250;  // ~512 tokens
+                     return s;
+                   }),
+                   shape([](LoadShape s) {
+                     s.prompt_words = 1900;  // ~3900 tokens: under the 4096-token context
+                     return s;
+                   }),
+                   /*default_capacity=*/true, /*absent=*/{"engine_stall"}});
   cases.push_back({"prefix-cache loss 90%->40%", "", shape([](LoadShape s) { s.shared_prefix = 0.4; return s; }),
                    {"prefill_slowdown"}, {"prefill"}, {}, shared});
   return cases;
@@ -153,7 +174,12 @@ TEST(DoctorScenariosIntegrationTest, FaultsAndLoadCauses) {
   std::vector<std::unique_ptr<serve::Server>> servers;
   std::vector<std::string> targets;
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    auto s = serve::Server::start(testing::scenario_server_options());
+    auto options = testing::scenario_server_options();
+    if (cases[i].default_capacity) {
+      options.engine.max_num_seqs = 0;
+      options.engine.kv_capacity_tokens = 0;
+    }
+    auto s = serve::Server::start(options);
     ASSERT_TRUE(s) << s.error().message;
     targets.push_back("127.0.0.1:" + std::to_string((*s)->port()));
     servers.push_back(std::move(*s));
