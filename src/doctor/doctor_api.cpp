@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +43,16 @@ ApiAnswer error_answer(int status, const std::string& message, const std::string
   a.error_type = type;
   a.error_param = param;
   return a;
+}
+
+// format_duration prints whole seconds as Prometheus-style 1h2m3s.
+std::string format_duration(double seconds) {
+  long s = std::lround(std::max(0.0, seconds));
+  std::string out;
+  if (s >= 3600) out += std::to_string(s / 3600) + "h";
+  if (s % 3600 >= 60) out += std::to_string(s % 3600 / 60) + "m";
+  if (s % 60 || out.empty()) out += std::to_string(s % 60) + "s";
+  return out;
 }
 
 }  // namespace
@@ -100,6 +112,17 @@ Result<double> parse_duration(std::string_view text, std::string_view flag) {
   return *d;
 }
 
+std::optional<std::pair<double, double>> fit_to_history(double at, double data_start, double window_s,
+                                                        double baseline_s) {
+  if (std::isnan(data_start)) return std::nullopt;
+  const double history = at - data_start;
+  if (!(history > 0) || data_start <= at - window_s - baseline_s + 1) return std::nullopt;
+  // Keep the window when at least as much history precedes it; else compare two equal halves,
+  // as scrape mode does.
+  if (history >= 2 * window_s) return std::make_pair(window_s, history - window_s);
+  return std::make_pair(history / 2, history / 2);
+}
+
 Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   auto client = promapi::PrometheusClient::create(request.prometheus_url);
   if (!client) return client.error();
@@ -111,7 +134,25 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   w.model = request.model;
   auto snapshot = collect_from_prometheus(*client, w);
   if (!snapshot) return snapshot.error();
-  return diagnose(*snapshot);
+  Diagnosis d = diagnose(*snapshot);
+  if (d.verdict != "no_data") return d;
+  // A baseline that reaches back before the first sample (a young stack or target) has too
+  // little in it: compare within the history that exists instead, and say so.
+  auto fitted = fit_to_history(w.at, snapshot->data_start, w.window_s, w.baseline_s);
+  if (!fitted) return d;
+  PrometheusWindow shorter = w;
+  shorter.window_s = fitted->first;
+  shorter.baseline_s = fitted->second;
+  auto retry = collect_from_prometheus(*client, shorter);
+  if (!retry) return d;
+  Diagnosis again = diagnose(*retry);
+  std::string note = "data starts at " + format_duration(w.at - snapshot->data_start) +
+                     " before the window end, so the baseline was shortened from " + format_duration(w.baseline_s) +
+                     " to " + format_duration(shorter.baseline_s);
+  if (shorter.window_s != w.window_s)
+    note += " and the window from " + format_duration(w.window_s) + " to " + format_duration(shorter.window_s);
+  again.notes.insert(again.notes.begin(), note);
+  return again;
 }
 
 ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url) {

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "doctor/diagnosis.h"
 #include "inferscope/common/result.h"
@@ -27,7 +29,17 @@ struct DoctorRequest {
 };
 
 // run_doctor collects and diagnoses. Errors: Prometheus unreachable or refusing the queries.
+// When the answer is no_data and the data starts after the baseline's start (a young stack or
+// target), it diagnoses again within the history that exists (fit_to_history) and says so in
+// the first note; it stays no_data when that history holds too little to compare.
 Result<Diagnosis> run_doctor(const DoctorRequest& request);
+
+// fit_to_history returns {window_s, baseline_s} that fit the history from data_start to at:
+// the same window with the history before it as baseline when that is at least one window long,
+// else two equal halves. nullopt when the requested range starts at or after data_start (the
+// baseline is not cut short by a young target) or data_start is unknown.
+std::optional<std::pair<double, double>> fit_to_history(double at, double data_start, double window_s,
+                                                        double baseline_s);
 
 // parse_time accepts RFC 3339 ("2026-11-30T13:00:00Z", offsets and fractions allowed) or Unix
 // seconds ("1796000000", "1796000000.5"). Errors name `flag`.

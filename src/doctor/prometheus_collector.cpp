@@ -203,6 +203,19 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   }
 
   Snapshot built = build_snapshot(sampled, {baseline_start, incident_start}, {incident_start, w.at});
+  // When the data starts: the e2e metric's first sample, else any role's.
+  double first_any = kNaN, first_e2e = kNaN;
+  for (const auto& r : sampled.roles) {
+    for (const auto* column : {&r.primary, &r.secondary})
+      for (std::size_t k = 0; k < column->size(); ++k)
+        if (!std::isnan((*column)[k])) {
+          double t = sampled.times[k];
+          if (!(first_any <= t)) first_any = t;
+          if (r.spec.id == "e2e" && !(first_e2e <= t)) first_e2e = t;
+          break;
+        }
+  }
+  built.data_start = std::isnan(first_e2e) ? first_any : first_e2e;
   built.source = "prometheus";
   built.dialect = snap.dialect;
   built.targets_total = snap.targets_total;

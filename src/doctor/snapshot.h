@@ -42,6 +42,10 @@ struct Snapshot {
   double baseline_start = kNaN, baseline_end = kNaN;  // Unix seconds
   double incident_start = kNaN, incident_end = kNaN;
   double interval_s = kNaN;  // length of one entry of WindowStat::intervals
+  // First time with a sample of the end-to-end latency metric (else of any metric read) in the
+  // range read; NaN when unknown (scrape mode) or nothing was found. Later than baseline_start
+  // when the target or the monitoring stack is younger than the baseline.
+  double data_start = kNaN;
 
   // Latency distributions by role: e2e, ttft, tpot, itl, step (engine iteration).
   std::map<std::string, Quantity> latency;

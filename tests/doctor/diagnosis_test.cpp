@@ -248,6 +248,18 @@ TEST(DoctorApiTest, TimesDurationsAndAlertMarkdown) {
   EXPECT_DOUBLE_EQ(*parse_duration("1h30m", "--window"), 5400);
   EXPECT_FALSE(parse_duration("0s", "--window"));
   EXPECT_FALSE(parse_duration("5", "--window"));
+  // A baseline reaching back before the first sample fits the history that exists.
+  EXPECT_FALSE(fit_to_history(10000, 7000, 300, 1800));          // data covers the whole range
+  EXPECT_FALSE(fit_to_history(10000, kNaN, 300, 1800));          // unknown start
+  EXPECT_FALSE(fit_to_history(10000, 10000, 300, 1800));         // nothing before the end
+  auto longer = fit_to_history(10000, 9000, 300, 1800);          // 1000 s of history
+  ASSERT_TRUE(longer);
+  EXPECT_DOUBLE_EQ(longer->first, 300);
+  EXPECT_DOUBLE_EQ(longer->second, 700);
+  auto young = fit_to_history(10000, 9880, 300, 1800);           // 120 s: two halves
+  ASSERT_TRUE(young);
+  EXPECT_DOUBLE_EQ(young->first, 60);
+  EXPECT_DOUBLE_EQ(young->second, 60);
   std::string md = markdown_for_alert("http://127.0.0.1:1", {{"job", "serve"}});
   EXPECT_NE(md.find("Doctor could not run"), std::string::npos) << md;
 }

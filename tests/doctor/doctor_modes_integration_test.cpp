@@ -204,6 +204,7 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
     if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(scraped);
+  const auto first_scrape = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(8));
   // GET /api/doctor as `inferscope up` serves it: JSON on success, OpenAI errors naming the parameter.
   std::string prom_url;
@@ -230,6 +231,15 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(nlohmann::json::parse(bad.body, nullptr, false)["error"]["param"], "window") << bad.body;
   (*api)->stop();
+
+  // An alert on a stack younger than the default 5m window + 30m baseline: the doctor compares
+  // within the history there is (about 20 s here: two 10 s halves) and says so, instead of
+  // "too few finished requests".
+  std::this_thread::sleep_until(first_scrape + std::chrono::seconds(20));
+  std::string md = markdown_for_alert(prom.url(), {{"job", "serve"}});
+  EXPECT_EQ(md.find("too few finished requests"), std::string::npos) << md;
+  EXPECT_EQ(md.rfind("**Doctor: no data", 0), std::string::npos) << md;
+  EXPECT_NE(md.find("the baseline was shortened from 30m to"), std::string::npos) << md;
 
   driver.stop();
   (*server)->stop();
