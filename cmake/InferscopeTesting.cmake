@@ -1,8 +1,10 @@
-# inferscope_add_tests(<prefix> LIBS <libs...>): one GoogleTest executable per *_test.cpp in the
-# calling folder. Files ending in _integration_test.cpp (real servers, subprocesses, promtool) get the
-# ctest label "integration"; the rest get "unit", which the sanitizer build runs.
+# inferscope_add_tests(<prefix> LIBS <libs...> [SERIAL <stems...>]): one GoogleTest executable per
+# *_test.cpp in the calling folder. Files ending in _integration_test.cpp (real servers, subprocesses,
+# promtool) get the ctest label "integration"; the rest get "unit", which the sanitizer build runs.
+# SERIAL names test files whose verdicts depend on the machine's real speed (a simulated server
+# judged on its latency): ctest runs them alone even under -j.
 function(inferscope_add_tests prefix)
-  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "LIBS;SERIAL" ${ARGN})
   file(GLOB test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   foreach(source ${test_sources})
     get_filename_component(stem ${source} NAME_WE)
@@ -29,7 +31,11 @@ function(inferscope_add_tests prefix)
       set(timeout 120)
       set_property(GLOBAL APPEND PROPERTY INFERSCOPE_UNIT_TEST_TARGETS ${target})
     endif()
+    set(serial FALSE)
+    if(stem IN_LIST ARG_SERIAL)
+      set(serial TRUE)
+    endif()
     gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60
-      PROPERTIES LABELS ${label} TIMEOUT ${timeout})
+      PROPERTIES LABELS ${label} TIMEOUT ${timeout} RUN_SERIAL ${serial})
   endforeach()
 endfunction()
