@@ -173,6 +173,34 @@ TEST(DiagnosisTest, DecodeSlowdownUnderMoreLoad) {
   for (const auto& f : b.findings) EXPECT_NE(f.cause, "decode_slowdown") << to_text(b);
 }
 
+// Tests that a few long prompts among short ones (longest prompt x5, mean x2.5) excuse a longest
+// step x40 next to a per-token median x1.6: no engine_stall without stopped output (the mean
+// prompt ratio alone would leave x10 unexplained).
+TEST(DiagnosisTest, LongPromptStepsAreNoStall) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.300, 1.300, 100, "s", 0.02);
+  s.stages["prefill"] = quantity(0.050, 0.150);
+  s.stages["decode"] = quantity(0.245, 1.145);
+  s.latency["tpot"] = quantity(0.008, 0.032);
+  s.latency["itl"] = quantity(0.008, 0.032);
+  s.latency["step"] = quantity(0.008, 0.032);
+  s.latency["step"].baseline.max = 0.025;
+  s.latency["step"].incident.max = 1.0;
+  s.latency["itl"].incident.p50 = 0.0128;
+  s.signals["prompt_tokens"] = quantity(1000, 2500, 100, "tokens");
+  s.signals["prompt_tokens"].baseline.max = 1000;
+  s.signals["prompt_tokens"].incident.max = 5000;
+  s.signals["engine_busy"] = quantity(0.7, 0.75, 100, "ratio");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded");
+  bool decode = false;
+  for (const auto& f : d.findings) {
+    EXPECT_NE(f.cause, "engine_stall") << to_text(d);
+    decode |= f.cause == "decode_slowdown";
+  }
+  EXPECT_TRUE(decode) << to_text(d);
+}
+
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
 TEST(DiagnosisTest, LoadAndErrors) {
   Snapshot load = steady();
