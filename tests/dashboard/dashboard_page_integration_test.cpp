@@ -2,8 +2,8 @@
 // under load from `inferscope bench`,
 // `inferscope up` (real Prometheus, Alertmanager, node-exporter on ephemeral loopback ports)
 // serving the page, and Debian's Chromium driven by playwright-core (web/test/page_check.js).
-// Three phases: every panel draws data; a decode fault brings the firing alert (and the doctor's
-// finding, when this up serves /api/doctor) onto the page; Prometheus stopped (SIGSTOP) turns
+// Three phases: every panel draws data; a decode fault brings the firing alert and the doctor's
+// finding onto the page; Prometheus stopped (SIGSTOP) turns
 // every panel into a "Prometheus unreachable" notice. Screenshots go to the build dir.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -101,14 +101,14 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   // The doctor compares the fault with a healthy baseline: give the load 40 s before the fault.
   std::this_thread::sleep_until(bench_started + 40s);
   auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor?window=20s&baseline=30s", {}, {}, 20s);
-  const bool doctor_served = doctor && doctor->status != 404;
+  // up always serves /api/doctor (503 until Prometheus is ready): the doctor panel is required.
+  ASSERT_TRUE(doctor && doctor->status != 404) << (doctor ? doctor->body : doctor.error().message);
   auto fault = stack::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":20})",
                                             "application/json", 10s);
   ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
-  auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(), !doctor_served,
-                                "doctor_window=20s&doctor_baseline=30s");
+  auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(),
+                                /*doctor_optional=*/false, "doctor_window=20s&doctor_baseline=30s");
   EXPECT_TRUE(faulted.value("ok", false)) << faulted.dump(1) << "\n" << up.output();
-  if (!doctor_served) std::printf("note: this inferscope up serves no /api/doctor; the doctor panel was not required\n");
 
   auto pid = prometheus_pid(ready->api);
   ASSERT_TRUE(pid && *pid > 0);
