@@ -138,7 +138,28 @@ SendOutcome Channel::send(const ComposedMessage& message, const std::vector<Noti
     if (!sent) outcome.error = sent.error().message;
     return outcome;
   }
-  const OutgoingRequest request = build_robot_request(config_.kind, message, included, url_, secret_, now);
+  return post_checked(build_robot_request(config_.kind, message, included, url_, secret_, now));
+}
+
+SendOutcome Channel::send_document(const Document& document, std::chrono::system_clock::time_point now) {
+  const ComposedMessage message = compose_document(document, max_bytes_);
+  if (smtp_) {
+    SendOutcome outcome;
+    auto sent = smtp_->send_alternative(message.title, message.text, document.html, now);
+    outcome.ok = sent.ok();
+    if (sent) {
+      outcome.bytes = *sent;
+    } else {
+      outcome.error = sent.error().message;
+    }
+    return outcome;
+  }
+  return post_checked(build_document_request(config_.kind, message, document, url_, secret_, now));
+}
+
+SendOutcome Channel::post_checked(const OutgoingRequest& request) {
+  SendOutcome outcome;
+  outcome.bytes = request.body.size();
   auto answer = poster_.post(request.url, request.body);
   if (!answer) {
     outcome.error = answer.error().message;

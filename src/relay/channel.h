@@ -12,6 +12,7 @@
 
 #include <inferscope/common/result.h>
 
+#include "relay/document.h"
 #include "relay/http_poster.h"
 #include "relay/message_renderer.h"
 #include "relay/rate_limiter.h"
@@ -33,7 +34,10 @@ struct SendOutcome {
   bool ok = false;
   bool throttled = false;
   std::string error;  // no secrets: curl and robot messages only
+  std::size_t bytes = 0;  // size of what was sent: the request body or the email message
 };
+
+struct OutgoingRequest;  // robot_payload.h
 
 class Channel {
  public:
@@ -53,8 +57,14 @@ class Channel {
   // send delivers one composed message covering `included`.
   SendOutcome send(const ComposedMessage& message, const std::vector<Notification>& included,
                    std::chrono::system_clock::time_point now);
+  // send_document delivers one document (document.h): its Markdown cut to max_message_bytes for
+  // robots, title + Markdown + HTML to the generic webhook, multipart/alternative email. The body's
+  // error code is checked as for alerts. The caller applies the rate limiter.
+  SendOutcome send_document(const Document& document, std::chrono::system_clock::time_point now);
 
  private:
+  SendOutcome post_checked(const OutgoingRequest& request);
+
   Channel(ChannelConfig config, std::string url, std::string secret, std::size_t max_bytes, int per_minute,
           std::chrono::milliseconds timeout);
 

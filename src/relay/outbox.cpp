@@ -137,6 +137,8 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chron
   // Files written before received_ms existed gain the columns; "duplicate column" is expected.
   sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN received_ms INTEGER NOT NULL DEFAULT 0", nullptr, nullptr, nullptr);
   sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN resolved_received_ms INTEGER", nullptr, nullptr, nullptr);
+  // Files written before documents (reports) were delivered: every existing row is an alert.
+  sqlite3_exec(db, "ALTER TABLE notifications ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert'", nullptr, nullptr, nullptr);
   return box;
 }
 
@@ -237,10 +239,33 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
   return StoreOutcome::kStored;
 }
 
+Result<std::int64_t> Outbox::store_document(const std::string& payload, const std::vector<std::string>& channels,
+                                            std::int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  durable(true);
+  Transaction tx(db_);
+  if (!tx.began()) return db_error("begin a transaction");
+  Statement insert(db_, "INSERT INTO notifications(dedupe_key, received_ms, payload, kind) VALUES('', ?1, ?2, 'document')");
+  insert.bind(1, now_ms);
+  insert.bind(2, payload);
+  if (!insert.ok() || insert.step() != SQLITE_DONE) return db_error("store a document");
+  const std::int64_t id = sqlite3_last_insert_rowid(db_);
+  Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
+  for (const std::string& channel : channels) {
+    delivery.reset();
+    delivery.bind(1, id);
+    delivery.bind(2, channel);
+    delivery.bind(3, now_ms);
+    if (delivery.step() != SQLITE_DONE) return db_error("queue a document delivery");
+  }
+  if (!tx.commit()) return db_error("commit a document");
+  return id;
+}
+
 Result<std::vector<PendingDelivery>> Outbox::due(const std::string& channel, std::int64_t now_ms, int limit) {
   std::lock_guard lock(mutex_);
   Statement q(db_,
-              "SELECT n.id, n.payload, n.received_ms, d.attempts FROM deliveries d JOIN notifications n "
+              "SELECT n.id, n.payload, n.received_ms, d.attempts, n.kind FROM deliveries d JOIN notifications n "
               "ON n.id = d.notification_id WHERE d.channel = ?1 AND d.state = 0 AND d.next_attempt_ms <= ?2 "
               "ORDER BY n.id LIMIT ?3");
   q.bind(1, channel);
@@ -249,7 +274,7 @@ Result<std::vector<PendingDelivery>> Outbox::due(const std::string& channel, std
   std::vector<PendingDelivery> rows;
   int rc;
   while ((rc = q.step()) == SQLITE_ROW) {
-    rows.push_back({q.int_at(0), q.text_at(1), q.int_at(2), static_cast<int>(q.int_at(3))});
+    rows.push_back({q.int_at(0), q.text_at(1), q.int_at(2), static_cast<int>(q.int_at(3)), q.text_at(4)});
   }
   if (rc != SQLITE_DONE) return db_error("read due deliveries");
   return rows;

@@ -34,6 +34,7 @@ struct PendingDelivery {
   std::string payload;  // notification_to_json
   std::int64_t received_ms = 0;
   int attempts = 0;
+  std::string kind = "alert";  // "alert" (payload: notification_to_json) or "document" (document_to_json)
 };
 
 // DeliveryUpdate is the outcome of one attempt for one row.
@@ -71,6 +72,11 @@ class Outbox {
   Result<StoreOutcome> store(const Notification& notification, const std::string& dedupe_key,
                              const std::vector<std::string>& channels, std::int64_t now_ms,
                              std::int64_t dedupe_window_ms);
+
+  // store_document commits, in one transaction (synchronous=FULL), a document (payload:
+  // document_to_json) and a pending delivery per channel; no dedupe, no alert history. Returns its id.
+  Result<std::int64_t> store_document(const std::string& payload, const std::vector<std::string>& channels,
+                                      std::int64_t now_ms);
 
   // due returns up to `limit` pending rows of `channel` whose next attempt is at or before now_ms,
   // oldest first.

@@ -20,6 +20,7 @@
 #include <inferscope/common/result.h>
 #include <inferscope/metrics/registry.h>
 
+#include "relay/document.h"
 #include "relay/notification.h"
 #include "relay/relay_config.h"
 
@@ -35,7 +36,10 @@ struct WebhookReply {
 
 // RelayEvent is one line-worthy event (delivered, retried, failed, watchdog), for `up`'s log.
 struct RelayEvent {
-  std::string kind;     // "delivered" | "retried" | "failed" | "watchdog_missing" | "watchdog_restored"
+  // "delivered" | "retried" | "failed" | "watchdog_missing" | "watchdog_restored" for alerts;
+  // "report_sent" | "report_retried" | "report_failed" for documents (text is then the whole line:
+  // "report sent to oncall (5120 bytes)", "report failed: channel oncall after 16 attempts: ...").
+  std::string kind;
   std::string channel;  // channel name, or empty
   std::string text;     // one line, no secrets (e.g. "3 notification(s) [FIRING] HighLatency")
 };
@@ -100,6 +104,12 @@ class Relay {
   // use it instead of start()): sends what is due and allowed by the rate limits; returns the
   // number of messages sent (successfully or not).
   int deliver_due();
+  // enqueue_document stores a document (a report) durably in the outbox for each named channel
+  // before returning; the delivery threads send it like an alert (alone, never merged: robots get
+  // its Markdown cut to their limit, the webhook and email the HTML too), with the same rate
+  // limits, back-off and max_attempts, counted in inferscope_notifications_total. Errors: an
+  // unknown channel (the message lists the configured ones), no channel, the database.
+  Result<void> enqueue_document(const Document& document, const std::vector<std::string>& channels);
   // check_watchdog runs one watchdog check at wall_clock() (what the watchdog thread does).
   void check_watchdog();
 

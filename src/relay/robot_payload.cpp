@@ -88,6 +88,20 @@ OutgoingRequest build_robot_request(ChannelKind kind, const ComposedMessage& mes
   return request;
 }
 
+OutgoingRequest build_document_request(ChannelKind kind, const ComposedMessage& message, const Document& document,
+                                       const std::string& url, const std::string& secret,
+                                       std::chrono::system_clock::time_point now) {
+  if (kind != ChannelKind::kWebhook && kind != ChannelKind::kEmail) {
+    return build_robot_request(kind, message, {}, url, secret, now);
+  }
+  return {url, dump({{"version", "inferscope.document/1"},
+                     {"kind", "report"},
+                     {"title", document.title},
+                     {"markdown", message.text},
+                     {"html", document.html},
+                     {"truncated", message.truncated}})};
+}
+
 ReplyCheck check_robot_reply(ChannelKind kind, long http_status, std::string_view body) {
   ReplyCheck check;
   if (http_status == 429) {

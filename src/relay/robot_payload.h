@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "relay/document.h"
 #include "relay/message_renderer.h"
 #include "relay/notification.h"
 #include "relay/relay_config.h"
@@ -30,6 +31,15 @@ MarkupStyle markup_style(ChannelKind kind) noexcept;
 OutgoingRequest build_robot_request(ChannelKind kind, const ComposedMessage& message,
                                     const std::vector<Notification>& included, const std::string& url,
                                     const std::string& secret, std::chrono::system_clock::time_point now);
+
+// build_document_request renders the POST of a document (document.h) for kind (not kEmail): the
+// robots get `message` (the document's title and its Markdown, already cut to the channel's limit)
+// exactly as an alert message, signed the same way; the generic webhook gets
+// {"version":"inferscope.document/1","kind":"report","title","markdown","html","truncated"}: the
+// Markdown of `message` (whole unless max_message_bytes is set) and the whole HTML.
+OutgoingRequest build_document_request(ChannelKind kind, const ComposedMessage& message, const Document& document,
+                                       const std::string& url, const std::string& secret,
+                                       std::chrono::system_clock::time_point now);
 
 // ReplyCheck is the verdict on a service's answer.
 struct ReplyCheck {

@@ -1,6 +1,7 @@
 #include "relay/smtp_sender.h"
 
 #include <cstring>
+#include <functional>
 #include <ctime>
 
 #include <curl/curl.h>
@@ -38,8 +39,11 @@ std::string header_safe(std::string text) {
 
 }  // namespace
 
-std::string build_email_message(const SmtpSettings& settings, const std::string& subject, const std::string& text,
-                                std::chrono::system_clock::time_point now) {
+namespace {
+
+// email_headers returns Date, From, To, Subject and MIME-Version lines.
+std::string email_headers(const SmtpSettings& settings, const std::string& subject,
+                          std::chrono::system_clock::time_point now) {
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -51,10 +55,42 @@ std::string build_email_message(const SmtpSettings& settings, const std::string&
   message += "From: " + header_safe(settings.from) + "\r\n";
   message += "To: " + to + "\r\n";
   message += "Subject: =?UTF-8?B?" + base64_encode(header_safe(subject)) + "?=\r\n";
-  message += "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n";
+  message += "MIME-Version: 1.0\r\n";
+  return message;
+}
+
+// base64_lines encodes data in 76-column CRLF lines (so no line-length or dot-stuffing hazards).
+std::string base64_lines(const std::string& data) {
+  const std::string encoded = base64_encode(data);
+  std::string out;
+  for (std::size_t i = 0; i < encoded.size(); i += 76) out += encoded.substr(i, 76) + "\r\n";
+  return out;
+}
+
+}  // namespace
+
+std::string build_email_message(const SmtpSettings& settings, const std::string& subject, const std::string& text,
+                                std::chrono::system_clock::time_point now) {
+  std::string message = email_headers(settings, subject, now);
+  message += "Content-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n";
   message += "X-Mailer: inferscope-relay\r\n\r\n";
-  const std::string encoded = base64_encode(text);
-  for (std::size_t i = 0; i < encoded.size(); i += 76) message += encoded.substr(i, 76) + "\r\n";
+  return message + base64_lines(text);
+}
+
+std::string build_alternative_email_message(const SmtpSettings& settings, const std::string& subject,
+                                            const std::string& text, const std::string& html,
+                                            std::chrono::system_clock::time_point now) {
+  if (html.empty()) return build_email_message(settings, subject, text, now);
+  // Parts are base64, whose alphabet has no '_', so this boundary cannot occur in them.
+  const std::string boundary = "=_inferscope_" + std::to_string(std::hash<std::string>{}(text + html));
+  std::string message = email_headers(settings, subject, now);
+  message += "Content-Type: multipart/alternative; boundary=\"" + boundary + "\"\r\n";
+  message += "X-Mailer: inferscope-relay\r\n\r\n";
+  message += "--" + boundary + "\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n\r\n";
+  message += base64_lines(text);
+  message += "--" + boundary + "\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n\r\n";
+  message += base64_lines(html);
+  message += "--" + boundary + "--\r\n";
   return message;
 }
 
@@ -62,9 +98,19 @@ SmtpSender::SmtpSender(SmtpSettings settings) : settings_(std::move(settings)) {
 
 Result<void> SmtpSender::send(const std::string& subject, const std::string& text,
                               std::chrono::system_clock::time_point now) {
+  return deliver(build_email_message(settings_, subject, text, now));
+}
+
+Result<std::size_t> SmtpSender::send_alternative(const std::string& subject, const std::string& text,
+                                                 const std::string& html, std::chrono::system_clock::time_point now) {
+  const std::string message = build_alternative_email_message(settings_, subject, text, html, now);
+  if (auto r = deliver(message); !r) return r.error();
+  return message.size();
+}
+
+Result<void> SmtpSender::deliver(const std::string& message) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return make_error("cannot send email: curl_easy_init failed");
-  const std::string message = build_email_message(settings_, subject, text, now);
   ReadCursor cursor{&message};
   curl_slist* recipients = nullptr;
   for (const std::string& rcpt : settings_.to) recipients = curl_slist_append(recipients, angle(rcpt).c_str());

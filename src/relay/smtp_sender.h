@@ -29,13 +29,25 @@ struct SmtpSettings {
 std::string build_email_message(const SmtpSettings& settings, const std::string& subject, const std::string& text,
                                 std::chrono::system_clock::time_point now);
 
+// build_alternative_email_message returns the same headers with a multipart/alternative body: the
+// text as text/plain and, when html is non-empty, the HTML as text/html (each part base64). The
+// boundary is derived from a hash of the content, so it never occurs in it.
+std::string build_alternative_email_message(const SmtpSettings& settings, const std::string& subject,
+                                            const std::string& text, const std::string& html,
+                                            std::chrono::system_clock::time_point now);
+
 class SmtpSender {
  public:
   explicit SmtpSender(SmtpSettings settings);
   // send delivers one message; errors ("cannot send email: ...") carry the server's reply.
   Result<void> send(const std::string& subject, const std::string& text, std::chrono::system_clock::time_point now);
+  // send_alternative delivers build_alternative_email_message; returns the message's size in bytes.
+  Result<std::size_t> send_alternative(const std::string& subject, const std::string& text, const std::string& html,
+                                       std::chrono::system_clock::time_point now);
 
  private:
+  Result<void> deliver(const std::string& message);
+
   SmtpSettings settings_;
 };
 
