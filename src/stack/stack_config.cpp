@@ -262,10 +262,48 @@ void read_notifications(const Reader& r, const YAML::Node& node, relay::RelayCon
   }
 }
 
+// read_report reads `report:` after notifications (its channels must name configured ones).
+void read_report(const Reader& r, const YAML::Node& node, StackConfig& c) {
+  r.expect_keys(node, "report", {"daily_at", "channels", "timezone"});
+  ReportSchedule schedule;
+  if (!node["daily_at"]) r.fail(node, "report.daily_at", "missing: the time of day to send the report, e.g. \"09:00\"");
+  auto at = parse_daily_at(r.scalar(node["daily_at"], "report.daily_at"));
+  if (!at) r.fail(node["daily_at"], "report.daily_at", at.error().message);
+  schedule.hour = at->first;
+  schedule.minute = at->second;
+  if (node["timezone"]) {
+    schedule.timezone = r.non_empty(node["timezone"], "report.timezone");
+    auto offset = parse_utc_offset(schedule.timezone);
+    if (!offset) r.fail(node["timezone"], "report.timezone", offset.error().message);
+    schedule.utc_offset_minutes = *offset;
+  }
+  if (c.relay.channels.empty()) {
+    r.fail(node, "report", "no channel to send it to: configure notifications.channels first");
+  }
+  if (node["channels"]) {
+    schedule.channels = r.string_list(node["channels"], "report.channels");
+    for (std::size_t i = 0; i < schedule.channels.size(); ++i) {
+      const std::string& name = schedule.channels[i];
+      const bool known = std::any_of(c.relay.channels.begin(), c.relay.channels.end(),
+                                     [&](const relay::ChannelConfig& ch) { return ch.name == name; });
+      if (!known) {
+        std::string names;
+        for (const auto& ch : c.relay.channels) names += (names.empty() ? "" : ", ") + ch.name;
+        const YAML::Node item = node["channels"].IsSequence() ? node["channels"][i] : node["channels"];
+        r.fail(item, "report.channels[" + std::to_string(i) + "]",
+               "unknown channel \"" + name + "\" (notifications.channels has: " + names + ")");
+      }
+    }
+  } else {
+    for (const auto& ch : c.relay.channels) schedule.channels.push_back(ch.name);
+  }
+  c.report = std::move(schedule);
+}
+
 void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   r.expect_keys(root, "", {"targets", "scrape_interval", "evaluation_interval", "retention", "slo", "alerts",
                            "alertmanager", "notifications", "port", "prometheus_port", "alertmanager_port",
-                           "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries"});
+                           "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report"});
   if (root["scrape_interval"]) c.scrape_interval = r.duration(root["scrape_interval"], "scrape_interval");
   if (root["evaluation_interval"]) c.evaluation_interval = r.duration(root["evaluation_interval"], "evaluation_interval");
   if (root["retention"]) c.retention = r.duration(root["retention"], "retention");
@@ -294,6 +332,7 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
     if (am["repeat_interval"]) c.alertmanager_timing.repeat_interval = r.duration(am["repeat_interval"], "alertmanager.repeat_interval");
   }
   if (const YAML::Node notifications = root["notifications"]) read_notifications(r, notifications, c.relay);
+  if (const YAML::Node report = root["report"]) read_report(r, report, c);
   if (const YAML::Node b = root["binaries"]) {
     r.expect_keys(b, "binaries", {"prometheus", "alertmanager", "promtool", "node_exporter"});
     if (b["prometheus"]) c.binaries.prometheus = r.non_empty(b["prometheus"], "binaries.prometheus");

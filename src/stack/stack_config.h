@@ -20,6 +20,7 @@
 #include <inferscope/common/result.h>
 
 #include "relay/relay_config.h"
+#include "stack/report_schedule.h"
 
 namespace inferscope::stack {
 
@@ -76,6 +77,8 @@ struct StackConfig {
   // filled from state_dir when up starts.
   relay::RelayConfig relay;
   AlertmanagerTiming alertmanager_timing;
+  // report: {daily_at, channels, timezone}: the daily report, queued to the relay (unset = none).
+  std::optional<ReportSchedule> report;
   std::uint16_t port = 9300;             // up's own HTTP API (0 = ephemeral)
   std::uint16_t prometheus_port = 9090;  // 0 = ephemeral
   std::uint16_t alertmanager_port = 9093;
