@@ -9,6 +9,7 @@
 #include "drill/drill_command.h"
 #include "gateway/gateway_command.h"
 #include "loadgen/bench_command.h"
+#include "report/report_command.h"
 #include "serve/serve_command.h"
 #ifdef INFERSCOPE_HAVE_UP
 #include "stack/up_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   inferscope::gateway::add_gateway_command(app);
   inferscope::doctor::add_doctor_command(app);
   inferscope::drill::add_drill_command(app);
+  inferscope::report::add_report_command(app);
 #ifdef INFERSCOPE_HAVE_UP
   inferscope::stack::add_up_command(app);
 #endif

@@ -358,7 +358,7 @@ Result<Report> build_report(const ReportRequest& request) {
     db = "inferscope-state/relay.db";  // up's default --state-dir, when run from here
   }
   if (db.empty()) {
-    rep.alerts.note = "no alert history (no state dir: pass --state-dir of `inferscope up`)";
+    rep.alerts.note = "no alert history (no state dir: pass the --state-dir of inferscope up)";
   } else {
     auto fired = relay::read_alerts_fired_between(db, to_time_point(rep.since), to_time_point(rep.until));
     if (fired) {

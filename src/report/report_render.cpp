@@ -51,6 +51,7 @@ std::string count(const Value& v) {
 std::string change(const Value& now, const Value& before) {
   if (!now || !before || *before == 0) return "";
   double c = (*now - *before) / *before * 100;
+  if (std::fabs(c) < 0.5) return "0 %";
   return printf_text("%+.0f %%", c);
 }
 std::string quantiles(const Latency& l) {
@@ -295,7 +296,7 @@ std::string render_markdown(const Report& r) {
   }
 
   o += "### Hour of day (UTC)\n\n";
-  for (const auto& c : r.hours.conclusions) o += "- " + md(c) + "\n";
+  for (const auto& c : r.hours.conclusions) o += "- " + c + "\n";  // built from numbers only
   o += "\n| hour | req/s | p95 e2e | |\n|---|---|---|---|\n";
   for (const auto& h : r.hours.hours) {
     std::string flags = std::string(h.peak ? "peak " : "") + (h.trough ? "trough " : "") + (h.over_slo ? "over limit" : "");

@@ -1,0 +1,106 @@
+#include "report/report_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "doctor/doctor_api.h"
+
+namespace inferscope::report {
+namespace {
+
+struct ReportOptions {
+  ReportFlags flags;
+  std::string format = "markdown";
+  std::string output;
+};
+
+[[noreturn]] void fail(const std::string& message, int code = 3) {
+  std::cerr << "inferscope report: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+void run(const ReportOptions& o) {
+  double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto request = request_from_flags(o.flags, now);
+  if (!request) fail(request.error().message);
+  auto report = build_report(*request);
+  if (!report) fail(report.error().message);
+  std::string text = o.format == "html"   ? render_html(*report)
+                     : o.format == "json" ? render_json(*report)
+                                          : render_markdown(*report);
+  if (o.output.empty()) {
+    std::cout << text;
+    std::cout.flush();
+  } else {
+    std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) fail("cannot write --output " + o.output);
+  }
+  if (!report->has_data) {
+    std::cerr << "inferscope report: " << (report->notes.empty() ? "no data in the period" : report->notes.front())
+              << "\n";
+    throw CLI::RuntimeError(2);
+  }
+}
+
+}  // namespace
+
+Result<ReportRequest> request_from_flags(const ReportFlags& f, double now) {
+  ReportRequest r;
+  r.prometheus_url = f.prometheus;
+  r.selector = f.selector;
+  r.model = f.model;
+  r.state_dir = f.state_dir;
+  r.slo_p95_e2e_s = f.slo_p95;
+  if (f.slo_p95 < 0) return make_error("cannot use --slo-p95: must be >= 0 seconds");
+  r.until = std::floor(now);
+  if (!f.until.empty()) {
+    auto t = doctor::parse_time(f.until, "--until");
+    if (!t) return t.error();
+    r.until = *t;
+  }
+  r.since = r.until - 86400;
+  if (!f.since.empty()) {
+    auto t = doctor::parse_time(f.since, "--since");
+    if (t) {
+      r.since = *t;
+    } else {
+      auto d = doctor::parse_duration(f.since, "--since");
+      if (!d) return make_error("cannot use --since '" + f.since +
+                                "': expected RFC 3339, Unix seconds or a duration before --until (24h, 7d)");
+      r.since = r.until - *d;
+    }
+  }
+  if (r.since >= r.until) return make_error("cannot use --since " + f.since + ": not before --until");
+  return r;
+}
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "periodic report over Prometheus: per-model latency, volume, errors, tokens, GPU, alerts, "
+                "worst hour with the doctor's findings, hour-of-day profile (last 24 h vs the 24 h before)");
+  cmd->add_option("--prometheus", options->flags.prometheus, "Prometheus (or compatible) query API URL")->required();
+  cmd->add_option("--since", options->flags.since,
+                  "period start: RFC 3339, Unix seconds or a duration before --until (default 24h)");
+  cmd->add_option("--until", options->flags.until, "period end: RFC 3339 or Unix seconds (default now)");
+  cmd->add_option("--selector", options->flags.selector, "label matchers, e.g. '{job=\"vllm\"}'");
+  cmd->add_option("--model", options->flags.model, "only this model");
+  cmd->add_option("--state-dir", options->flags.state_dir,
+                  "state directory of `inferscope up` (its relay.db holds the fired alerts)");
+  cmd->add_option("--slo-p95", options->flags.slo_p95,
+                  "p95 e2e objective in seconds for the hour-of-day profile (default: 1.5 x the median hourly p95)");
+  cmd->add_option("--format", options->format, "markdown, html or json")
+      ->check(CLI::IsMember({"markdown", "html", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--output", options->output, "write the report to this file instead of stdout");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace inferscope::report
