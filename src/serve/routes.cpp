@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "serve/completion_handler.h"
+#include "serve/metrics_filter.h"
 #include "serve/server_state.h"
 
 namespace inferscope::serve {
@@ -25,11 +26,19 @@ asio::awaitable<bool> send_body(Connection& c, const HttpRequest& request, std::
 }
 
 asio::awaitable<bool> handle_metrics(ServerState& state, Connection& c, const HttpRequest& request) {
+  const FaultSet faults = state.faults();
+  if (faults.metrics_down) {  // fault metrics_down: the scrape fails, Prometheus records up = 0
+    ApiError down = ApiError::server_error("metrics unavailable (fault metrics_down)");
+    down.status = 503;
+    co_return co_await c.send_error(down, request);
+  }
   metrics::ScrapeResponse scrape;
   bool rendered = true;
   try {
+    // fault hide_metrics filters the text, so it is rendered uncompressed then.
     scrape = metrics::render_scrape(state.registry, to_std(request[http::field::accept]),
-                                    to_std(request[http::field::accept_encoding]));
+                                    faults.hide_metrics.empty() ? to_std(request[http::field::accept_encoding]) : "");
+    if (!faults.hide_metrics.empty()) scrape.body = drop_metric_families(scrape.body, faults.hide_metrics);
   } catch (const std::exception& e) {  // a collect hook threw: answer 500, keep serving
     spdlog::error("serve: cannot render metrics for a scrape: {}", e.what());
     rendered = false;

@@ -37,6 +37,24 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
   EXPECT_EQ(*again, *f);
 }
 
+// Tests the monitoring faults a fire drill uses: parse, round trip, clear, and bad values.
+TEST(FaultsTest, MonitoringFaults) {
+  auto f = parse_faults(json::parse(R"({"metrics_down": true, "hide_metrics": ["a_seconds", "b:c"],
+                                        "gpu_memory_other": 0.97})"), FaultSet{});
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_TRUE(f->metrics_down);
+  EXPECT_EQ(f->hide_metrics, (std::vector<std::string>{"a_seconds", "b:c"}));
+  EXPECT_EQ(f->gpu_memory_other, 0.97);
+  EXPECT_EQ(parse_faults(to_json(*f), FaultSet{}).value(), *f);
+  const FaultSet cleared =
+      parse_faults(json::parse(R"({"metrics_down": null, "hide_metrics": null, "gpu_memory_other": null})"), *f).value();
+  EXPECT_FALSE(cleared.any());
+  for (const char* body : {R"({"metrics_down": 1})", R"({"hide_metrics": "a"})", R"({"hide_metrics": ["9a"]})",
+                           R"({"hide_metrics": ["a b"]})", R"({"gpu_memory_other": 1.5})"}) {
+    EXPECT_FALSE(parse_faults(json::parse(body), FaultSet{})) << body;
+  }
+}
+
 // Tests that null clears one fault, "clear" resets all, and no faults serialise as {}.
 TEST(FaultsTest, NullClearsAndClearResets) {
   FaultSet base = parse_faults(json::parse(R"({"decode_slowdown": 3, "error_rate": 0.5})"), FaultSet{}).value();

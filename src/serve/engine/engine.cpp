@@ -442,7 +442,12 @@ EngineStats Engine::stats() const {
   EngineStats out = d.snapshot;
   out.waiting += d.pending.load();  // so a "queue full" submit always shows waiting >= max_waiting
   double kv_bytes = static_cast<double>(out.kv_blocks_used) * d.options.block_size * d.profile.kv_bytes_per_token;
-  d.gpu.fill(now, d.busy_now, kv_bytes, out);
+  double other_bytes = 0;  // fault gpu_memory_other: another process holds this share of the GPU
+  {
+    std::lock_guard faults_lock(d.faults_mu);
+    other_bytes = d.faults.gpu_memory_other * d.profile.gpu_memory_total_bytes;
+  }
+  d.gpu.fill(now, d.busy_now, kv_bytes + other_bytes, out);
   out.model_seconds = d.model_at(now);
   return out;
 }

@@ -137,6 +137,34 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     f.max_num_seqs = v.get<std::uint32_t>();
     return {};
   }
+  if (key == "metrics_down") {
+    if (clear) { f.metrics_down = false; return {}; }
+    if (!v.is_boolean()) return bad(key, "not a boolean");
+    f.metrics_down = v.get<bool>();
+    return {};
+  }
+  if (key == "hide_metrics") {
+    f.hide_metrics.clear();
+    if (clear) return {};
+    if (!v.is_array()) return bad(key, "expected a list of metric family names");
+    for (const auto& item : v) {
+      const std::string name = item.is_string() ? item.get<std::string>() : std::string();
+      const bool ok = !name.empty() && name.size() <= 200 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+                      });
+      if (!ok) return bad(key, "not a metric family name: " + item.dump());
+      f.hide_metrics.push_back(name);
+    }
+    return {};
+  }
+  if (key == "gpu_memory_other") {
+    if (clear) { f.gpu_memory_other = 0; return {}; }
+    auto x = number(v, key, 0, 1, false);
+    if (!x) return x.error();
+    f.gpu_memory_other = *x;
+    return {};
+  }
   return bad(key, "unknown fault");
 }
 
@@ -187,6 +215,9 @@ nlohmann::json to_json(const FaultSet& f) {
   if (f.error_rate != 0) out["error_rate"] = f.error_rate;
   if (f.network_delay_ms != 0) out["network_delay_ms"] = f.network_delay_ms;
   if (f.max_num_seqs != 0) out["max_num_seqs"] = f.max_num_seqs;
+  if (f.metrics_down) out["metrics_down"] = true;
+  if (!f.hide_metrics.empty()) out["hide_metrics"] = f.hide_metrics;
+  if (f.gpu_memory_other != 0) out["gpu_memory_other"] = f.gpu_memory_other;
   return out;
 }
 

@@ -69,6 +69,10 @@ struct FaultSet {
   double error_rate = 0;          // 0..1: HTTP layer answers 500
   double network_delay_ms = 0;    // HTTP layer delays each write
   std::uint32_t max_num_seqs = 0; // >0 overrides EngineOptions::max_num_seqs
+  // Monitoring faults (what a fire drill causes; docs/serve-faults.md):
+  bool metrics_down = false;              // GET /metrics answers 503: the scrape fails (target down)
+  std::vector<std::string> hide_metrics;  // metric families left out of /metrics (a rename after an upgrade)
+  double gpu_memory_other = 0;            // 0..1: share of the simulated GPU's memory another process holds
   bool operator==(const FaultSet&) const = default;
 
   // any reports whether any fault is active.
@@ -81,7 +85,8 @@ struct FaultSet {
 // nothing applied. Forms: "decode_slowdown": 3, "stall": {"for_ms": 500, "every_s": 10},
 // "preprocess_slowdown": 2 | {"factor": 2, "add_ms": 40}, "dependency": {"name": "embedding",
 // "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
-// "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2.
+// "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2,
+// "metrics_down": true, "hide_metrics": ["inferscope_request_ttft_seconds", ...], "gpu_memory_other": 0.97.
 Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
 
 // to_json lists the active faults only ({} when none), in parse_faults' form (round-trips).
