@@ -2,37 +2,64 @@
 // an `up` with its default thresholds still crosses them; `for` durations are up's config.
 #include "drill/drill_cases.h"
 
-#include <array>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "dialect/dialect.h"
+#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 
-const std::vector<DrillCase>& drill_cases() {
-  static const std::vector<DrillCase> kCases = {
-      {"error_rate", R"({"clear": true, "error_rate": 0.5})", {"InferscopeErrorRatioHigh"},
-       "half of the requests answer 500"},
-      {"dependency", R"({"clear": true, "dependency": {"name": "drill", "mean_ms": 15000}})",
-       {"InferscopeTtftP95OverSlo", "InferscopeE2eP95OverSlo", "InferscopeE2eP99OverSlo"},
-       "every request first waits ~15 s on a dependency: TTFT and e2e grow past their SLOs"},
-      {"decode_slowdown", R"({"clear": true, "decode_slowdown": 50})", {"InferscopeTpotP95OverSlo"},
-       "each decode step costs 50x: TPOT grows past its SLO"},
-      {"max_num_seqs", R"({"clear": true, "max_num_seqs": 1, "decode_slowdown": 20})",
-       {"InferscopeRequestsWaiting"}, "one sequence at a time, slowly: requests pile up waiting"},
-      {"kv_capacity", R"({"clear": true, "kv_capacity": 0.0005, "decode_slowdown": 10})",
-       {"InferscopeKvCacheFull", "InferscopePreemptionsRising"},
-       "a few KV blocks left and slow decoding: the cache stays full, growing sequences are preempted"},
-  };
-  return kCases;
+std::string_view how_name(DrillHow how) {
+  switch (how) {
+    case DrillHow::kFault: return "fault";
+    case DrillHow::kLoad: return "load";
+    case DrillHow::kRefusingChannel: return "refusing channel";
+  }
+  return "fault";
 }
 
-std::span<const NotDrillable> not_drillable() {
-  static constexpr std::array<NotDrillable, 5> kSkipped = {{
-      {"InferscopeTargetDown", "stopping a target is not possible through its API"},
-      {"InferscopeLatencyMetricsAbsent", "a running serve cannot drop its metric families"},
-      {"InferscopeOutputThroughputHalved", "needs an hour of baseline at the same request rate"},
-      {"InferscopeGpuMemoryHigh", "serve's simulated GPU memory does not follow a fault"},
-      {"InferscopeNotificationsFailing", "needs a chat channel that rejects messages"},
-  }};
-  return kSkipped;
+std::vector<std::string> hidden_latency_families() {
+  std::vector<std::string> out;
+  for (const dialect::MetricBinding& b : dialect::dialect(dialect::DialectId::kInferscope).bindings) {
+    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional) continue;
+    const std::string name(b.metric);
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+const std::vector<DrillCase>& drill_cases() {
+  static const std::vector<DrillCase> kCases = [] {
+    const nlohmann::json hide = {{"clear", true}, {"hide_metrics", hidden_latency_families()}};
+    return std::vector<DrillCase>{
+        {"output_throughput", DrillHow::kLoad, "", {rules::kThroughputHalved},
+         "after a steady baseline, each request gets 12 instead of 40 output tokens at the same request rate"},
+        {"error_rate", DrillHow::kFault, R"({"clear": true, "error_rate": 0.5})", {rules::kErrorRatioHigh},
+         "half of the requests answer 500"},
+        {"dependency", DrillHow::kFault, R"({"clear": true, "dependency": {"name": "drill", "mean_ms": 15000}})",
+         {rules::kTtftP95OverSlo, rules::kE2eP95OverSlo, rules::kE2eP99OverSlo},
+         "every request first waits ~15 s on a dependency: TTFT and e2e grow past their SLOs"},
+        {"decode_slowdown", DrillHow::kFault, R"({"clear": true, "decode_slowdown": 50})", {rules::kTpotP95OverSlo},
+         "each decode step costs 50x: TPOT grows past its SLO"},
+        {"max_num_seqs", DrillHow::kFault, R"({"clear": true, "max_num_seqs": 1, "decode_slowdown": 20})",
+         {rules::kRequestsWaiting}, "one sequence at a time, slowly: requests pile up waiting"},
+        {"kv_capacity", DrillHow::kFault, R"({"clear": true, "kv_capacity": 0.0005, "decode_slowdown": 10})",
+         {rules::kKvCacheFull, rules::kPreemptionsRising},
+         "a few KV blocks left and slow decoding: the cache stays full, growing sequences are preempted"},
+        {"metrics_down", DrillHow::kFault, R"({"clear": true, "metrics_down": true})", {rules::kTargetDown},
+         "GET /metrics answers 503: Prometheus' scrape fails (up = 0) while serving goes on"},
+        {"latency_absent", DrillHow::kFault, hide.dump(), {rules::kLatencyMetricsAbsent},
+         "the latency families leave /metrics, as after an upgrade that renamed them"},
+        {"gpu_memory", DrillHow::kFault, R"({"clear": true, "gpu_memory_other": 0.97})", {rules::kGpuMemoryHigh},
+         "another process takes 97 % of the simulated GPU's memory"},
+        {"notifications", DrillHow::kRefusingChannel, R"({"clear": true, "error_rate": 0.5})",
+         {rules::kNotificationsFailing},
+         "up's drill robot refuses every message while an error-rate fault makes notifications"},
+    };
+  }();
+  return kCases;
 }
 
 std::vector<DrillCase> select_cases(std::string_view only) {
@@ -42,8 +69,8 @@ std::vector<DrillCase> select_cases(std::string_view only) {
       out.push_back(c);
       continue;
     }
-    for (std::string_view alert : c.alerts) {
-      if (alert == only) out.push_back({c.name, c.inject_json, {alert}, c.why});
+    for (const std::string& alert : c.alerts) {
+      if (alert == only) out.push_back({c.name, c.how, c.inject_json, {alert}, c.why});
     }
   }
   return out;

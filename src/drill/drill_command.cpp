@@ -68,13 +68,17 @@ void run(const DrillFlags& f) {
 
 void add_drill_command(CLI::App& app) {
   auto flags = std::make_shared<DrillFlags>();
-  CLI::App* cmd = app.add_subcommand("drill", "fire drill: cause each alert on a running inferscope up, see it notified and resolved");
+  CLI::App* cmd = app.add_subcommand(
+      "drill",
+      "fire drill: cause each alert on a running inferscope up (faults on its `inferscope serve --enable-admin` "
+      "targets, its own load, up's drill robot refusing messages when up has `drill: {enabled: true}`), see it "
+      "notified and resolved");
   cmd->add_option("--api", flags->api, "inferscope up's API URL (default http://127.0.0.1:9300)");
-  cmd->add_option("--only", flags->only, "drill one alert (e.g. InferscopeErrorRatioHigh) or one fault (e.g. error_rate)");
+  cmd->add_option("--only", flags->only, "drill one alert (e.g. InferscopeTargetDown) or one case (e.g. metrics_down)");
   cmd->add_flag("--json", flags->json, "print the result as JSON");
-  cmd->add_option("--fire-timeout", flags->fire_timeout, "per fault: longest wait for the firing notification (default 5m)");
+  cmd->add_option("--fire-timeout", flags->fire_timeout, "per case: longest wait for the firing notification (default 5m; the throughput case's baseline must fit in it too)");
   cmd->add_option("--resolve-timeout", flags->resolve_timeout, "per fault: longest wait for the resolve (default 5m)");
-  cmd->add_option("--load-rate", flags->load_rate, "requests/s sent to the target during the drill (default 8)");
+  cmd->add_option("--load-rate", flags->load_rate, "requests/s sent to each target during the drill (default 8)");
   cmd->callback([flags] { run(*flags); });
 }
 

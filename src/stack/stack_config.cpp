@@ -303,7 +303,8 @@ void read_report(const Reader& r, const YAML::Node& node, StackConfig& c) {
 void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   r.expect_keys(root, "", {"targets", "scrape_interval", "evaluation_interval", "retention", "slo", "alerts",
                            "alertmanager", "notifications", "port", "prometheus_port", "alertmanager_port",
-                           "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report"});
+                           "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report",
+                           "drill"});
   if (root["scrape_interval"]) c.scrape_interval = r.duration(root["scrape_interval"], "scrape_interval");
   if (root["evaluation_interval"]) c.evaluation_interval = r.duration(root["evaluation_interval"], "evaluation_interval");
   if (root["retention"]) c.retention = r.duration(root["retention"], "retention");
@@ -323,7 +324,18 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   }
   if (const YAML::Node slo = root["slo"]) read_slo(r, slo, c.slo);
   if (const YAML::Node alerts = root["alerts"]) {
-    r.expect_keys(alerts, "alerts", {"for"});  // alerts.for itself: read_alert_for
+    // alerts.for itself: read_alert_for
+    r.expect_keys(alerts, "alerts", {"for", "throughput_baseline_offset", "notification_window"});
+    if (alerts["throughput_baseline_offset"]) {
+      c.throughput_baseline_offset = r.duration(alerts["throughput_baseline_offset"], "alerts.throughput_baseline_offset");
+    }
+    if (alerts["notification_window"]) {
+      c.notification_window = r.duration(alerts["notification_window"], "alerts.notification_window");
+    }
+  }
+  if (const YAML::Node drill = root["drill"]) {
+    r.expect_keys(drill, "drill", {"enabled"});
+    if (drill["enabled"]) c.drill_enabled = r.boolean(drill["enabled"], "drill.enabled");
   }
   if (const YAML::Node am = root["alertmanager"]) {
     r.expect_keys(am, "alertmanager", {"group_wait", "group_interval", "repeat_interval"});

@@ -77,6 +77,13 @@ struct StackConfig {
   // filled from state_dir when up starts.
   relay::RelayConfig relay;
   AlertmanagerTiming alertmanager_timing;
+  // alerts.throughput_baseline_offset ("same request rate as <offset> ago"; unset = the rules'
+  // default, 1h) and alerts.notification_window (relay failures looked back; unset = 15m).
+  std::optional<std::chrono::milliseconds> throughput_baseline_offset;
+  std::optional<std::chrono::milliseconds> notification_window;
+  // drill: {enabled: true}: up runs the fire drill's robot as relay channel "drill" and answers
+  // GET/POST /api/drill for `inferscope drill` (off by default).
+  bool drill_enabled = false;
   // report: {daily_at, channels, timezone}: the daily report, queued to the relay (unset = none).
   std::optional<ReportSchedule> report;
   std::uint16_t port = 9300;             // up's own HTTP API (0 = ephemeral)

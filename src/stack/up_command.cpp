@@ -14,6 +14,7 @@
 #include "dashboard/grafana_export.h"
 #include "doctor/doctor_api.h"
 #include "doctor/doctor_routes.h"
+#include "drill/drill_robot.h"
 #include "drill/notification_route.h"
 #include "net/http_server.h"
 #include "net/router.h"
@@ -194,6 +195,19 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     std::string url = context.prometheus_url();
     return url.empty() ? std::string() : doctor::markdown_for_alert(url, n.common_labels);
   };
+  // drill: {enabled: true}: the fire drill's robot is one more channel ("drill"), on its own port.
+  std::unique_ptr<drill::DrillRobot> drill_robot;
+  if (config.drill_enabled) {
+    for (const relay::ChannelConfig& channel : config.relay.channels) {
+      if (channel.name == drill::kDrillChannel) {
+        fail("notifications.channels: the channel name \"drill\" is reserved while drill.enabled is true: rename it");
+      }
+    }
+    auto robot = drill::DrillRobot::start(config.state_dir);
+    if (!robot) fail(robot.error().message);
+    drill_robot = std::move(*robot);
+    config.relay.channels.push_back(drill_robot->channel());
+  }
   auto relay = relay::Relay::open(config.relay, registry, std::move(options));
   if (!relay) fail(relay.error().message);
 
@@ -218,6 +232,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   add_webhook_route(router, **relay, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
+  drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
                                   {.scrape_interval_s = config_scrape_seconds(config)});
   doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); });  // GET /api/doctor

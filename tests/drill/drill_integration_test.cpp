@@ -1,9 +1,9 @@
-// Tests `inferscope drill` end to end: a real `inferscope up` (Prometheus, Alertmanager, relay)
-// scraping `inferscope serve --enable-admin` every second, alert `for` shortened by up's config.
-// The drill injects faults through serve's admin API, sees the firing and resolved notifications
-// reach the relay through up's GET /api/notifications, and exits 0; a drill whose alert cannot
-// fire in time exits 1; bad input exits 2 with one line. Only the short cases run here (the full
-// drill takes minutes; docs/drill.md has its figures).
+// Tests `inferscope drill` end to end: a real `inferscope up` (Prometheus, Alertmanager, relay,
+// drill robot) scraping two `inferscope serve --enable-admin` every second, alert `for` and the
+// throughput baseline shortened by up's config. The FULL drill causes every generated alert (faults
+// through serve's admin API, its own load, up's robot refusing messages), sees each firing and
+// resolved notification reach the relay through up's GET /api/notifications, and exits 0; a drill
+// whose alert cannot fire in time exits 1; Ctrl-C clears the fault; bad input exits 2 with one line.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,10 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "stack/blocking_http.h"
+#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 namespace {
@@ -105,101 +107,153 @@ class DrillTest : public ::testing::Test {
   }
   void TearDown() override {
     up_.reset();
-    serve_.reset();
+    serves_.clear();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
-  // start serves a target and runs up over it with `error_ratio_for` as that alert's `for`.
-  void start(const std::string& error_ratio_for) {
-    serve_ = std::make_unique<Process>(
-        std::vector<std::string>{"serve", "--port", "0", "--enable-admin", "--model", "m"}, dir_ / "serve.out",
-        dir_ / "serve.err");
-    const std::string port = serve_->wait_for_match(R"(listening on http://127\.0\.0\.1:(\d+))", 15s);
-    ASSERT_FALSE(port.empty()) << serve_->err();
-    serve_url_ = "http://127.0.0.1:" + port;
-    std::ofstream(dir_ / "up.yaml") << "targets:\n  - name: serve\n    url: http://127.0.0.1:" << port
-                                    << "/metrics\n    kind: inferscope\n"
-                                    << "scrape_interval: 1s\nport: 0\nprometheus_port: 0\nalertmanager_port: 0\n"
-                                    << "state_dir: " << (dir_ / "state").string() << "\n"
-                                    << "alerts:\n  for:\n    InferscopeErrorRatioHigh: " << error_ratio_for
-                                    << "\n    InferscopeRequestsWaiting: 2s\n"
-                                    << "alertmanager:\n  group_wait: 1s\n  group_interval: 1s\n";
+  // start_serve runs one `inferscope serve --enable-admin` and returns its base URL.
+  std::string start_serve(const std::string& name) {
+    serves_.push_back(std::make_unique<Process>(
+        std::vector<std::string>{"serve", "--port", "0", "--enable-admin", "--model", "m"}, dir_ / (name + ".out"),
+        dir_ / (name + ".err")));
+    const std::string port = serves_.back()->wait_for_match(R"(listening on http://127\.0\.0\.1:(\d+))", 15s);
+    EXPECT_FALSE(port.empty()) << serves_.back()->err();
+    return port.empty() ? std::string() : "http://127.0.0.1:" + port;
+  }
+  // start runs `targets` serves and up over them; `alerts_yaml` is up's `alerts:` block and
+  // `drill` turns up's drill robot on.
+  void start(int targets, const std::string& alerts_yaml, bool drill) {
+    std::ofstream config(dir_ / "up.yaml");
+    config << "targets:\n";
+    for (int i = 0; i < targets; ++i) {
+      const std::string name = "serve" + std::string(i == 0 ? "" : "-" + std::to_string(i + 1));
+      const std::string url = start_serve(name);
+      ASSERT_FALSE(url.empty());
+      if (i == 0) serve_url_ = url;
+      config << "  - name: " << name << "\n    url: " << url << "/metrics\n    kind: inferscope\n";
+    }
+    config << "scrape_interval: 1s\nport: 0\nprometheus_port: 0\nalertmanager_port: 0\n"
+           << "state_dir: " << (dir_ / "state").string() << "\n"
+           << alerts_yaml << "alertmanager:\n  group_wait: 1s\n  group_interval: 1s\n"
+           << "notifications:\n  max_attempts: 1\n"
+           << (drill ? "drill:\n  enabled: true\n" : "");
+    config.close();
     up_ = std::make_unique<Process>(std::vector<std::string>{"up", "--config", (dir_ / "up.yaml").string()},
                                     dir_ / "up.out", dir_ / "up.err");
     api_ = up_->wait_for_match(R"(inferscope up: ready .* api=(http://127\.0\.0\.1:\d+))", 40s);
     ASSERT_FALSE(api_.empty()) << up_->out() << up_->err();
   }
   // drill runs `inferscope drill --api ... args` and returns its exit status (-1: hung).
-  int drill(std::vector<std::string> args, std::string* out, std::string* err = nullptr) {
+  int drill(std::vector<std::string> args, std::string* out, std::string* err, std::chrono::seconds limit) {
     args.insert(args.begin(), {"drill", "--api", api_});
     Process p(args, dir_ / "drill.out", dir_ / "drill.err");
-    const int status = p.wait_exit(150s);
+    const int status = p.wait_exit(limit);
     *out = p.out();
     if (err != nullptr) *err = p.err();
     return status;
   }
 
   std::filesystem::path dir_;
-  std::unique_ptr<Process> serve_, up_;
+  std::vector<std::unique_ptr<Process>> serves_;
+  std::unique_ptr<Process> up_;
   std::string api_, serve_url_;
 };
 
-// Tests that two drill cases fire, reach the relay and resolve, with times in the JSON.
-TEST_F(DrillTest, ErrorRateAndQueueAlertsFireAndResolve) {
-  ASSERT_NO_FATAL_FAILURE(start("2s"));
-  for (const char* only : {"error_rate", "InferscopeRequestsWaiting"}) {
-    std::string out, err;
-    ASSERT_EQ(drill({"--only", only, "--json", "--fire-timeout", "60s", "--resolve-timeout", "60s"}, &out, &err), 0)
-        << out << err << up_->out();
-    const auto json = nlohmann::json::parse(out, nullptr, false);
-    ASSERT_FALSE(json.is_discarded()) << out;
-    ASSERT_EQ(json["rows"].size(), 1u) << out;
-    const auto& row = json["rows"][0];
-    EXPECT_TRUE(row["fired"].get<bool>()) << out;
-    EXPECT_TRUE(row["resolved"].get<bool>()) << out;
-    EXPECT_GT(row["seconds_to_notification"].get<double>(), 0) << out;
-    EXPECT_GT(row["seconds_to_resolve"].get<double>(), 0) << out;
-    EXPECT_EQ(row["job"], "serve");
-    EXPECT_TRUE(json["all_fired"].get<bool>());
+// Every generated alert a target of kind inferscope gets, with `for: 1s`, a 30 s throughput
+// baseline and a 20 s look-back for relay failures: what a drill needs to be short.
+const char* kDrillAlerts =
+    "alerts:\n  throughput_baseline_offset: 30s\n  notification_window: 20s\n  for:\n"
+    "    InferscopeTargetDown: 1s\n    InferscopeLatencyMetricsAbsent: 1s\n    InferscopeE2eP99OverSlo: 1s\n"
+    "    InferscopeE2eP95OverSlo: 1s\n    InferscopeTtftP95OverSlo: 1s\n    InferscopeTpotP95OverSlo: 1s\n"
+    "    InferscopeRequestsWaiting: 1s\n    InferscopeErrorRatioHigh: 1s\n    InferscopeKvCacheFull: 1s\n"
+    "    InferscopePreemptionsRising: 1s\n    InferscopeGpuMemoryHigh: 1s\n    InferscopeOutputThroughputHalved: 1s\n";
+
+// Tests the full drill: every alert fires and resolves through the real scrape, rules,
+// Alertmanager and relay, on two targets at once; the robot switch refuses bad bodies.
+TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
+  ASSERT_NO_FATAL_FAILURE(start(2, kDrillAlerts, true));
+  auto bad = stack::blocking_http_request("POST", api_ + "/api/drill", "{\"refuse\": 1}", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_NE(bad->body.find("\"param\":\"refuse\""), std::string::npos) << bad->body;
+  std::string out, err;
+  const auto started = std::chrono::steady_clock::now();
+  const int status = drill({"--json", "--fire-timeout", "90s", "--resolve-timeout", "90s"}, &out, &err, 200s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(status, 0) << out << err << up_->out();
+  const auto json = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  std::set<std::string> alerts;
+  std::printf("full drill: %.0f s\n", seconds);
+  for (const auto& row : json["rows"]) {
+    alerts.insert(row["alert"].get<std::string>());
+    EXPECT_TRUE(row["fired"].get<bool>()) << row.dump();
+    EXPECT_TRUE(row["resolved"].get<bool>()) << row.dump();
+    std::printf("%-34s %-18s %-16s %-8s fired %5.1f s  resolved %5.1f s\n", row["alert"].get<std::string>().c_str(),
+                row["fault"].get<std::string>().c_str(), row["how"].get<std::string>().c_str(),
+                row["job"].get<std::string>().c_str(), row.value("seconds_to_notification", -1.0),
+                row.value("seconds_to_resolve", -1.0));
   }
-  // up printed the notifications the relay stored.
-  EXPECT_NE(up_->out().find("alert firing InferscopeErrorRatioHigh job=serve"), std::string::npos) << up_->out();
-  EXPECT_NE(up_->out().find("alert resolved InferscopeRequestsWaiting job=serve"), std::string::npos) << up_->out();
-}
-
-// Tests that an alert that cannot fire within the timeout makes the drill exit 1 and say NO.
-TEST_F(DrillTest, AlertThatNeverFiresExitsOne) {
-  ASSERT_NO_FATAL_FAILURE(start("10m"));
-  std::string out;
-  EXPECT_EQ(drill({"--only", "InferscopeErrorRatioHigh", "--fire-timeout", "8s", "--resolve-timeout", "5s"}, &out), 1)
-      << out;
-  EXPECT_NE(out.find("InferscopeErrorRatioHigh           error_rate       NO"), std::string::npos) << out;
-}
-
-// Tests that Ctrl-C during a drill clears the fault it injected and exits 2 with one line.
-TEST_F(DrillTest, InterruptClearsTheFault) {
-  ASSERT_NO_FATAL_FAILURE(start("10m"));
-  Process p({"drill", "--api", api_, "--only", "error_rate", "--fire-timeout", "60s"}, dir_ / "drill.out",
-            dir_ / "drill.err");
-  ASSERT_FALSE(p.wait_for_match("(drill: error_rate:)", 40s).empty()) << p.out() << p.err();
+  EXPECT_TRUE(json["skipped"].empty()) << out;
+  std::set<std::string> expected(std::begin(rules::kTargetAlerts), std::end(rules::kTargetAlerts));
+  expected.insert(rules::kNotificationsFailing);
+  EXPECT_EQ(alerts, expected) << out;
+  EXPECT_TRUE(json["all_fired"].get<bool>());
+  // The relay really failed to deliver to the refusing robot, and the drill turned the refusal off.
+  EXPECT_NE(up_->out().find("notification failed channel=drill"), std::string::npos) << up_->out();
+  auto robot = stack::blocking_http_request("GET", api_ + "/api/drill");
+  ASSERT_TRUE(robot);
+  EXPECT_NE(robot->body.find("\"refusing\":false"), std::string::npos) << robot->body;
   auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
   ASSERT_TRUE(faults);
-  EXPECT_NE(faults->body.find("error_rate"), std::string::npos) << faults->body;  // injected
-  p.signal(SIGINT);
-  EXPECT_EQ(p.wait_exit(20s), 2) << p.out() << p.err();
-  EXPECT_NE(p.err().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos) << p.err();
-  faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
-  ASSERT_TRUE(faults);
-  EXPECT_EQ(faults->body.find("error_rate"), std::string::npos) << faults->body;  // cleared
+  EXPECT_EQ(faults->body, "{}");
 }
 
-// Tests one-line errors and exit status 2 for an unknown --only and an unreachable --api.
-TEST_F(DrillTest, BadInputExitsTwo) {
-  ASSERT_NO_FATAL_FAILURE(start("2s"));
+// Tests, on an up without the drill robot: an alert that cannot fire in time makes the drill exit
+// 1 and say NO; /api/drill answers 404 with the OpenAI error JSON; Ctrl-C clears the injected
+// fault and exits 2 with one line; an unknown --only and an unreachable --api exit 2.
+TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
+  ASSERT_NO_FATAL_FAILURE(start(1, "alerts:\n  for:\n    InferscopeErrorRatioHigh: 10m\n", false));
   std::string out, err;
-  EXPECT_EQ(drill({"--only", "NoSuchAlert"}, &out, &err), 2);
+  EXPECT_EQ(drill({"--only", "InferscopeErrorRatioHigh", "--fire-timeout", "8s", "--resolve-timeout", "5s"}, &out,
+                  nullptr, 150s),
+            1)
+      << out;
+  EXPECT_NE(out.find("InferscopeErrorRatioHigh           error_rate         fault            NO"), std::string::npos)
+      << out;
+
+  auto robot = stack::blocking_http_request("GET", api_ + "/api/drill");
+  ASSERT_TRUE(robot);
+  EXPECT_EQ(robot->status, 404);
+  EXPECT_NE(robot->body.find("set `drill: {enabled: true}`"), std::string::npos) << robot->body;
+  EXPECT_EQ(drill({"--only", "notifications", "--fire-timeout", "5s"}, &out, &err, 60s), 1) << out << err;
+  EXPECT_NE(out.find("InferscopeNotificationsFailing     not drilled: up runs without `drill: {enabled: true}`"),
+            std::string::npos)
+      << out;
+
+  {
+    Process p({"drill", "--api", api_, "--only", "error_rate", "--fire-timeout", "60s"}, dir_ / "drill2.out",
+              dir_ / "drill2.err");
+    ASSERT_FALSE(p.wait_for_match("(drill: error_rate:)", 40s).empty()) << p.out() << p.err();
+    std::string injected;
+    for (int i = 0; i < 50 && injected.find("error_rate") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(100ms);
+      auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+      ASSERT_TRUE(faults);
+      injected = faults->body;
+    }
+    EXPECT_NE(injected.find("error_rate"), std::string::npos) << injected;
+    p.signal(SIGINT);
+    EXPECT_EQ(p.wait_exit(20s), 2) << p.out() << p.err();
+    EXPECT_NE(p.err().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos) << p.err();
+    auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+    ASSERT_TRUE(faults);
+    EXPECT_EQ(faults->body.find("error_rate"), std::string::npos) << faults->body;  // cleared
+  }
+
+  EXPECT_EQ(drill({"--only", "NoSuchAlert"}, &out, &err, 60s), 2);
   EXPECT_EQ(err, "inferscope drill: cannot drill --only NoSuchAlert: no such alert or fault in the drill catalog\n");
   api_ = "http://127.0.0.1:1";
-  EXPECT_EQ(drill({}, &out, &err), 2);
+  EXPECT_EQ(drill({}, &out, &err, 60s), 2);
   EXPECT_EQ(err.rfind("inferscope drill: cannot read the status of inferscope up at --api http://127.0.0.1:1", 0), 0u)
       << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;

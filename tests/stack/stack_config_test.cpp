@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "stack/prom_duration.h"
+#include "stack/rules/stack_rules_config.h"
 
 namespace inferscope::stack {
 namespace {
@@ -105,6 +106,35 @@ notifications:
   EXPECT_EQ(c->relay.channels[0].secret.file, "/run/secrets/dt");
   EXPECT_EQ(c->relay.watchdog.timeout, std::chrono::seconds(300));
   EXPECT_TRUE(validate_stack_config(*c).ok());
+}
+
+// Tests the drill's keys: alerts.throughput_baseline_offset, alerts.notification_window (copied
+// into the rules config; unset keeps the rules' 1h / 15m) and drill.enabled (off by default).
+TEST(StackConfigTest, DrillKeysAndAlertWindows) {
+  auto c = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n"
+                              "alerts: {throughput_baseline_offset: 30s, notification_window: 20s}\n"
+                              "drill: {enabled: true}\n", "t.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->throughput_baseline_offset, milliseconds(30000));
+  EXPECT_EQ(c->notification_window, milliseconds(20000));
+  EXPECT_TRUE(c->drill_enabled);
+  const rules::RulesConfig rules = rules::rules_config_from(*c);
+  EXPECT_EQ(rules.throughput_baseline_offset, milliseconds(30000));
+  EXPECT_EQ(rules.notification_window, milliseconds(20000));
+  auto plain = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n", "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->drill_enabled);
+  EXPECT_EQ(rules::rules_config_from(*plain).throughput_baseline_offset, rules::RulesConfig{}.throughput_baseline_offset);
+  EXPECT_EQ(rules::rules_config_from(*plain).notification_window, rules::RulesConfig{}.notification_window);
+  auto bad = parse_stack_config("drill:\n  enabled: 1\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.yaml:2:12: key 'drill.enabled'"), std::string::npos) << bad.error().message;
+  bad = parse_stack_config("drill:\n  enable: true\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("key 'drill.enable': unknown key"), std::string::npos) << bad.error().message;
+  bad = parse_stack_config("alerts:\n  notification_window: 0\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("key 'alerts.notification_window'"), std::string::npos) << bad.error().message;
 }
 
 // Tests that each bad config fails with file:line:column and the key's name.

@@ -26,6 +26,8 @@ RulesConfig rules_config_from(const stack::StackConfig& config) {
   out.alert_for = config.alert_for;
   out.evaluation_interval = config.evaluation_interval;
   out.rate_window = rate_window_for(config.scrape_interval);
+  if (config.throughput_baseline_offset) out.throughput_baseline_offset = *config.throughput_baseline_offset;
+  if (config.notification_window) out.notification_window = *config.notification_window;
   return out;
 }
 
