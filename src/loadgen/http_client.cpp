@@ -202,6 +202,7 @@ asio::awaitable<void> HttpClient::Impl::execute(const std::string& wire, Request
     } else {
       conn = co_await connect(record, deadline);
       if (!conn) {
+        if (cancelled) record.error = ErrorKind::kCancelled;
         record.end_ns = clock.now_ns();
         co_return;
       }
@@ -212,7 +213,9 @@ asio::awaitable<void> HttpClient::Impl::execute(const std::string& wire, Request
     Outcome outcome = conn->tls ? co_await exchange(*conn->tls, *conn, wire, record, reused)
                                 : co_await exchange(*conn->tcp, *conn, wire, record, reused);
     active.erase(conn.get());
-    if (outcome.retry) {
+    // After cancel_all closed the socket, whatever error the exchange saw is the cancellation.
+    if (cancelled && (record.error != ErrorKind::kNone || outcome.retry)) record.error = ErrorKind::kCancelled;
+    if (outcome.retry && !cancelled) {
       record.error = ErrorKind::kNone;
       continue;
     }
@@ -255,7 +258,10 @@ asio::awaitable<void> HttpClient::execute(const std::string& wire, RequestRecord
 void HttpClient::cancel_all() {
   impl_->cancelled = true;
   impl_->resolver.cancel();
-  for (Connection* c : impl_->active) c->lowest().cancel();
+  // close, not cancel: cancel() reaches only the operation pending right now, and an exchange
+  // whose write has completed but whose coroutine has not yet resumed would start its read after
+  // it and wait for the request deadline. A closed socket fails every later operation at once.
+  for (Connection* c : impl_->active) c->lowest().close();
   impl_->idle.clear();
 }
 

@@ -348,7 +348,12 @@ TEST(RequestRunnerIntegrationTest, SeveralIoThreads) {
   stopper.join();
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.records.size(), 4u);
-  EXPECT_EQ(count_kind(r, ErrorKind::kCancelled), 4);
+  std::string kinds;
+  for (const auto& rec : r.records) {
+    kinds += " #" + std::to_string(rec.index) + ":" + std::string(to_string(rec.error)) + "@" +
+             std::to_string((rec.end_ns - rec.started_ns) / 1000000) + "ms";
+  }
+  EXPECT_EQ(count_kind(r, ErrorKind::kCancelled), 4) << "server saw " << server.requests() << " requests;" << kinds;
 }
 
 }  // namespace
