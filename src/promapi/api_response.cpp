@@ -170,6 +170,36 @@ Result<std::vector<Labels>> parse_series_response(std::string_view body) {
   return out;
 }
 
+Result<std::vector<AlertInfo>> parse_alerts_response(std::string_view body) {
+  auto data = parse_envelope(body);
+  if (!data) return data.error();
+  if (!data->is_object()) return fail("alerts data is not an object");
+  std::vector<AlertInfo> out;
+  auto alerts = data->find("alerts");
+  if (alerts == data->end()) return fail("no alerts field");
+  if (!alerts->is_array()) return fail("alerts is not an array");
+  for (const auto& item : *alerts) {
+    if (!item.is_object()) return fail("alert is not an object");
+    AlertInfo alert;
+    for (auto [key, target] : {std::pair{"labels", &alert.labels}, std::pair{"annotations", &alert.annotations}}) {
+      auto it = item.find(key);
+      if (it == item.end()) continue;
+      auto parsed = parse_labels(*it);
+      if (!parsed) return parsed.error();
+      *target = std::move(*parsed);
+    }
+    auto text = [&](const char* key) {
+      auto it = item.find(key);
+      return it != item.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    alert.state = text("state");
+    alert.active_at = text("activeAt");
+    alert.value = text("value");
+    out.push_back(std::move(alert));
+  }
+  return out;
+}
+
 Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body) {
   auto data = parse_envelope(body);
   if (!data) return data.error();

@@ -1,6 +1,6 @@
 // File: api_response.h
 // Types of the Prometheus HTTP API (v1) and the parsers of its JSON answers: instant and range
-// query results (vector, matrix, scalar, string), /api/v1/series and /api/v1/targets.
+// query results (vector, matrix, scalar, string), /api/v1/series, /api/v1/targets and /api/v1/alerts.
 // Example: auto r = parse_query_response(body); if (r) for (auto& s : r->series) use(s.labels);
 // Pure functions on values; thread-safe. Never throw: a malformed body, an error status or a
 // result of the wrong shape becomes an Error ("cannot parse Prometheus response: ...").
@@ -49,6 +49,15 @@ struct TargetHealth {
   double scrape_interval_s = 0;  // from scrapeInterval ("15s", "1m"); 0 when absent
 };
 
+// AlertInfo is one pending or firing alert of /api/v1/alerts (the rule's annotations exist only here).
+struct AlertInfo {
+  Labels labels;          // alertname, severity and the other alert labels
+  Labels annotations;     // summary, description, runbook ...
+  std::string state;      // "pending" or "firing"
+  std::string active_at;  // RFC 3339 time the alert became active, as the server sent it
+  std::string value;      // the expression's value as Prometheus formats it ("1.5e+00"), or empty
+};
+
 // parse_query_response parses the JSON body of /api/v1/query or /api/v1/query_range.
 // A body with "status":"error" becomes an Error carrying errorType and error.
 Result<QueryResult> parse_query_response(std::string_view body);
@@ -58,6 +67,9 @@ Result<std::vector<Labels>> parse_series_response(std::string_view body);
 
 // parse_targets_response parses /api/v1/targets (active targets only).
 Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body);
+
+// parse_alerts_response parses /api/v1/alerts.
+Result<std::vector<AlertInfo>> parse_alerts_response(std::string_view body);
 
 // parse_duration_seconds parses a Prometheus duration ("1s", "5m", "1h30m", "250ms", "2d", "1w").
 std::optional<double> parse_duration_seconds(std::string_view text) noexcept;

@@ -135,6 +135,12 @@ Result<std::vector<TargetHealth>> PrometheusClient::targets() const {
                       [](std::string_view body) { return parse_targets_response(body); });
 }
 
+Result<std::vector<AlertInfo>> PrometheusClient::alerts() const {
+  detail::HttpConnection connection(endpoint_, options_);
+  return parse_answer(connection.exchange("/api/v1/alerts", ""), "alerts",
+                      [](std::string_view body) { return parse_alerts_response(body); });
+}
+
 std::vector<Result<QueryResult>> PrometheusClient::query_all(const std::vector<QueryRequest>& requests) const {
   std::vector<std::optional<Result<QueryResult>>> slots(requests.size());
   std::atomic<std::size_t> next{0};

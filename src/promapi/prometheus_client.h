@@ -1,6 +1,6 @@
 // File: prometheus_client.h
 // PrometheusClient is the one client of the Prometheus HTTP API (v1) in inferscope: instant and
-// range queries, series, targets, and a batch call that runs many queries concurrently on a small
+// range queries, series, targets, alerts, and a batch call that runs many queries concurrently on a small
 // bounded pool of keep-alive connections. Works with Prometheus and compatible query APIs
 // (Thanos Query, VictoriaMetrics, Mimir: base URL with a path prefix, e.g. http://h:8481/select/0/prometheus).
 // Example: auto c = PrometheusClient::create("http://127.0.0.1:9090"); auto r = c->query("up");
@@ -62,6 +62,9 @@ class PrometheusClient {
 
   // targets lists the active scrape targets (Prometheus only; compatible APIs may answer 404).
   Result<std::vector<TargetHealth>> targets() const;
+
+  // alerts lists the pending and firing alerts with their annotations (GET /api/v1/alerts).
+  Result<std::vector<AlertInfo>> alerts() const;
 
   // query_all runs every request concurrently on at most options.max_parallel connections and
   // returns one Result per request, in order. Cost: about one round trip per

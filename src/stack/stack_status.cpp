@@ -6,25 +6,11 @@
 #include <ctime>
 
 #include "promapi/prometheus_client.h"
-#include "stack/blocking_http.h"
 
 namespace inferscope::stack {
 namespace {
 
 using nlohmann::json;
-
-Result<json> prometheus_get(const std::string& prometheus_url, const std::string& path) {
-  auto reply = blocking_http_request("GET", prometheus_url + path, {}, {}, std::chrono::seconds(3));
-  if (!reply) return reply.error();
-  if (reply->status != 200) {
-    return make_error("cannot GET " + prometheus_url + path + ": HTTP " + std::to_string(reply->status));
-  }
-  json body = json::parse(reply->body, nullptr, false);
-  if (body.is_discarded() || body.value("status", "") != "success" || !body.contains("data")) {
-    return make_error("cannot read " + prometheus_url + path + ": not a Prometheus API answer");
-  }
-  return body["data"];
-}
 
 std::string text_or(const json& j, const char* key, const std::string& fallback = "") {
   if (!j.is_object()) return fallback;
@@ -64,21 +50,24 @@ Result<json> fetch_targets(const std::string& prometheus_url) {
   return out;
 }
 
-// fetch_alerts reads /api/v1/alerts itself: promapi covers queries and targets but not alerts,
-// and the annotations (summary, runbook) exist only in this answer.
 Result<json> fetch_alerts(const std::string& prometheus_url) {
-  auto data = prometheus_get(prometheus_url, "/api/v1/alerts");
-  if (!data) return data.error();
+  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3)});
+  if (!client) return client.error();
+  auto alerts = client->alerts();
+  if (!alerts) return alerts.error();
   json out = json::array();
-  for (const json& a : (*data)["alerts"]) {
-    const json& labels = a.contains("labels") ? a["labels"] : json::object();
-    out.push_back({{"alertname", text_or(labels, "alertname")},
-                   {"state", text_or(a, "state")},
-                   {"severity", text_or(labels, "severity")},
-                   {"labels", labels},
-                   {"annotations", a.contains("annotations") ? a["annotations"] : json::object()},
-                   {"active_at", text_or(a, "activeAt")},
-                   {"value", text_or(a, "value")}});
+  for (const promapi::AlertInfo& a : *alerts) {
+    const auto label = [&](const char* name) {
+      const auto it = a.labels.find(name);
+      return it == a.labels.end() ? std::string() : it->second;
+    };
+    out.push_back({{"alertname", label("alertname")},
+                   {"state", a.state},
+                   {"severity", label("severity")},
+                   {"labels", a.labels},
+                   {"annotations", a.annotations},
+                   {"active_at", a.active_at},
+                   {"value", a.value}});
   }
   return out;
 }

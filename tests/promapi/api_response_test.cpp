@@ -78,6 +78,30 @@ TEST(ApiResponseTest, SeriesAndTargets) {
   EXPECT_EQ((*t)[0].labels.at("job"), "serve");
 }
 
+// Tests that an alerts answer parses with labels, annotations, state and value, and that a
+// malformed one (annotation not a string, alerts not an array) is an Error.
+TEST(ApiResponseTest, Alerts) {
+  auto a = parse_alerts_response(R"({"status":"success","data":{"alerts":[
+    {"labels":{"alertname":"LlmE2eP99High","severity":"page","job":"serve"},
+     "annotations":{"summary":"p99 3.2 s","runbook":"look at the queue"},
+     "state":"firing","activeAt":"2026-11-30T00:00:00.5Z","value":"3.2e+00"}]}})");
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->size(), 1u);
+  EXPECT_EQ((*a)[0].labels.at("alertname"), "LlmE2eP99High");
+  EXPECT_EQ((*a)[0].annotations.at("runbook"), "look at the queue");
+  EXPECT_EQ((*a)[0].state, "firing");
+  EXPECT_EQ((*a)[0].active_at, "2026-11-30T00:00:00.5Z");
+  EXPECT_EQ((*a)[0].value, "3.2e+00");
+  auto none = parse_alerts_response(R"({"status":"success","data":{"alerts":[]}})");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(parse_alerts_response(R"({"status":"success","data":{"alerts":{}}})"));
+  EXPECT_FALSE(parse_alerts_response(R"({"status":"success","data":{}})"));
+  auto bad = parse_alerts_response(R"({"status":"success","data":{"alerts":[{"annotations":{"summary":1}}]}})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("summary"), std::string::npos) << bad.error().message;
+}
+
 // Tests that endpoint URLs parse with ports and path prefixes and bad ones name the URL.
 TEST(PrometheusClientTest, ParseEndpoint) {
   auto e = parse_endpoint("http://127.0.0.1:9090");

@@ -17,7 +17,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Tests query, query_range, series, targets and query_all against a live Prometheus, and that a
+// Tests query, query_range, series, targets, alerts and query_all against a live Prometheus, and that a
 // bad query and a dead port come back as Errors.
 TEST(PrometheusClientIntegrationTest, LiveServer) {
   metrics::Registry registry;
@@ -79,11 +79,18 @@ TEST(PrometheusClientIntegrationTest, LiveServer) {
   ASSERT_FALSE(results.back());
   EXPECT_NE(results.back().error().message.find("bad_data"), std::string::npos) << results.back().error().message;
 
+  auto alerts = client->alerts();  // no rules loaded: an empty list, not an error
+  ASSERT_TRUE(alerts) << alerts.error().message;
+  EXPECT_TRUE(alerts->empty());
+
   prom.stop();
   auto dead = PrometheusClient::create(prom.url(), {.timeout = std::chrono::milliseconds(2000)});
   auto failed = dead->query("up");
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message.find("cannot query"), std::string::npos) << failed.error().message;
+  auto no_alerts = dead->alerts();
+  ASSERT_FALSE(no_alerts);
+  EXPECT_NE(no_alerts.error().message.find("/api/v1/alerts"), std::string::npos) << no_alerts.error().message;
 }
 
 }  // namespace
