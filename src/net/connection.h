@@ -62,6 +62,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // request returns the request being served (valid inside the handler).
   HttpRequest& request() { return request_; }
+  // core is what the connections of this server share (router.cpp's blocking routes use it).
+  detail::ServerCore& core() { return core_; }
   boost::asio::any_io_executor executor() { return socket_.get_executor(); }
   // peer_is_loopback reports whether the client connected from 127.0.0.0/8 or ::1.
   bool peer_is_loopback() const { return peer_loopback_; }

@@ -148,6 +148,12 @@ void HttpServer::Impl::stop(std::chrono::milliseconds drain_for) {
   for (auto& shard : shards) {
     if (shard->thread.joinable()) shard->thread.join();
   }
+  // Blocking handlers still running post their answer into these (stopped, still alive)
+  // io_contexts; wait for them so none posts into a destroyed one. Jobs not started skip.
+  core.stopped = true;
+  while (!core.wait_blocking_done(std::chrono::seconds(5))) {
+    spdlog::warn("{}: waiting for blocking handlers to return before closing", core.options.log_name);
+  }
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, RequestHandler handler) {

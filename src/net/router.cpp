@@ -3,10 +3,19 @@
 // costs less than the request parse that precedes it.
 #include "net/router.h"
 
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <optional>
 
 #include "net/connection.h"
+#include "net/detail/server_core.h"
+#include "net/worker_pool.h"
 
 namespace inferscope::net {
 namespace asio = boost::asio;
@@ -77,6 +86,83 @@ asio::awaitable<bool> run_stream(Connection& c, const HttpRequest& request, cons
 
 }  // namespace
 
+struct Router::Lane {
+  Lane(const std::string& name, LaneOptions o) : options(o), pool(name, o.threads, o.max_waiting) {}
+  LaneOptions options;
+  WorkerPool pool;
+};
+
+namespace {
+
+// run_on_lane runs `handler(view)` on the lane's workers and resumes on the connection's io
+// thread with its answer; nullopt when the lane is full (or the server stopped before it ran).
+// The awaiting coroutine (and so the Connection and its request, which `view` points into) stays
+// alive until the job hands the answer back; the tracked executor keeps the io thread running
+// for it, and ServerCore counts the job so stop() outlives it.
+asio::awaitable<std::optional<Response>> run_on_lane(Connection& c, WorkerPool& pool, const PlainHandler& handler,
+                                                     const Request& view) {
+  detail::ServerCore& core = c.core();
+  asio::any_io_executor io = c.executor();
+  auto initiate = [&core, &pool, &handler, &view, io](auto completion) {
+    using Completion = decltype(completion);
+    auto shared = std::make_shared<Completion>(std::move(completion));
+    auto work = asio::prefer(io, asio::execution::outstanding_work.tracked);
+    core.blocking_started();
+    auto job = [shared, work, &core, &handler, view]() {
+      std::optional<Response> answer;
+      if (!core.stopped.load()) {
+        try {
+          answer = handler(view);
+        } catch (const std::exception& e) {
+          spdlog::error("{}: blocking handler of {} threw: {}", core.options.log_name, view.path, e.what());
+          answer = Response::error(ApiError::server_error("cannot answer " + std::string(view.path) + ": internal error"));
+        }
+      }
+      asio::post(work, [shared, answer = std::move(answer)]() mutable { (*shared)(std::move(answer)); });
+      core.blocking_finished();
+    };
+    if (!pool.try_submit(std::move(job))) {
+      core.blocking_finished();
+      asio::post(io, [shared]() mutable { (*shared)(std::optional<Response>()); });
+    }
+  };
+  co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(std::optional<Response>)>(
+      std::move(initiate), asio::use_awaitable);
+}
+
+}  // namespace
+
+std::shared_ptr<Router::Lane> Router::lane(const std::string& name) {
+  for (const auto& existing : lanes_) {
+    if (existing->pool.name() == name) return existing;
+  }
+  lanes_.push_back(std::make_shared<Lane>(name, LaneOptions{}));
+  return lanes_.back();
+}
+
+std::size_t Router::lane_busy(const std::string& name) const {
+  for (const auto& existing : lanes_) {
+    if (existing->pool.name() == name) return existing->pool.busy();
+  }
+  return 0;
+}
+
+void Router::set_lane(const std::string& name, LaneOptions options) {
+  for (const auto& existing : lanes_) {
+    if (existing->pool.name() == name) return;
+  }
+  lanes_.push_back(std::make_shared<Lane>(name, options));
+}
+
+void Router::add_blocking(std::string method, std::string path, PlainHandler handler, const std::string& lane_name) {
+  insert(Route{std::move(method), std::move(path), false, std::move(handler), {}, {}, lane(lane_name)});
+}
+
+void Router::add_prefix_blocking(std::string method, std::string prefix, PlainHandler handler,
+                                 const std::string& lane_name) {
+  insert(Route{std::move(method), std::move(prefix), true, std::move(handler), {}, {}, lane(lane_name)});
+}
+
 void Router::insert(Route route) {
   for (Route& existing : routes_) {
     if (existing.method == route.method && existing.path == route.path && existing.prefix == route.prefix) {
@@ -88,19 +174,19 @@ void Router::insert(Route route) {
 }
 
 void Router::add(std::string method, std::string path, PlainHandler handler) {
-  insert(Route{std::move(method), std::move(path), false, std::move(handler), {}, {}});
+  insert(Route{std::move(method), std::move(path), false, std::move(handler), {}, {}, {}});
 }
 
 void Router::add_async(std::string method, std::string path, AsyncHandler handler) {
-  insert(Route{std::move(method), std::move(path), false, {}, std::move(handler), {}});
+  insert(Route{std::move(method), std::move(path), false, {}, std::move(handler), {}, {}});
 }
 
 void Router::add_prefix(std::string method, std::string prefix, PlainHandler handler) {
-  insert(Route{std::move(method), std::move(prefix), true, std::move(handler), {}, {}});
+  insert(Route{std::move(method), std::move(prefix), true, std::move(handler), {}, {}, {}});
 }
 
 void Router::add_stream(std::string path, StreamHandler handler) {
-  insert(Route{"GET", std::move(path), false, {}, {}, std::move(handler)});
+  insert(Route{"GET", std::move(path), false, {}, {}, std::move(handler), {}});
 }
 
 RequestHandler Router::handler() const {
@@ -142,7 +228,17 @@ asio::awaitable<bool> Router::dispatch(Connection& c) const {
   if (match->stream) co_return co_await run_stream(c, request, view, match->stream);
   // Plain statements around co_await: g++ 12 mishandles temporaries in conditional co_awaits.
   Response response;
-  if (match->plain) {
+  if (match->lane) {
+    std::optional<Response> answer = co_await run_on_lane(c, match->lane->pool, match->plain, view);
+    if (answer) {
+      response = std::move(*answer);
+    } else {
+      const ApiError error = ApiError::overloaded("cannot serve " + std::string(view.path) + ": too many requests wait for " +
+                                                      match->lane->pool.name() + " handlers; retry later",
+                                                  match->lane->options.retry_after_s);
+      response = Response::error(error);
+    }
+  } else if (match->plain) {
     response = match->plain(view);
   } else {
     response = co_await match->async(view);

@@ -6,8 +6,13 @@
 //   router.get("/api/status", [](const net::Request&) { return net::Response::json(R"({"ok":true})"); });
 //   router.post("/hooks/alertmanager", on_webhook); router.get_prefix("/ui/", serve_static);
 //   auto server = net::HttpServer::start(options, router.handler());
+// Blocking handlers (a database fsync, a synchronous query of another server) go on a blocking
+// route: they run on a bounded worker pool ("lane"), never on an io thread; a full lane answers
+// 503 + Retry-After at once. Routes that stall on different dependencies get different lanes:
+//   router.set_lane("prometheus", {.threads = 2, .max_waiting = 16});
+//   router.add_blocking("GET", "/api/status", status_handler, "prometheus");
 // Thread-safety: add routes before start(); afterwards the Router is read-only and shared by
-// every io thread. Handlers run on an io thread: they must not throw or block for long.
+// every io thread. Plain handlers run on an io thread: they must not throw or block for long.
 #pragma once
 
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
@@ -25,6 +30,16 @@
 #include "net/http_server.h"
 
 namespace inferscope::net {
+
+class WorkerPool;
+
+// LaneOptions sizes one lane of blocking routes: its worker threads and how many requests may wait
+// for one; a request beyond that gets 503 overloaded with Retry-After `retry_after_s`.
+struct LaneOptions {
+  unsigned threads = 2;
+  std::size_t max_waiting = 16;
+  int retry_after_s = 1;
+};
 
 // Request is a read-only view of one HTTP request, valid only during the handler call.
 struct Request {
@@ -84,6 +99,23 @@ class Router {
   void add(std::string method, std::string path, PlainHandler handler);
   void add_async(std::string method, std::string path, AsyncHandler handler);
   void add_prefix(std::string method, std::string prefix, PlainHandler handler);
+  // add_blocking registers an exact path whose plain handler runs on the worker pool of `lane`
+  // (created with default LaneOptions unless set_lane came first), off the io threads. The
+  // Request view stays valid during the call; the handler must not throw.
+  void add_blocking(std::string method, std::string path, PlainHandler handler, const std::string& lane = "default");
+  void get_blocking(std::string path, PlainHandler handler, const std::string& lane = "default") {
+    add_blocking("GET", std::move(path), std::move(handler), lane);
+  }
+  // add_prefix_blocking is add_prefix on a lane.
+  void add_prefix_blocking(std::string method, std::string prefix, PlainHandler handler,
+                           const std::string& lane = "default");
+  // set_lane creates lane `name` with `options` (starting its threads); call it before the routes
+  // that use it. Setting an existing lane again is an error of the caller and keeps the first.
+  void set_lane(const std::string& name, LaneOptions options);
+
+  // lane_busy returns the requests running plus waiting on lane `name` (0 for an unknown lane).
+  std::size_t lane_busy(const std::string& name) const;
+
   // add_stream registers a GET route answered with a `text/event-stream` that `handler` writes.
   void add_stream(std::string path, StreamHandler handler);
 
@@ -94,6 +126,7 @@ class Router {
   boost::asio::awaitable<bool> dispatch(Connection& connection) const;
 
  private:
+  struct Lane;
   struct Route {
     std::string method;
     std::string path;
@@ -101,9 +134,12 @@ class Router {
     PlainHandler plain;
     AsyncHandler async;
     StreamHandler stream;
+    std::shared_ptr<Lane> lane;  // set: `plain` runs on this lane's workers
   };
   void insert(Route route);
+  std::shared_ptr<Lane> lane(const std::string& name);
   std::vector<Route> routes_;
+  std::vector<std::shared_ptr<Lane>> lanes_;
 };
 
 }  // namespace inferscope::net

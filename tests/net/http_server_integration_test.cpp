@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -240,6 +242,102 @@ TEST(HttpServerTest, StopDrainsInFlightStreams) {
   boost::system::error_code ec;
   late.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port), ec);
   EXPECT_TRUE(ec) << "a stopped server still accepts";
+}
+
+// Gate blocks the blocking handlers of a test until open() (bounded: a forgotten open fails the
+// test after 30 s instead of hanging it).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool opened = false;
+  int entered = 0;
+  int left = 0;
+  void pass() {
+    std::unique_lock lock(mu);
+    ++entered;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(30), [this] { return opened; });
+    ++left;
+  }
+  void open() {
+    std::lock_guard lock(mu);
+    opened = true;
+    cv.notify_all();
+  }
+  bool wait_entered(int n) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(20), [&] { return entered >= n; });
+  }
+  int left_count() {
+    std::lock_guard lock(mu);
+    return left;
+  }
+};
+
+// Tests that a blocking route runs off the io thread: with its one worker stuck and its one
+// waiting slot taken, a plain route on the server's single io thread still answers (before the
+// stuck call returns), a third blocking request gets 503 + Retry-After as OpenAI error JSON at
+// once, and the stuck and the waiting request are answered once the worker is free.
+TEST(HttpServerTest, BlockingRouteRunsOnItsBoundedLane) {
+  Gate gate;
+  Router router;
+  router.set_lane("slow", {.threads = 1, .max_waiting = 1, .retry_after_s = 7});
+  router.get_blocking("/slow", [&gate](const Request& r) {
+    gate.pass();
+    return Response::text("slow done " + std::string(r.query));
+  }, "slow");
+  router.get("/fast", [](const Request&) { return Response::text("fast"); });
+  auto server = start(router, {.io_threads = 1});
+  ASSERT_TRUE(server);
+  RawClient first(server->port());
+  first.send("GET /slow?n=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_TRUE(gate.wait_entered(1));
+  RawClient second(server->port());
+  second.send("GET /slow?n=2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  for (int i = 0; i < 2000 && router.lane_busy("slow") < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(router.lane_busy("slow"), 2u);
+
+  RawClient fast(server->port());
+  fast.send("GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string fast_reply = fast.read_all();
+  EXPECT_NE(fast_reply.find("HTTP/1.1 200 OK"), std::string::npos) << fast_reply;
+  EXPECT_EQ(gate.left_count(), 0) << "the plain route was answered only after the blocking call returned";
+
+  RawClient third(server->port());
+  third.send("GET /slow?n=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string refused = third.read_all();
+  EXPECT_NE(refused.find("HTTP/1.1 503"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("Retry-After: 7"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(R"("error":{)"), std::string::npos) << refused;
+  EXPECT_EQ(gate.left_count(), 0);
+
+  gate.open();
+  const std::string one = first.read_all();
+  const std::string two = second.read_all();
+  EXPECT_NE(one.find("slow done n=1"), std::string::npos) << one;
+  EXPECT_NE(two.find("slow done n=2"), std::string::npos) << two;
+  EXPECT_EQ(router.lane_busy("slow"), 0u);
+}
+
+// Tests that stop() returns only after a blocking handler that was running has returned (its
+// answer is posted to an io_context that must still exist), and that the server then is gone.
+TEST(HttpServerTest, StopWaitsForRunningBlockingHandlers) {
+  Gate gate;
+  Router router;
+  router.get_blocking("/slow", [&gate](const Request&) {
+    gate.pass();
+    return Response::text("late");
+  });
+  auto server = start(router);
+  ASSERT_TRUE(server);
+  RawClient client(server->port());
+  client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(gate.wait_entered(1));
+  std::thread opener([&gate] { gate.open(); });
+  server->stop(std::chrono::milliseconds(0));
+  EXPECT_EQ(gate.left_count(), 1);
+  opener.join();
+  server.reset();
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <unordered_set>
 
 #include "net/http_server.h"
@@ -17,6 +20,28 @@ struct ServerCore {
   RequestHandler handler;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> live{0};
+  // Blocking handlers handed to a WorkerPool (router.cpp) and not yet finished. stop() waits for
+  // none to be left before the io_contexts they post their answers to are destroyed; once
+  // `stopped` is set, a job that has not started yet skips its handler.
+  std::atomic<bool> stopped{false};
+  std::mutex blocking_mu;
+  std::condition_variable blocking_cv;
+  std::size_t blocking_in_flight = 0;  // guarded by blocking_mu
+
+  void blocking_started() {
+    std::lock_guard lock(blocking_mu);
+    ++blocking_in_flight;
+  }
+  void blocking_finished() {
+    std::lock_guard lock(blocking_mu);
+    --blocking_in_flight;
+    blocking_cv.notify_all();
+  }
+  // wait_blocking_done waits until no blocking job is left; false if some still run after `limit`.
+  bool wait_blocking_done(std::chrono::milliseconds limit) {
+    std::unique_lock lock(blocking_mu);
+    return blocking_cv.wait_for(lock, limit, [this] { return blocking_in_flight == 0; });
+  }
 };
 
 // ConnectionSet tracks the live connections of one io thread so stop() can close them.
