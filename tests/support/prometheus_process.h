@@ -39,7 +39,9 @@ inline std::string scrape_config_for(const std::vector<std::string>& targets, co
 
 class PrometheusProcess {
  public:
-  explicit PrometheusProcess(const std::string& config_yaml) {
+  // data_dir: an existing TSDB directory to serve (e.g. blocks backfilled with promtool); "" = a
+  // fresh one inside the private temp dir.
+  explicit PrometheusProcess(const std::string& config_yaml, const std::string& data_dir = "") {
     char pattern[] = "/tmp/inferscope-prom-XXXXXX";
     if (!::mkdtemp(pattern)) {
       error_ = "cannot create temp dir";
@@ -50,7 +52,7 @@ class PrometheusProcess {
     std::string log = dir_ + "/prometheus.log";
     std::vector<std::string> args = {"/usr/bin/prometheus",
                                      "--config.file=" + dir_ + "/prometheus.yml",
-                                     "--storage.tsdb.path=" + dir_ + "/data",
+                                     "--storage.tsdb.path=" + (data_dir.empty() ? dir_ + "/data" : data_dir),
                                      "--web.listen-address=127.0.0.1:0",
                                      "--web.enable-lifecycle",
                                      "--log.level=info"};
