@@ -1,7 +1,7 @@
 # Writes OpenMetrics text with timestamps for promtool tsdb create-blocks-from openmetrics: 48 h
 # (plus 10 min) of one inferscope serve target (job="sim", model="sim-a") ending at `end` (a whole
 # hour), with a KNOWN daily load profile and one known slow hour. Truth for the report test:
-# - request rate by hour of day (UTC), req/s: 00-01 4, 02-05 1, 06-07 3, 08-13 6, 14 10, 15-19 6,
+# - request rate by hour of day (UTC), req/s: 00-01 4, 02-05 1, 06-07 4, 08-13 6, 14 10, 15-19 6,
 #   20-23 4 (peak 14:00; below 30 % of the peak: 02:00-06:00); the period before `end - 24h` runs
 #   at 0.8 x that profile;
 # - 1 % of requests fail (finish_reason="error", status_class="5xx");
@@ -23,7 +23,7 @@ function hist(name, labels, i, m1, m2, per,    b, le) {
   printf "%s_count{%s} %.0f %d\n", name, substr(labels, 1, length(labels) - 1), per * (N0[i] + N1[i]), T[i]
 }
 BEGIN {
-  split("4 4 1 1 1 1 3 3 6 6 6 6 6 6 10 6 6 6 6 6 4 4 4 4", p, " ")
+  split("4 4 1 1 1 1 4 4 6 6 6 6 6 6 10 6 6 6 6 6 4 4 4 4", p, " ")
   for (h = 0; h < 24; h++) profile[h] = p[h + 1]
   nb = split("0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 30", bounds, " ")
   start = end - 48 * 3600 - 600

@@ -145,20 +145,20 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   ASSERT_NE(gpu, nullptr) << j.dump(1);
   const json& cur = (*sim)["current"];
   const json& prev = (*sim)["previous"];
-  // Volume: the profile sums to 110 req/s-hours a day = 396,000 requests; the day before 0.8 x.
-  EXPECT_NEAR(cur["requests"].get<double>(), 396000, 396000 * 0.01);
-  EXPECT_NEAR(prev["requests"].get<double>(), 316800, 316800 * 0.01);
+  // Volume: the profile sums to 112 req/s-hours a day = 403,200 requests; the day before 0.8 x.
+  EXPECT_NEAR(cur["requests"].get<double>(), 403200, 403200 * 0.01);
+  EXPECT_NEAR(prev["requests"].get<double>(), 322560, 322560 * 0.01);
   // Peak: 10 req/s during 14:00-15:00.
   EXPECT_NEAR(cur["peak_rate_per_s"].get<double>(), 10, 0.3);
   const std::string peak_at = cur["peak_rate_at"];
   EXPECT_TRUE(peak_at.find("T14:") != std::string::npos || peak_at.find("T15:00") != std::string::npos) << peak_at;
   EXPECT_NEAR(cur["error_ratio"].get<double>(), 0.01, 0.001);
-  EXPECT_NEAR(cur["generation_tokens_per_s"].get<double>(), 32 * 110 / 24.0, 1);
+  EXPECT_NEAR(cur["generation_tokens_per_s"].get<double>(), 32 * 112 / 24.0, 1);
   // The slow hour raises this period's p99 e2e; TTFT did not change.
   EXPECT_GT(cur["e2e_s"]["p99"].get<double>(), prev["e2e_s"]["p99"].get<double>());
   EXPECT_NEAR(cur["ttft_s"]["p95"].get<double>(), prev["ttft_s"]["p95"].get<double>(), 0.005);
-  // GPU: 8 % per req/s: mean 8 x 110 / 24 %, max 80 %.
-  EXPECT_NEAR((*gpu)["current"]["gpu_utilization_mean"].get<double>(), 0.08 * 110 / 24, 0.01);
+  // GPU: 8 % per req/s: mean 8 x 112 / 24 %, max 80 %.
+  EXPECT_NEAR((*gpu)["current"]["gpu_utilization_mean"].get<double>(), 0.08 * 112 / 24, 0.01);
   EXPECT_NEAR((*gpu)["current"]["gpu_utilization_max"].get<double>(), 0.80, 0.01);
 
   // Hour of day: peak 14, trough 02-05, only the slow hour over the limit.
