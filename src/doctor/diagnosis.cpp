@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "doctor/diagnosis_stats.h"
 
@@ -235,6 +236,22 @@ class Reasoner {
     return ramp(delta / std::max(e2e_->baseline.mean, 1e-9), 0.04, 0.25);
   }
 
+  // median_ratio compares a distribution's median with the baseline's, in the quarter of the
+  // window where it moved most (one holding a fair part of the window's observations): an
+  // incident that began late in the window (an alert fires soon after the onset) moves the
+  // median of its own part while the whole window's median still sits on the healthy part.
+  double median_ratio(const Quantity* q) const {
+    if (!q) return kNaN;
+    double base = q->baseline.p50;
+    double r = detail::ratio(base, q->incident.p50);
+    if (!(base > 0)) return r;
+    const WindowStat& w = q->incident;
+    double min_n = std::max(30.0, 0.1 * w.count);
+    for (std::size_t i = 0; i < w.chunk_p50.size() && i < w.chunk_counts.size(); ++i)
+      if (w.chunk_counts[i] >= min_n && w.chunk_p50[i] > 0) r = std::max(std::isnan(r) ? 0.0 : r, w.chunk_p50[i] / base);
+    return r;
+  }
+
   using Change = detail::Change;
   Change compare_per_request(const Quantity* q) const {
     Change c = compare(q, 0.10, o_.noise_sigmas, 0);
@@ -312,7 +329,7 @@ class Reasoner {
       tok_c = compare(itl, 0.10, o_.noise_sigmas);
       per_token = itl;
     }
-    double itl_p50_ratio = itl ? detail::ratio(itl->baseline.p50, itl->incident.p50) : kNaN;
+    double itl_p50_ratio = median_ratio(itl);
     // More load stretches per-token time only through bigger batches: at unchanged per-token time
     // the running batch grows at most in proportion to arrivals, and a decode step costs at most
     // in proportion to its batch (memory-bound decode grows far less). So only the per-token rise
@@ -338,6 +355,30 @@ class Reasoner {
       ppt_metric = q->metric;
     }
     double ppt_ratio = detail::ratio(ppt_b, ppt_i);
+    // Prefill work shares engine steps with decoding sequences (chunked prefill, mixed batches):
+    // a decoding request is stretched by the engine time spent on prefill while it decodes,
+    // share u = prompt tokens/s x prefill seconds per token, and no more. A long prompt makes no
+    // other request's decode slower per token except through that time (or through KV, which is
+    // kv_cache_pressure's). So of the decode change, long prompts may claim at most the added
+    // prompt tokens at the old per-token cost, a slower prefill at most the added per-token cost
+    // at the new rate, each times the incident's decode time per request. The measured prefill
+    // time per token includes the steps it shares, so these bounds are generous.
+    if (decode && decode->incident.per_request > 0 && ppt_b > 0) {
+      const Quantity* prompt_rate = s_.find_signal("prompt_token_rate");
+      double pr_b = prompt_rate ? prompt_rate->baseline.mean : kNaN;
+      double pr_i = prompt_rate ? prompt_rate->incident.mean : kNaN;
+      if (std::isnan(pr_b) || std::isnan(pr_i)) {  // prompt tokens per request x requests per second
+        pr_b = mean_of(prompt, false) * mean_of(rate, false);
+        pr_i = mean_of(prompt, true) * mean_of(rate, true);
+      }
+      if (pr_b >= 0 && pr_i >= 0) {
+        double span = decode->incident.per_request;
+        double u = [](double x) { return std::clamp(x, 0.0, 0.95); }(pr_i * ppt_b) - std::clamp(pr_b * ppt_b, 0.0, 0.95);
+        prefill_decode_caps_["long_prompts"] = std::max(0.0, u) * span;
+        if (ppt_i > 0)
+          prefill_decode_caps_["prefill_slowdown"] = std::clamp(pr_i * std::max(0.0, ppt_i - ppt_b), 0.0, 0.95) * span;
+      }
+    }
     bool prefill_up = prefill ? compare_per_request(prefill).delta > compare_per_request(prefill).threshold
                               : ppt_ratio > 1.2;
     double s_ppt = prefill_up ? log_ramp(ppt_ratio, 1.25, 2.0) : 0;
@@ -355,7 +396,12 @@ class Reasoner {
     // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
     double s_decode = s_decode_raw;
     if (std::isnan(itl_p50_ratio)) s_decode *= (1 - 0.8 * s_kv) * (1 - 0.9 * stall.strength);
-    double s_prefill = std::max(s_ppt * (1 - 0.5 * s_prompt) * (1 - 0.5 * s_kv) * (1 - 0.8 * stall.strength), s_prefix);
+    // A prompt's prefill runs in steps shared with the running batch's decode, so a slower decode
+    // step stretches the measured prefill time per prompt token too: a per-token rise next to a
+    // decode slowdown is weaker evidence of its own.
+    double s_prefill = std::max(s_ppt * (1 - 0.5 * s_prompt) * (1 - 0.5 * s_kv) * (1 - 0.8 * stall.strength) *
+                                    (1 - 0.5 * s_decode),
+                                s_prefix);
 
     // --- hypotheses, one per cause ---
     if (rate) {
@@ -590,8 +636,7 @@ class Reasoner {
     // Longer steps that the work explains are no stall: a uniformly slower engine (the per-token
     // median moved) or longer prompts (bigger prefill steps) stretch the longest step too.
     double explained = 1;
-    if (itl && itl->baseline.p50 > 0 && itl->incident.p50 > 0)
-      explained *= std::max(1.0, itl->incident.p50 / itl->baseline.p50);
+    if (double r = median_ratio(itl); r > 0 && std::isfinite(r)) explained *= std::max(1.0, r);
     // The longest prefill step is set by the longest prompt (or chunk), not the mean one: a few
     // long prompts among short ones stretch the longest step by their length ratio.
     if (const Quantity* prompt = s_.find_signal("prompt_tokens"); prompt && prompt->baseline.mean > 0 &&
@@ -616,16 +661,29 @@ class Reasoner {
       long_step = p50_r < 1.3 ? log_ramp(detail::ratio(tail_b, tail_i), 3, 20) : 0;
       step_ev = {itl->metric + " (max bucket)", itl->baseline.max, itl->incident.max, "s"};
     }
-    // Intervals with no engine step while work was pending.
+    // Intervals with no engine step while work was pending. A scrape that comes late makes one
+    // interval read no increase and the next one read two intervals' worth; a stalled engine does
+    // not make up the steps it missed. So an empty interval next to one with about twice the
+    // usual step count is a late scrape, not a stall.
     auto idle_fraction = [&](const WindowStat& st, const WindowStat* pending) {
       if (st.intervals.empty()) return 0.0;
+      std::vector<double> busy_values;
+      for (double v : st.intervals)
+        if (v > 0) busy_values.push_back(v);
+      double usual = kNaN;
+      if (!busy_values.empty()) {
+        std::nth_element(busy_values.begin(), busy_values.begin() + busy_values.size() / 2, busy_values.end());
+        usual = busy_values[busy_values.size() / 2];
+      }
+      auto caught_up = [&](std::size_t i) { return i < st.intervals.size() && st.intervals[i] >= 1.6 * usual; };
       int idle = 0, n = 0;
       for (std::size_t i = 0; i < st.intervals.size(); ++i) {
         double v = st.intervals[i];
         if (std::isnan(v)) continue;
         ++n;
         double p = pending && i < pending->intervals.size() ? pending->intervals[i] : 1;
-        if (v <= 0 && !(p < 0.5)) ++idle;
+        bool late_scrape = caught_up(i + 1) || (i > 0 && caught_up(i - 1));
+        if (v <= 0 && !(p < 0.5) && !late_scrape) ++idle;
       }
       return n ? static_cast<double>(idle) / n : 0.0;
     };
@@ -684,15 +742,37 @@ class Reasoner {
     return nullptr;
   }
 
-  void split(const std::string& stage, const std::vector<std::pair<std::string, double>>& weights) {
+  // split shares a stage's change among the causes that can move it, by strength x weight. A cap
+  // (seconds per request) bounds what one cause's mechanism can physically add to the stage; what
+  // a capped cause cannot take goes to the others by weight, else stays unexplained.
+  void split(const std::string& stage, const std::vector<std::pair<std::string, double>>& weights,
+             const std::map<std::string, double>& caps = {}) {
     double delta = stage_delta(stage);
     if (delta <= 0) return;
-    double total = 0;
-    for (auto& [cause, w] : weights)
-      if (Hypothesis* h = find(cause)) total += h->strength * w;
-    if (total <= 0) return;
-    for (auto& [cause, w] : weights)
-      if (Hypothesis* h = find(cause); h && h->strength > 0) h->portions[stage] += delta * h->strength * w / total;
+    std::map<std::string, double> give;  // cause -> seconds
+    std::set<std::string> full;           // causes at their cap
+    double left = delta;
+    for (int round = 0; round < 8 && left > 1e-12; ++round) {
+      double total = 0;
+      for (auto& [cause, w] : weights)
+        if (Hypothesis* h = find(cause); h && !full.count(cause)) total += h->strength * w;
+      if (total <= 0) break;
+      double handed = 0;
+      for (auto& [cause, w] : weights) {
+        Hypothesis* h = find(cause);
+        if (!h || h->strength <= 0 || full.count(cause)) continue;
+        double add = left * h->strength * w / total;
+        if (auto cap = caps.find(cause); cap != caps.end() && give[cause] + add >= cap->second) {
+          add = std::max(0.0, cap->second - give[cause]);
+          full.insert(cause);
+        }
+        give[cause] += add;
+        handed += add;
+      }
+      left -= handed;
+    }
+    for (auto& [cause, sec] : give)
+      if (Hypothesis* h = find(cause); h && sec > 0) h->portions[stage] += sec;
   }
 
   void assign_shares() {
@@ -723,7 +803,8 @@ class Reasoner {
     // Decode also stretches when prefills share its steps (chunked prefill), when sequences are
     // preempted and recomputed, or when the batch grows under load.
     split("decode", {{"decode_slowdown", 1}, {"long_outputs", 1}, {"kv_cache_pressure", 0.5}, {stall, 1},
-                     {"load_increase", 0.3}, {"prefill_slowdown", 0.5}, {"long_prompts", 0.5}});
+                     {"load_increase", 0.3}, {"prefill_slowdown", 0.5}, {"long_prompts", 0.5}},
+          prefill_decode_caps_);
     split("postprocess", {{"network_slowdown", 1}, {"preprocess_slowdown", 0.5}});
     split("prefill", {{"prefill_slowdown", 1}, {"long_prompts", 1}, {"kv_cache_pressure", 0.5}, {stall, 0.7},
                       {"load_increase", 0.3}});
@@ -810,6 +891,9 @@ class Reasoner {
   detail::Change e2e_change_;
   bool slow_ = false, tail_slow_ = false;
   double capacity_candidate_ = 0;
+  // What prefill-side causes can add to a decoding request: the engine time their extra prefill
+  // work takes while it decodes (seconds per request; absent = no bound known).
+  std::map<std::string, double> prefill_decode_caps_;
   std::map<std::string, double> stage_delta_;
   std::vector<Hypothesis> hyps_;
 };

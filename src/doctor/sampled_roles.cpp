@@ -44,7 +44,12 @@ WindowStat histogram_stat(const SampledRoles& s, const RoleSamples& r, TimeRange
   for (auto& [le, values] : r.buckets) bucket_inc[le] = increments(values);
   double total_sum = 0, total_count = 0;
   std::map<double, double> by_le;
-  for (std::size_t j : steps_in(s.times, w)) {
+  const auto steps = steps_in(s.times, w);
+  constexpr std::size_t kChunks = 4;
+  std::vector<std::map<double, double>> chunk_le(steps.size() >= kChunks ? kChunks : 0);
+  std::vector<double> chunk_n(chunk_le.size(), 0);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::size_t j = steps[k];
     double c = counts[j], sm = sums[j];
     bool ok = !std::isnan(c) && !std::isnan(sm);
     out.intervals.push_back(ok && c > 0 ? sm / c : kNaN);
@@ -52,8 +57,17 @@ WindowStat histogram_stat(const SampledRoles& s, const RoleSamples& r, TimeRange
     if (!ok) continue;
     total_sum += sm;
     total_count += c;
+    const std::size_t chunk = chunk_le.empty() ? 0 : k * kChunks / steps.size();
+    if (!chunk_le.empty()) chunk_n[chunk] += c;
     for (auto& [le, inc] : bucket_inc)
-      if (!std::isnan(inc[j])) by_le[le] += inc[j];
+      if (!std::isnan(inc[j])) {
+        by_le[le] += inc[j];
+        if (!chunk_le.empty()) chunk_le[chunk][le] += inc[j];
+      }
+  }
+  for (std::size_t i = 0; i < chunk_le.size(); ++i) {
+    out.chunk_p50.push_back(chunk_n[i] > 0 ? histogram_quantile(0.5, chunk_le[i]) : kNaN);
+    out.chunk_counts.push_back(chunk_n[i]);
   }
   out.count = total_count;
   if (total_count > 0) {

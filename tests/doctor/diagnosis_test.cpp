@@ -201,6 +201,100 @@ TEST(DiagnosisTest, LongPromptStepsAreNoStall) {
   EXPECT_TRUE(decode) << to_text(d);
 }
 
+// demo_snapshot is the project demo's doctor call (scripts/demo.sh: `--window 1m --baseline 2m`
+// when the alert fires), numbers from a reproduction against inferscope serve + Prometheus: a 4x
+// decode fault and a second stream of ~4k-token prompts began 20 s before the window's end, so
+// two thirds of the window are still healthy traffic; the baseline is the young stack's sparse
+// first 20 s. Decode carries 89 % of the e2e change.
+Snapshot demo_snapshot() {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.402, 1.557, 55, "s", 0.05);
+  s.latency["e2e"].incident.count = 196;
+  s.latency["ttft"] = quantity(0.022, 0.149);
+  s.latency["tpot"] = quantity(0.00647, 0.0258);
+  s.latency["tpot"].baseline.p50 = 0.00627;
+  s.latency["tpot"].incident.p50 = 0.00698;
+  s.latency["itl"] = quantity(0.00648, 0.0252, 3000, "s", 0.02);
+  s.latency["itl"].incident.count = 12000;
+  s.latency["itl"].baseline.p50 = 0.00628;
+  s.latency["itl"].incident.p50 = 0.00701;  // the whole window's median sits on the healthy part
+  s.latency["itl"].incident.chunk_p50 = {0.0063, 0.0064, 0.0066, 0.0262};
+  s.latency["itl"].incident.chunk_counts = {2850, 2850, 3000, 3300};
+  s.latency["step"] = quantity(0.0066, 0.0100);
+  s.latency["step"].baseline.max = 0.025;
+  s.latency["step"].incident.max = 0.5;
+  s.stages["queue"] = quantity(0.0032, 0.0595, 55);
+  s.stages["prefill"] = quantity(0.0190, 0.0892, 55);
+  s.stages["decode"] = quantity(0.3797, 1.41, 55);
+  for (auto* st : {&s.stages["queue"], &s.stages["prefill"], &s.stages["decode"]}) st->incident.count = 196;
+  s.signals["request_rate"] = quantity(3.24, 3.27, 100, "req/s", 0.05);
+  s.signals["in_flight"] = quantity(1.04, 7.05, 100, "requests");
+  s.signals["in_flight"].incident.intervals = {1, 1, 1, 1, 1, 1, 2, 6, 14, 41};
+  s.signals["prompt_tokens"] = quantity(537, 1195, 55, "tokens");
+  s.signals["prompt_tokens"].baseline.max = 1000;
+  s.signals["prompt_tokens"].incident.max = 5000;
+  s.signals["prompt_token_rate"] = quantity(1737, 3904, 100, "tok/s");
+  s.signals["output_tokens"] = quantity(59.6, 56.9, 55, "tokens");
+  s.signals["running"] = quantity(1.0, 6.1, 100, "requests");
+  s.signals["running"].incident.max = 32;
+  s.signals["waiting"] = quantity(0.04, 0.97, 100, "requests");
+  s.signals["kv_usage"] = quantity(0.0013, 0.0265, 100, "ratio");
+  s.signals["kv_usage"].baseline.max = 0.0076;
+  s.signals["kv_usage"].incident.max = 0.154;
+  s.signals["engine_busy"] = quantity(0.46, 0.74, 100, "ratio");
+  s.signals["step_rate"] = quantity(74.7, 74.5, 100, "1/s");
+  return s;
+}
+
+// Tests the demo's miss: an incident that began late in the window moves the per-token median of
+// the window's last quarter only, and long prompts may claim of the decode change no more than
+// the engine time their added prefill work takes (here about a tenth), so decode_slowdown ranks
+// first with most of the change and long_prompts is reported beside it. Without a moved median
+// anywhere in the window, the same mean rise is not called a decode slowdown.
+TEST(DiagnosisTest, DemoDecodeFaultLateInWindowBesideLongPrompts) {
+  Diagnosis d = run(demo_snapshot());
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "decode") << to_text(d);
+  EXPECT_GE(d.findings.front().share, 0.7) << to_text(d);
+  bool long_prompts = false;
+  for (const auto& f : d.findings) {
+    EXPECT_NE(f.cause, "engine_stall") << to_text(d);
+    if (f.cause == "long_prompts") {
+      long_prompts = true;
+      EXPECT_LE(f.share, 0.25) << to_text(d);
+    }
+  }
+  EXPECT_TRUE(long_prompts) << to_text(d);
+
+  Snapshot flat = demo_snapshot();
+  flat.latency["itl"].incident.chunk_p50 = {0.0063, 0.0064, 0.0066, 0.0068};
+  Diagnosis f = run(flat);
+  for (const auto& finding : f.findings) EXPECT_NE(finding.cause, "decode_slowdown") << to_text(f);
+}
+
+// Tests that an interval without engine steps next to one with twice the usual steps (a late
+// scrape: the next scrape reads both intervals' steps) is no worker stall, while intervals without
+// steps that are never made up, with requests waiting and the GPU idling, are.
+TEST(DiagnosisTest, LateScrapeIsNoWorkerStall) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.300, 0.420, 100, "s", 0.02);
+  s.stages["queue"] = quantity(0.005, 0.125);
+  s.signals["step_rate"] = quantity(75, 75, 100, "1/s");
+  s.signals["waiting"] = quantity(0, 0.8, 100, "requests");
+  s.signals["engine_busy"] = quantity(0.95, 0.93, 100, "ratio");
+  s.signals["step_rate"].incident.intervals = {75, 74, 0, 151, 76, 75, 74, 76, 75, 75};
+  Diagnosis late = run(s);
+  for (const auto& f : late.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(late);
+
+  s.signals["step_rate"].incident.intervals = {75, 74, 0, 0, 76, 75, 0, 0, 75, 75};
+  s.signals["engine_busy"] = quantity(0.95, 0.55, 100, "ratio");
+  Diagnosis stalled = run(s);
+  ASSERT_FALSE(stalled.findings.empty()) << to_text(stalled);
+  EXPECT_EQ(stalled.findings.front().cause, "worker_stall") << to_text(stalled);
+}
+
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
 TEST(DiagnosisTest, LoadAndErrors) {
   Snapshot load = steady();

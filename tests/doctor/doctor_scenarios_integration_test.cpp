@@ -90,6 +90,7 @@ Outcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& j
   if (std::getenv("DOCTOR_VERBOSE")) {
     nlohmann::json j = to_json(*d);
     for (const auto& sig : j["signals"]) out.detail += "  signal " + sig.dump() + "\n";
+    for (const auto& c : j["considered"]) out.detail += "  considered " + c.dump() + "\n";
   }
   return out;
 }
