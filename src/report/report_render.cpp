@@ -379,7 +379,7 @@ std::string render_html(const Report& r) {
          html(seconds(r.worst.value_s)) + ".</p>\n";
     if (r.worst.diagnosis) {
       const auto& d = *r.worst.diagnosis;
-      o += "<p><strong>" + html(d.verdict) + "</strong>: " + html(d.headline) + "</p>\n<ol>";
+      o += "<p><strong>Doctor</strong> (this hour vs the hour before): " + html(d.headline) + "</p>\n<ol>";
       for (const auto& f : d.findings) {
         o += "<li><strong>" + html(f.cause) + "</strong>" + (f.stage.empty() ? "" : " (" + html(f.stage) + ")") +
              printf_text(", score %.2f: ", f.score) + html(f.summary);
@@ -398,7 +398,10 @@ std::string render_html(const Report& r) {
 
   o += "<h2>Hour of day (UTC)</h2>\n<ul>";
   for (const auto& c : r.hours.conclusions) o += "<li>" + html(c) + "</li>";
-  o += "</ul>\n" + svg_hours(r.hours) + "\n<table><tr><th>hour</th><th>req/s</th><th>p95 e2e</th><th></th></tr>\n";
+  o += "</ul>\n" + svg_hours(r.hours) +
+       "\n<p class=\"tick\">Bars: mean request rate per hour of day. Dark blue: peak; green: below " +
+       printf_text("%.0f", r.hours.trough_threshold * 100) + " % of the peak; orange: p95 e2e over the limit.</p>" +
+       "\n<table><tr><th>hour</th><th>req/s</th><th>p95 e2e</th><th></th></tr>\n";
   for (const auto& h : r.hours.hours) {
     std::string flags = std::string(h.peak ? "peak " : "") + (h.trough ? "trough " : "") + (h.over_slo ? "over limit" : "");
     o += "<tr><td>" + printf_text("%02.0f:00", h.hour) + "</td>" +
