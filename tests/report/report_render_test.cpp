@@ -142,6 +142,25 @@ TEST(RenderMarkdown, LabelValuesCannotBreakTheTable) {
   EXPECT_EQ(md.find("\n## injected"), std::string::npos);
 }
 
+TEST(RenderMarkdown, JobsWhenSeveralAndMeansWhereNoHistogram) {
+  Report r = sample_report();
+  GroupReport llama;
+  llama.job = "llama";
+  llama.dialect = "llamacpp";
+  llama.current.tpot.mean = 0.012;
+  llama.current.tpot.note = "mean only: llamacpp has no histogram for it";
+  llama.current.generation_tokens_per_s = 40;
+  r.groups.push_back(llama);
+  std::string md = render_markdown(r);
+  EXPECT_NE(md.find("### m1 (job sim) — inferscope"), std::string::npos) << md;
+  EXPECT_NE(md.find("### (no model label) (job llama) — llamacpp"), std::string::npos) << md;
+  EXPECT_NE(md.find("| TPOT p50 / p95 / p99 | mean 12 ms | no data |"), std::string::npos) << md;
+  EXPECT_NE(md.find("mean only: llamacpp has no histogram for it"), std::string::npos) << md;
+  // One job only: no job in the headings.
+  r.groups.pop_back();
+  EXPECT_NE(render_markdown(r).find("### m1 — inferscope"), std::string::npos);
+}
+
 TEST(RenderHtml, SelfContainedAndEscaped) {
   Report r = sample_report();
   r.groups[0].model = "<script>alert(1)</script>";
