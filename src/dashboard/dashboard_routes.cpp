@@ -52,7 +52,8 @@ net::Response to_response(DashboardAnswer answer) {
 
 }  // namespace
 
-void add_dashboard_routes(net::Router& router, std::function<std::string()> prometheus_url, DashboardOptions options) {
+void add_dashboard_routes(net::Router& router, std::function<std::string()> prometheus_url, DashboardOptions options,
+                          const std::string& lane) {
   auto lazy = std::make_shared<LazyData>(std::move(prometheus_url), std::move(options));
   auto handler = [lazy](const net::Request& request) {
     if (auto page = answer_page_request(request.path)) return to_response(std::move(*page));
@@ -61,7 +62,15 @@ void add_dashboard_routes(net::Router& router, std::function<std::string()> prom
     if (data == nullptr) return net::Response::error(net::ApiError::overloaded("cannot serve dashboard data: " + why, 2));
     return to_response(answer_dashboard_request(*data, request.path, request.query));
   };
-  for (std::string_view path : kDashboardPaths) router.get(std::string(path), handler);
+  // The page and assets are embedded (plain routes); the data routes wait on Prometheus, so they
+  // run on the router's blocking lane `lane`, never on an io thread.
+  for (std::string_view path : kDashboardPaths) {
+    if (path.starts_with("/api/")) {
+      router.get_blocking(std::string(path), handler, lane);
+    } else {
+      router.get(std::string(path), handler);
+    }
+  }
   router.get("/assets/app.js", handler);
   router.get("/assets/app.css", handler);
 }

@@ -3,9 +3,9 @@
 // page), /assets/app.js, /assets/app.css, /api/dashboard/meta and /api/dashboard/data.
 // Example: add_dashboard_routes(router, [&ctx] { return ctx.prometheus_url(); });
 // Thread-safe once registered. The data routes answer 503 (OpenAI error JSON) until
-// `prometheus_url` returns a non-empty URL; the page itself is served at once. The handlers block
-// for the Prometheus round trips (bounded by DashboardOptions::query_timeout), so the server
-// needs more than one io thread.
+// `prometheus_url` returns a non-empty URL; the page itself is served at once. The data handlers
+// block for the Prometheus round trips (bounded by DashboardOptions::query_timeout), so they run
+// on the router's blocking lane `lane` (up's "prometheus" lane), never on an io thread.
 #pragma once
 
 #include <functional>
@@ -20,6 +20,6 @@ namespace inferscope::dashboard {
 // gives a URL, then a DashboardData for it is created and kept. `options` supplies everything else
 // (scrape interval, point budget); its prometheus_url is ignored.
 void add_dashboard_routes(net::Router& router, std::function<std::string()> prometheus_url,
-                          DashboardOptions options = {});
+                          DashboardOptions options = {}, const std::string& lane = "prometheus");
 
 }  // namespace inferscope::dashboard

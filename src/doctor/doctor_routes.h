@@ -3,7 +3,7 @@
 // (or ?format=markdown|text) for ?window=5m&baseline=30m&at=..&selector=..&model=..
 // Example: add_doctor_routes(router, [&ctx] { return ctx.prometheus_url(); });
 // Thread-safe once registered. A diagnosis blocks for its Prometheus round trips, so it runs on
-// a small pool of its own (2 threads), never on the server's io threads. 503 until
+// the router's blocking lane `lane` (up's "prometheus" lane), never on the server's io threads. 503 until
 // `prometheus_url` gives a URL; bad parameters get OpenAI error JSON naming them.
 #pragma once
 
@@ -15,6 +15,7 @@
 namespace inferscope::doctor {
 
 // add_doctor_routes registers GET /api/doctor; `prometheus_url` is asked on each request.
-void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url);
+void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url,
+                       const std::string& lane = "prometheus");
 
 }  // namespace inferscope::doctor

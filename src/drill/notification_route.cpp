@@ -33,8 +33,8 @@ Result<std::optional<double>> parse_since(std::string_view query) {
   return std::optional<double>();
 }
 
-void add_notification_route(net::Router& router, relay::Relay& relay) {
-  router.get(kNotificationsPath, [&relay](const net::Request& request) {
+void add_notification_route(net::Router& router, relay::Relay& relay, const std::string& lane) {
+  router.get_blocking(kNotificationsPath, [&relay](const net::Request& request) {
     auto since = parse_since(request.query);
     if (!since) return net::Response::error(net::ApiError::bad_request(since.error().message, "since"));
     const auto now = std::chrono::system_clock::now();
@@ -61,7 +61,7 @@ void add_notification_route(net::Router& router, relay::Relay& relay) {
                                                    : nlohmann::json(nullptr)}});
     }
     return net::Response::json(nlohmann::json{{"notifications", list}}.dump());
-  });
+  }, lane);
 }
 
 }  // namespace inferscope::drill

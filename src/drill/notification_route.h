@@ -24,7 +24,9 @@ inline constexpr const char* kNotificationsPath = "/api/notifications";
 // "received_at":s,"resolved_received_at":s|null}]} (received_*: when the relay stored them)
 // for alerts firing at or after `since` (default: the last hour), oldest first. A bad `since`
 // gets 400 with the OpenAI error JSON; an unreadable history 503. `relay` must outlive the server.
-void add_notification_route(net::Router& router, relay::Relay& relay);
+// It reads the relay's SQLite database, so it runs on the router's blocking lane `lane` (up's
+// "relay" lane), never on an io thread.
+void add_notification_route(net::Router& router, relay::Relay& relay, const std::string& lane = "relay");
 
 // parse_since reads the `since` query parameter (Unix seconds, decimals allowed) from a query
 // string; nullopt when absent; an Error naming `since` when malformed.

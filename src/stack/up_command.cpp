@@ -229,7 +229,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
     return in;
   });
-  add_webhook_route(router, **relay, [&print](const std::string& line) { print(line); });
+  add_webhook_route(router, **relay, context, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)

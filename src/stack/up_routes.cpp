@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stack/generated_files.h"
+#include "stack/notification_links.h"
 
 namespace inferscope::stack {
 namespace {
@@ -41,18 +42,24 @@ std::vector<std::string> AlertEventTracker::lines(std::string_view webhook_body)
   return lines;
 }
 
+void add_up_lanes(net::Router& router) {
+  router.set_lane(kPrometheusLane, {.threads = 4, .max_waiting = 32, .retry_after_s = 2});
+  router.set_lane(kRelayLane, {.threads = 2, .max_waiting = 64, .retry_after_s = 1});
+}
+
 void add_stack_routes(net::Router& router, const UpContext& context, std::function<StatusInputs()> status_inputs) {
-  router.get("/api/status", [&context, status_inputs](const net::Request&) {
+  add_up_lanes(router);  // first: every blocking route of up goes on one of these lanes
+  router.get_blocking("/api/status", [&context, status_inputs](const net::Request&) {
     if (context.prometheus_url().empty()) return unavailable("inferscope up is still starting its stack");
     return net::Response::json(build_status_json(status_inputs()).dump());
-  });
-  router.get("/api/alerts", [&context](const net::Request&) {
+  }, kPrometheusLane);
+  router.get_blocking("/api/alerts", [&context](const net::Request&) {
     const std::string prometheus = context.prometheus_url();
     if (prometheus.empty()) return unavailable("inferscope up is still starting its stack");
     auto alerts = fetch_alerts(prometheus);
     if (!alerts) return unavailable(alerts.error().message);
     return net::Response::json(nlohmann::json{{"alerts", *alerts}}.dump());
-  });
+  }, kPrometheusLane);
   router.get("/metrics", [&context](const net::Request& request) {
     metrics::ScrapeResponse scrape =
         metrics::render_scrape(context.registry(), request.header("Accept"), request.header("Accept-Encoding"));
@@ -78,15 +85,18 @@ nlohmann::json relay_status_json(const relay::RelayStatus& status) {
   return out;
 }
 
-void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events) {
+void add_webhook_route(net::Router& router, relay::Relay& relay, const UpContext& context,
+                       std::function<void(const std::string&)> events) {
   auto tracker = std::make_shared<AlertEventTracker>();
-  router.post(kWebhookPath, [&relay, events, tracker](const net::Request& request) {
-    const relay::WebhookReply reply = relay.handle_webhook(request.body);
+  router.add_blocking("POST", kWebhookPath, [&relay, &context, events, tracker](const net::Request& request) {
+    // Children started on port 0 link to "http://<hostname>:0/...": point those at the real ports.
+    const std::string body = fix_local_links(request.body, context.prometheus_url(), context.alertmanager_url());
+    const relay::WebhookReply reply = relay.handle_webhook(body);
     if (reply.status == 200 && events) {
       for (const std::string& line : tracker->lines(request.body)) events(line);
     }
     return net::Response::json(reply.body, reply.status);
-  });
+  }, kRelayLane);
 }
 
 }  // namespace inferscope::stack

@@ -3,8 +3,11 @@
 // GET /api/alerts, GET /metrics, and POST /api/alertmanager/webhook into the relay. Other parts
 // add theirs the same way (see src/stack/README.md). Example:
 //   net::Router router; add_stack_routes(router, context, status_inputs); add_webhook_route(router, relay, emit);
-// Handlers run on the server's io threads; /api/status and /api/alerts make short blocking
-// loopback queries to Prometheus (3 s cap), so up's server runs several io threads.
+// Handlers that block run on a lane of worker threads (net::Router::add_blocking), never on the
+// io threads: kPrometheusLane for calls that wait on Prometheus (/api/status, /api/alerts, the
+// doctor, the dashboard data), kRelayLane for the relay's SQLite writes (the webhook). A stopped
+// Prometheus then fills at most its own lane (503 + Retry-After beyond it) while /metrics and
+// Alertmanager's webhook keep answering. add_up_lanes sizes both before any route is added.
 #pragma once
 
 #include <functional>
@@ -19,17 +22,29 @@
 
 namespace inferscope::stack {
 
-// add_stack_routes registers GET /api/status (build_status_json of status_inputs()), GET /api/alerts
-// ({"alerts": [...]} from Prometheus; 503 OpenAI error JSON while it is unreachable) and GET
-// /metrics (context.registry(), negotiated and gzipped like every inferscope /metrics).
+// The lanes of up's blocking routes (other parts use these names, see src/stack/README.md).
+inline constexpr const char* kPrometheusLane = "prometheus";
+inline constexpr const char* kRelayLane = "relay";
+
+// add_up_lanes creates kPrometheusLane (4 threads, 32 waiting) and kRelayLane (2 threads, 64
+// waiting: Alertmanager retries a 503, but a burst of groups should not need to). add_stack_routes
+// calls it first; the doctor, dashboard and drill routes use these lanes by their default names.
+void add_up_lanes(net::Router& router);
+
+// add_stack_routes creates up's lanes (add_up_lanes), then registers GET /api/status
+// (build_status_json of status_inputs()), GET /api/alerts ({"alerts": [...]} from Prometheus; 503
+// OpenAI error JSON while it is unreachable), both on kPrometheusLane, and GET /metrics
+// (context.registry(), negotiated and gzipped like every inferscope /metrics; on the io thread).
 // `context` and whatever status_inputs captures must outlive the server.
 void add_stack_routes(net::Router& router, const UpContext& context, std::function<StatusInputs()> status_inputs);
 
 // add_webhook_route registers POST /api/alertmanager/webhook: the relay stores the notification
 // and its answer (200 only once stored, 400 malformed, 503 database unavailable) goes back to
-// Alertmanager; each accepted body's status changes go to `events` (AlertEventTracker). `relay`
-// must outlive the server.
-void add_webhook_route(net::Router& router, relay::Relay& relay, std::function<void(const std::string&)> events);
+// Alertmanager; each accepted body's status changes go to `events` (AlertEventTracker). Links to
+// a child started on port 0 are first pointed at its real port (fix_local_links with `context`'s
+// URLs). `relay` and `context` must outlive the server.
+void add_webhook_route(net::Router& router, relay::Relay& relay, const UpContext& context,
+                       std::function<void(const std::string&)> events);
 
 // relay_status_json renders the relay's status for GET /api/status (render_status_text reads it).
 nlohmann::json relay_status_json(const relay::RelayStatus& status);

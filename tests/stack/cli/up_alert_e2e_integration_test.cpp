@@ -117,6 +117,14 @@ struct FakeRobots {
     std::lock_guard lock(mutex);
     deliveries.push_back({robot, std::string(body), std::chrono::steady_clock::now()});
   }
+  // body_of returns the first message body the robot received that mentions `alert`, or "".
+  std::string body_of(const std::string& robot, const std::string& alert) {
+    std::lock_guard lock(mutex);
+    for (const Delivery& d : deliveries) {
+      if (d.robot == robot && d.body.find(alert) != std::string::npos) return d.body;
+    }
+    return {};
+  }
   // find returns when the robot first received a message mentioning `alert` in `status`.
   std::optional<std::chrono::steady_clock::time_point> find(const std::string& robot, const std::string& alert,
                                                             const std::string& status) {
@@ -190,7 +198,8 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
                            "      secret: {env: INFERSCOPE_E2E_DINGTALK_SECRET}\n";
   UpProcess up({"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
                 "--state-dir", (dir.path() / "state").string()});
-  ASSERT_TRUE(up.wait_ready(60s)) << up.output();
+  const auto urls = up.wait_ready(60s);
+  ASSERT_TRUE(urls) << up.output();
   // Let healthy traffic be scraped first, so the ratio starts below the threshold.
   std::this_thread::sleep_for(3s);
 
@@ -203,6 +212,12 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
       << "bad DingTalk signatures: " << robots.bad_signatures.load() << "\n" << up.output();
   EXPECT_TRUE(up.wait_line("inferscope up: alert firing InferscopeErrorRatioHigh job=sim", 5s)) << up.output();
   const auto fired_after = *robots.find("webhook", "InferscopeErrorRatioHigh", "firing") - fault_at;
+  // Prometheus and Alertmanager run on ports chosen at start (port 0): the message's links must
+  // point at those real ports, not at "http://<hostname>:0/".
+  const std::string message = robots.body_of("dingtalk", "InferscopeErrorRatioHigh");
+  EXPECT_NE(message.find(urls->prometheus + "/graph?"), std::string::npos) << message;
+  EXPECT_EQ(message.find(":0/"), std::string::npos) << message;
+  EXPECT_EQ(message.find(":0)"), std::string::npos) << message;
 
   const auto clear_at = std::chrono::steady_clock::now();
   auto cleared = blocking_http_request("DELETE", serve_url + "/admin/faults");
