@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "doctor/doctor_api.h"
+#include "stack/report_send.h"
 
 namespace inferscope::report {
 namespace {
@@ -17,6 +18,8 @@ struct ReportOptions {
   ReportFlags flags;
   std::string format = "markdown";
   std::string output;
+  std::string send;    // --send CHANNEL: deliver through this channel of --config
+  std::string config;  // --config FILE: up's YAML, whose notifications.channels are used
 };
 
 [[noreturn]] void fail(const std::string& message, int code = 3) {
@@ -33,7 +36,16 @@ void run(const ReportOptions& o) {
   std::string text = o.format == "html"   ? render_html(*report)
                      : o.format == "json" ? render_json(*report)
                                           : render_markdown(*report);
-  if (o.output.empty()) {
+  if (!o.send.empty()) {
+    const relay::Document document{report_title(*report), render_markdown(*report), render_html(*report)};
+    auto sent = stack::send_report_with_config(o.config, o.send, document);
+    if (!sent) fail(sent.error().message);
+    std::cout << "report sent to " << o.send << " (" << *sent << " bytes)\n";
+    std::cout.flush();
+  }
+  if (o.output.empty() && !o.send.empty()) {
+    // --send without --output: the one line above is the whole of stdout.
+  } else if (o.output.empty()) {
     std::cout << text;
     std::cout.flush();
   } else {
@@ -100,6 +112,12 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"markdown", "html", "json"}))
       ->capture_default_str();
   cmd->add_option("--output", options->output, "write the report to this file instead of stdout");
+  CLI::Option* config = cmd->add_option("--config", options->config,
+                                        "up's YAML config (deploy/inferscope.yaml): its notifications.channels for --send");
+  cmd->add_option("--send", options->send,
+                  "deliver the report through this channel of --config (robots: Markdown cut to their limit; "
+                  "webhook and email: with the HTML); prints 'report sent to CHANNEL (N bytes)' instead of the report")
+      ->needs(config);
   cmd->callback([options] { run(*options); });
 }
 

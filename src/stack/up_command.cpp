@@ -24,6 +24,7 @@
 #include "stack/prom_duration.h"
 #include "stack/stack_status.h"
 #include "stack/up_context.h"
+#include "stack/up_report.h"
 #include "stack/up_routes.h"
 #include "stack/up_rules.h"
 
@@ -149,6 +150,10 @@ double config_scrape_seconds(const StackConfig& config) {
 relay::RelayOptions relay_options(EventPrinter& print) {
   relay::RelayOptions options;
   options.on_event = [&print](const relay::RelayEvent& e) {
+    if (e.kind.starts_with("report_")) {  // the text is the whole line: "report sent to oncall (5120 bytes)"
+      print("inferscope up: " + e.text);
+      return;
+    }
     std::string line = "inferscope up: notification " + e.kind;
     if (!e.channel.empty()) line += " channel=" + e.channel;
     if (!e.text.empty()) line += ": " + e.text;
@@ -210,6 +215,11 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   }
   auto relay = relay::Relay::open(config.relay, registry, std::move(options));
   if (!relay) fail(relay.error().message);
+  // report: {daily_at: ...}: the daily report, queued to the relay; POST /api/report/send at once.
+  std::vector<std::string> channel_names;
+  for (const relay::ChannelConfig& c : config.relay.channels) channel_names.push_back(c.name);
+  UpReport report(**relay, config.report, channel_names, config.state_dir.string(),
+                  [&context] { return context.prometheus_url(); }, [&print](const std::string& line) { print(line); });
 
   std::unique_ptr<MonitoringStack> stack;
   std::mutex stack_mutex;  // guards `stack` for status readers during start-up
@@ -231,6 +241,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   });
   add_webhook_route(router, **relay, context, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
+  add_report_route(router, report);  // POST /api/report/send
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
@@ -255,6 +266,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     stack = std::move(*started);
   }
   context.set_ready(stack->prometheus_url(), stack->alertmanager_url());
+  report.start();
   const std::string alertmanager = stack->alertmanager_url().empty() ? "none" : stack->alertmanager_url();
   print("inferscope up: ready prometheus=" + stack->prometheus_url() + " alertmanager=" + alertmanager +
         " api=" + api_url);
@@ -262,6 +274,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   const int number = wait_for_stop_signal(stop_signals);
   print("inferscope up: signal " + std::to_string(number) + " received, stopping");
   (*server)->stop(std::chrono::seconds(1));
+  report.stop();
   stack->stop();
   (*relay)->stop();
   print("inferscope up: stopped");

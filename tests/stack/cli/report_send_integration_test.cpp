@@ -1,0 +1,80 @@
+// `inferscope report --send CHANNEL --config FILE` (INFERSCOPE_BINARY) against a real, empty
+// Prometheus from Debian: the report (which says "no data") reaches a fake DingTalk robot that
+// checks the signature with `openssl dgst`; the one stdout line names the channel and the bytes; a
+// robot that is down gives a one-line error naming the channel after 3 attempts, exit != 0; an
+// unknown channel lists the configured ones.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "fake_report_robots.h"
+#include "stack/child_process.h"
+#include "stack/stack_test_support.h"
+#include "support/prometheus_process.h"
+
+namespace inferscope::stack {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeRobots;
+using testing::kSecret;
+using testing::TempDir;
+
+TEST(ReportSendIntegrationTest, SendsThroughConfiguredChannels) {
+  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  inferscope::testing::PrometheusProcess prometheus(inferscope::testing::scrape_config_for({"127.0.0.1:1"}));
+  ASSERT_TRUE(prometheus.ok()) << prometheus.error();
+  FakeRobots robots;
+  ASSERT_TRUE(robots.server);
+  TempDir dir;
+  ::setenv("INFERSCOPE_SEND_DT_URL", robots.url("/dingtalk?access_token=tok").c_str(), 1);
+  ::setenv("INFERSCOPE_SEND_DT_SECRET", kSecret, 1);
+  ::setenv("INFERSCOPE_SEND_DOWN_URL", robots.url("/down").c_str(), 1);
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "targets:\n  - url: http://127.0.0.1:1/metrics\n"
+                           "notifications:\n  channels:\n"
+                           "    - {name: ding, kind: dingtalk, url: {env: INFERSCOPE_SEND_DT_URL}, "
+                           "secret: {env: INFERSCOPE_SEND_DT_SECRET}}\n"
+                           "    - {name: down, kind: slack, url: {env: INFERSCOPE_SEND_DOWN_URL}}\n";
+  const auto report = [&](const std::string& channel) {
+    auto r = run_command(INFERSCOPE_BINARY,
+                         {"report", "--prometheus", prometheus.url(), "--send", channel, "--config", config.string()},
+                         60s);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : CommandResult{};
+  };
+
+  const CommandResult sent = report("ding");
+  // Exit 2: the period has no data (the report says so and is still sent).
+  EXPECT_EQ(sent.exit.exit_code, 2) << sent.output;
+  ASSERT_EQ(robots.bad_signatures.load(), 0);
+  const auto body = robots.body("dingtalk");
+  ASSERT_TRUE(body) << sent.output;
+  const std::string text = (*body)["markdown"]["text"];
+  EXPECT_TRUE((*body)["markdown"]["title"].get<std::string>().starts_with("inferscope report ")) << *body;
+  EXPECT_NE(text.find("no data"), std::string::npos) << text;
+  const std::string line = "report sent to ding (" + std::to_string(robots.last_body_size("dingtalk")) + " bytes)\n";
+  EXPECT_NE(sent.output.find(line), std::string::npos) << sent.output;
+  EXPECT_EQ(sent.output.find("## inferscope report"), std::string::npos) << "the report itself is not printed";
+
+  const CommandResult failed = report("down");
+  EXPECT_EQ(failed.exit.exit_code, 3) << failed.output;
+  EXPECT_NE(failed.output.find("inferscope report: channel down: HTTP 500"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("(after 3 attempts)"), std::string::npos) << failed.output;
+  EXPECT_EQ(robots.count("down"), 3u);
+
+  const CommandResult unknown = report("pager");
+  EXPECT_EQ(unknown.exit.exit_code, 3) << unknown.output;
+  EXPECT_NE(unknown.output.find("inferscope report: unknown channel \"pager\" (configured: ding, down)"),
+            std::string::npos)
+      << unknown.output;
+
+  auto no_config = run_command(INFERSCOPE_BINARY, {"report", "--prometheus", prometheus.url(), "--send", "ding"}, 30s);
+  ASSERT_TRUE(no_config);
+  EXPECT_NE(no_config->exit.exit_code, 0);
+  EXPECT_NE(no_config->output.find("--config"), std::string::npos) << no_config->output;
+}
+
+}  // namespace
+}  // namespace inferscope::stack

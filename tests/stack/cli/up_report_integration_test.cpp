@@ -1,0 +1,102 @@
+// The daily report through `inferscope up` (INFERSCOPE_BINARY) with a real, empty Prometheus:
+// POST /api/report/send builds the report (it says "no data") and queues it durably; the relay
+// delivers it to a fake DingTalk robot, which checks the signature with the `openssl dgst` command
+// line (independently of the relay's code), and to a fake generic webhook, which gets the HTML
+// too; up prints "report sent to CHANNEL". Bad requests get OpenAI error JSON.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "fake_report_robots.h"
+#include "stack/blocking_http.h"
+#include "stack/stack_test_support.h"
+#include "up_process.h"
+
+namespace inferscope::stack {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::TempDir;
+using testing::UpProcess;
+using testing::wait_until;
+using testing::FakeRobots;
+using testing::kSecret;
+
+// Tests POST /api/report/send end to end: queued, delivered to both robots (DingTalk signed and
+// cut to its limit, the webhook with the HTML), event lines, and the error answers.
+TEST(UpReportIntegrationTest, ReportQueuedAndDeliveredToRobots) {
+  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  TempDir dir;
+  FakeRobots robots;
+  ASSERT_TRUE(robots.server);
+  ::setenv("INFERSCOPE_REPORT_DT_URL", robots.url("/dingtalk?access_token=tok").c_str(), 1);
+  ::setenv("INFERSCOPE_REPORT_DT_SECRET", kSecret, 1);
+  ::setenv("INFERSCOPE_REPORT_HOOK_URL", robots.url("/webhook").c_str(), 1);
+  // The schedule is 12 hours away: only the route sends during the test.
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char daily_at[8];
+  std::snprintf(daily_at, sizeof daily_at, "%02d:00", (tm.tm_hour + 12) % 24);
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "targets:\n  - name: gone\n    url: http://127.0.0.1:1/metrics\n    kind: inferscope\n"
+                        << "scrape_interval: 1s\n"
+                           "notifications:\n  channels:\n"
+                           "    - {name: ding, kind: dingtalk, url: {env: INFERSCOPE_REPORT_DT_URL}, "
+                           "secret: {env: INFERSCOPE_REPORT_DT_SECRET}, max_message_bytes: 500}\n"
+                           "    - {name: hook, kind: webhook, url: {env: INFERSCOPE_REPORT_HOOK_URL}}\n"
+                        << "report: {daily_at: \"" << daily_at << "\", channels: [ding, hook]}\n";
+  UpProcess up({"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
+                "--state-dir", (dir.path() / "state").string()});
+  const auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+  const std::string send = ready->api + "/api/report/send";
+
+  auto reply = blocking_http_request("POST", send, "{}", "application/json", 60s);
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_EQ(reply->status, 200) << reply->body;
+  const json queued = json::parse(reply->body);
+  EXPECT_EQ(queued["status"], "queued");
+  EXPECT_EQ(queued["channels"], json::array({"ding", "hook"}));
+  EXPECT_EQ(queued["has_data"], false);
+  EXPECT_TRUE(queued["title"].get<std::string>().starts_with("inferscope report ")) << reply->body;
+
+  ASSERT_TRUE(wait_until([&] { return robots.body("dingtalk") && robots.body("webhook"); }, 30s)) << up.output();
+  EXPECT_EQ(robots.bad_signatures.load(), 0);
+  const json ding = *robots.body("dingtalk");
+  EXPECT_EQ(ding["msgtype"], "markdown");
+  EXPECT_EQ(ding["markdown"]["title"], queued["title"]);
+  const std::string text = ding["markdown"]["text"];
+  EXPECT_LE(text.size(), 500u);
+  EXPECT_NE(text.find("[truncated]"), std::string::npos) << text;
+  EXPECT_NE(text.find("the full report is in the HTML version"), std::string::npos) << text;
+  const json hook = *robots.body("webhook");
+  EXPECT_EQ(hook["kind"], "report");
+  EXPECT_EQ(hook["markdown"].get<std::string>().size(), queued["markdown_bytes"].get<std::size_t>());
+  EXPECT_NE(hook["markdown"].get<std::string>().find("no data"), std::string::npos);
+  EXPECT_NE(hook["html"].get<std::string>().find("<svg"), std::string::npos);
+  EXPECT_TRUE(up.wait_line("inferscope up: report sent to ding (", 10s)) << up.output();
+  EXPECT_TRUE(up.wait_line("inferscope up: report sent to hook (", 10s)) << up.output();
+
+  auto unknown = blocking_http_request("POST", send, R"({"channels":["pager"]})", "application/json", 10s);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 400);
+  const json error = json::parse(unknown->body, nullptr, false);
+  EXPECT_EQ(error["error"]["message"], "unknown channel \"pager\" (configured: ding, hook)") << unknown->body;
+  EXPECT_EQ(error["error"]["param"], "channels");
+  auto malformed = blocking_http_request("POST", send, "[", "application/json", 10s);
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_TRUE(json::parse(malformed->body, nullptr, false).contains("error")) << malformed->body;
+
+  ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
+  EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+}
+
+}  // namespace
+}  // namespace inferscope::stack
