@@ -319,13 +319,17 @@ Result<Report> build_report(const ReportRequest& request) {
       rep.has_data = true;
   }
   if (!rep.has_data) {
+    std::string scope;
+    if (!request.selector.empty()) scope += " the selector " + request.selector;
+    if (!request.model.empty()) scope += std::string(scope.empty() ? "" : " and") + " model " + request.model;
     if (present.empty())
       rep.notes.insert(rep.notes.begin(), "no data: no series of a known server (inferscope, vLLM, llama.cpp, TGI, "
-                                          "Triton) matched the selector in this period or the one before");
+                                          "Triton) matched" + (scope.empty() ? std::string(" anything") : scope) +
+                                              " in this period or the one before");
     else
-      rep.notes.insert(rep.notes.begin(), "no data: " + rep.dialects +
-                                              " series exist, but no request finished and no latency was recorded "
-                                              "in this period");
+      rep.notes.insert(rep.notes.begin(), "no data: no request finished and no latency was recorded in this period" +
+                                              (scope.empty() ? std::string() : " for" + scope) + " (series found: " +
+                                              rep.dialects + ")");
   }
 
   // 4. Hour-of-day profile and the worst hour, asked of the doctor.

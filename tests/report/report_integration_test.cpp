@@ -221,7 +221,12 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
                              std::to_string(static_cast<long long>(end + 3600)),
                          tmp.path());
   EXPECT_EQ(before.code, 2) << before.err;
-  EXPECT_NE(before.err.find("no data:"), std::string::npos) << before.err;
+  EXPECT_NE(before.err.find("no data: no request finished and no latency was recorded in this period (series found: inferscope+dcgm)"), std::string::npos)
+      << before.err;
+  // A model that does not exist: no data, naming it.
+  Shell nomodel = run_shell(base + " --model nope", tmp.path());
+  EXPECT_EQ(nomodel.code, 2) << nomodel.err;
+  EXPECT_NE(nomodel.err.find("for model nope"), std::string::npos) << nomodel.err;
 }
 
 }  // namespace
