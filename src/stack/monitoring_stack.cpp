@@ -57,6 +57,15 @@ std::string amtool_path(const StackConfig& config) {
   return (std::filesystem::path(config.binaries.alertmanager).parent_path() / "amtool").string();
 }
 
+// external_url_args: the configured external URL (served at the root all the same, so up's own
+// probes and queries keep working behind a proxy path), else the loopback address once the port
+// is known (on port 0 the first start has none: the webhook route re-bases those links).
+std::vector<std::string> external_url_args(const std::string& configured, std::uint16_t port) {
+  if (!configured.empty()) return {"--web.external-url=" + configured, "--web.route-prefix=/"};
+  if (port != 0) return {"--web.external-url=http://" + address(port)};
+  return {};
+}
+
 ChildSpec alertmanager_spec(const StackConfig& config, const GeneratedFiles& files, const std::filesystem::path& state) {
   ChildSpec spec;
   spec.name = "alertmanager";
@@ -65,12 +74,13 @@ ChildSpec alertmanager_spec(const StackConfig& config, const GeneratedFiles& fil
   spec.log_file = state / "logs" / "alertmanager.log";
   const std::string config_file = files.alertmanager_yml.string();
   const std::string storage = (state / "alertmanager").string();
-  spec.args = [config_file, storage](std::uint16_t port) {
+  const std::string external = config.alertmanager_external_url;
+  spec.args = [config_file, storage, external](std::uint16_t port) {
     std::vector<std::string> args{"--config.file=" + config_file, "--storage.path=" + storage,
                                   "--web.listen-address=" + address(port),
                                   // No gossip: a lone Alertmanager otherwise waits ~10 s to settle.
                                   "--cluster.listen-address="};
-    if (port != 0) args.push_back("--web.external-url=http://" + address(port));
+    for (std::string& a : external_url_args(external, port)) args.push_back(std::move(a));
     return args;
   };
   return spec;
@@ -88,7 +98,8 @@ ChildSpec prometheus_spec(const StackConfig& config, const GeneratedFiles& files
   const bool agent = config.agent;
   const std::string data = (state / (agent ? "prometheus-agent" : "prometheus")).string();
   const std::string retention = format_prom_duration(config.retention);
-  spec.args = [config_file, data, retention, agent](std::uint16_t port) {
+  const std::string external = config.prometheus_external_url;
+  spec.args = [config_file, data, retention, agent, external](std::uint16_t port) {
     std::vector<std::string> args{"--config.file=" + config_file, "--web.listen-address=" + address(port),
                                   "--web.enable-lifecycle"};
     if (agent) {
@@ -100,7 +111,7 @@ ChildSpec prometheus_spec(const StackConfig& config, const GeneratedFiles& files
       // Without this the first notification waits a minute after Prometheus finds Alertmanager.
       args.push_back("--rules.alert.resend-delay=1s");
     }
-    if (port != 0) args.push_back("--web.external-url=http://" + address(port));
+    for (std::string& a : external_url_args(external, port)) args.push_back(std::move(a));
     return args;
   };
   return spec;

@@ -304,7 +304,7 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   r.expect_keys(root, "", {"targets", "scrape_interval", "evaluation_interval", "retention", "slo", "alerts",
                            "alertmanager", "notifications", "port", "prometheus_port", "alertmanager_port",
                            "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report",
-                           "drill"});
+                           "drill", "external_urls"});
   if (root["scrape_interval"]) c.scrape_interval = r.duration(root["scrape_interval"], "scrape_interval");
   if (root["evaluation_interval"]) c.evaluation_interval = r.duration(root["evaluation_interval"], "evaluation_interval");
   if (root["retention"]) c.retention = r.duration(root["retention"], "retention");
@@ -331,6 +331,18 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
     }
     if (alerts["notification_window"]) {
       c.notification_window = r.duration(alerts["notification_window"], "alerts.notification_window");
+    }
+  }
+  if (const YAML::Node ext = root["external_urls"]) {
+    r.expect_keys(ext, "external_urls", {"prometheus", "alertmanager"});
+    for (const std::string key : {"prometheus", "alertmanager"}) {
+      if (!ext[key]) continue;
+      const std::string path = "external_urls." + key;
+      std::string url = r.non_empty(ext[key], path);
+      if ((!url.starts_with("http://") && !url.starts_with("https://")) || !printable_ascii(url)) {
+        r.fail(ext[key], path, "expected the http:// or https:// URL people open to reach " + key + " (printable ASCII)");
+      }
+      (key == "prometheus" ? c.prometheus_external_url : c.alertmanager_external_url) = std::move(url);
     }
   }
   if (const YAML::Node drill = root["drill"]) {

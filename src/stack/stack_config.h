@@ -94,6 +94,11 @@ struct StackConfig {
   std::vector<std::string> remote_write;  // remote_write URLs
   bool agent = false;                     // Prometheus agent mode: scrape and forward only
   std::string external_prometheus;        // --prometheus URL: start no Prometheus, query this
+  // external_urls: {prometheus, alertmanager}: how people reach the children up starts (e.g.
+  // through a reverse proxy); passed as --web.external-url, so links in notifications use it.
+  // Empty: http://127.0.0.1:PORT (a port-0 child's links are re-based by the webhook route).
+  std::string prometheus_external_url;
+  std::string alertmanager_external_url;
   BinaryPaths binaries;
 
   // effective_evaluation_interval returns evaluation_interval or, unset, scrape_interval.

@@ -137,6 +137,28 @@ TEST(StackConfigTest, DrillKeysAndAlertWindows) {
   EXPECT_NE(bad.error().message.find("key 'alerts.notification_window'"), std::string::npos) << bad.error().message;
 }
 
+// Tests external_urls (how people reach Prometheus/Alertmanager behind a proxy): read when given,
+// empty by default, and a non-http URL or an unknown key named with its position.
+TEST(StackConfigTest, ExternalUrls) {
+  auto c = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n"
+                              "external_urls:\n  prometheus: https://ops.example.com/prometheus/\n"
+                              "  alertmanager: http://alerts.example.com\n", "t.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->prometheus_external_url, "https://ops.example.com/prometheus/");
+  EXPECT_EQ(c->alertmanager_external_url, "http://alerts.example.com");
+  auto plain = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n", "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->prometheus_external_url.empty());
+  EXPECT_TRUE(plain->alertmanager_external_url.empty());
+  auto bad = parse_stack_config("external_urls:\n  prometheus: ops.example.com:9090\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.yaml:2:15: key 'external_urls.prometheus'"), std::string::npos)
+      << bad.error().message;
+  bad = parse_stack_config("external_urls:\n  grafana: http://g\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("key 'external_urls.grafana': unknown key"), std::string::npos) << bad.error().message;
+}
+
 // Tests that each bad config fails with file:line:column and the key's name.
 TEST(StackConfigTest, ErrorsNameFileLineColumnAndKey) {
   const auto check = [](const char* yaml, const char* want) {

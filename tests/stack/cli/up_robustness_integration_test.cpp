@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "serve/server.h"
@@ -174,17 +175,27 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
 
 // Tests that `up --node-exporter` starts Debian's node-exporter on an ephemeral port, that its
 // Prometheus scrapes it (target up, kind node, node_* series), that a killed node-exporter is
-// restarted and scraped again, and that none is left running after up exits.
+// restarted and scraped again, and that none is left running after up exits. The config also sets
+// external_urls (a proxy path): Prometheus gets it as --web.external-url and up still reaches
+// both children at their root.
 TEST(UpRobustnessIntegrationTest, NodeExporterIsScrapedRestartedAndGone) {
   if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
   if (!std::filesystem::exists("/usr/bin/prometheus-node-exporter")) GTEST_SKIP() << "node-exporter is not installed";
   TempDir dir;
-  std::vector<std::string> args = {"up", "--node-exporter"};
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "external_urls:\n  prometheus: http://proxy.invalid:8080/prom/\n"
+                           "  alertmanager: http://proxy.invalid:8080/am/\n";
+  std::vector<std::string> args = {"up", "--node-exporter", "--config", config.string()};
   for (const std::string& a : ephemeral_args(dir)) args.push_back(a);
   UpProcess up(args);
   ASSERT_TRUE(up.started()) << up.start_error();
   const auto urls = up.wait_ready(60s);
   ASSERT_TRUE(urls) << up.output();
+  auto flags = blocking_http_request("GET", urls->prometheus + "/api/v1/status/flags", {}, {}, 10s);
+  ASSERT_TRUE(flags && flags->status == 200) << (flags ? flags->body : flags.error().message);
+  const auto flag_values = nlohmann::json::parse(flags->body, nullptr, false);
+  ASSERT_TRUE(flag_values.is_object()) << flags->body;
+  EXPECT_EQ(flag_values["data"].value("web.external-url", ""), "http://proxy.invalid:8080/prom/") << flags->body;
 
   const nlohmann::json first = child_of(get_status(*urls), "node-exporter");
   ASSERT_TRUE(first.is_object()) << up.output();
