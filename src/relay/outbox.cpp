@@ -181,6 +181,18 @@ Result<void> Outbox::exec(const char* sql) {
   return {};
 }
 
+bool Outbox::queue_deliveries(std::int64_t id, const std::vector<std::string>& channels, std::int64_t now_ms) {
+  Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
+  for (const std::string& channel : channels) {
+    delivery.reset();
+    delivery.bind(1, id);
+    delivery.bind(2, channel);
+    delivery.bind(3, now_ms);
+    if (delivery.step() != SQLITE_DONE) return false;
+  }
+  return true;
+}
+
 Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key, const std::vector<std::string>& channels,
                                    std::int64_t now_ms, std::int64_t dedupe_window_ms) {
   std::lock_guard lock(mutex_);
@@ -201,14 +213,7 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
   insert.bind(3, notification_to_json(n));
   if (!insert.ok() || insert.step() != SQLITE_DONE) return db_error("store a notification");
   const std::int64_t id = sqlite3_last_insert_rowid(db_);
-  Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
-  for (const std::string& channel : channels) {
-    delivery.reset();
-    delivery.bind(1, id);
-    delivery.bind(2, channel);
-    delivery.bind(3, now_ms);
-    if (delivery.step() != SQLITE_DONE) return db_error("queue a delivery");
-  }
+  if (!queue_deliveries(id, channels, now_ms)) return db_error("queue a delivery");
   Statement fired(db_,
                   "INSERT INTO alert_history(fingerprint, starts_ms, alertname, labels, annotations, ends_ms, updated_ms, "
                   "received_ms, resolved_received_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8) "
@@ -250,14 +255,7 @@ Result<std::int64_t> Outbox::store_document(const std::string& payload, const st
   insert.bind(2, payload);
   if (!insert.ok() || insert.step() != SQLITE_DONE) return db_error("store a document");
   const std::int64_t id = sqlite3_last_insert_rowid(db_);
-  Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
-  for (const std::string& channel : channels) {
-    delivery.reset();
-    delivery.bind(1, id);
-    delivery.bind(2, channel);
-    delivery.bind(3, now_ms);
-    if (delivery.step() != SQLITE_DONE) return db_error("queue a document delivery");
-  }
+  if (!queue_deliveries(id, channels, now_ms)) return db_error("queue a document delivery");
   if (!tx.commit()) return db_error("commit a document");
   return id;
 }

@@ -109,6 +109,9 @@ class Outbox {
  private:
   Outbox(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Result<void> exec(const char* sql);
+  // queue_deliveries inserts a pending delivery of row `id` per channel (inside the caller's
+  // transaction, under mutex_); false on a database error.
+  bool queue_deliveries(std::int64_t id, const std::vector<std::string>& channels, std::int64_t now_ms);
   // durable switches between synchronous=FULL (true: fsync at commit) and NORMAL.
   void durable(bool on);
   Error db_error(const std::string& what) const;

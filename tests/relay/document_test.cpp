@@ -1,23 +1,19 @@
-// Tests of documents (the periodic report) through the relay: cutting per channel limit, each
-// channel kind's request (signatures against the same vectors as alerts), multipart email,
-// durable outbox rows across a reopen and an old-schema file, delivery with retry/failure counted,
-// and the synchronous send of `inferscope report --send`.
+// Tests of documents (the periodic report): cutting per channel limit, each channel kind's request
+// (signatures against the same vectors as alerts), multipart email, durable outbox rows across a
+// reopen and an old-schema file, and the synchronous send of `inferscope report --send`. Delivery
+// by the relay's threads (alone, retried, failed and counted) is tested in relay_test.cpp.
 #include "relay/document.h"
 
 #include <sqlite3.h>
 
-#include <atomic>
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <inferscope/metrics/exposition.h>
-
 #include "fake_servers.h"
 #include "relay/channel.h"
 #include "relay/outbox.h"
-#include "relay/relay.h"
 #include "relay/robot_payload.h"
 #include "relay/robot_signature.h"
 #include "relay/smtp_sender.h"
@@ -208,136 +204,6 @@ TEST(DocumentTest, OutboxKeepsDocumentsAcrossReopen) {
   EXPECT_EQ(back->markdown, d.markdown);
   EXPECT_EQ((*(*box)->due("mail", 100, 10)).size(), 1u);
   EXPECT_EQ((*box)->counts()->at("mail").pending, 1);
-}
-
-// RelayDocuments: a relay on a hand-moved clock with a temp outbox.
-class RelayDocumentTest : public ::testing::Test {
- protected:
-  ChannelConfig channel(ChannelKind kind, const std::string& name, const std::string& url) {
-    const std::string path = dir_.file(name + ".url");
-    std::ofstream(path) << url << "\n";
-    ChannelConfig c;
-    c.kind = kind;
-    c.name = name;
-    c.url = SecretSource{.env = "", .file = path};
-    return c;
-  }
-  RelayConfig config(std::vector<ChannelConfig> channels) {
-    RelayConfig c;
-    c.database_path = dir_.file("relay.db");
-    c.channels = std::move(channels);
-    c.retry.initial_backoff = 1s;
-    c.retry.jitter = 0.0;
-    return c;
-  }
-  std::unique_ptr<Relay> open(RelayConfig c, metrics::Registry& registry) {
-    RelayOptions options;
-    options.wall_clock = [this] { return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms_.load())); };
-    options.on_event = [this](const RelayEvent& e) {
-      std::lock_guard lock(mutex_);
-      events_.push_back(e.kind + " | " + e.text);
-    };
-    auto relay = Relay::open(std::move(c), registry, std::move(options));
-    if (!relay) ADD_FAILURE() << relay.error().message;
-    return relay ? std::move(*relay) : nullptr;
-  }
-  static std::string exposition(metrics::Registry& registry) {
-    std::string text;
-    metrics::render(registry, metrics::ExpositionFormat::kPrometheusText004, text);
-    return text;
-  }
-  std::vector<std::string> events() {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
-  TempDir dir_;
-  std::atomic<std::int64_t> ms_{1796000000000};
-  std::mutex mutex_;
-  std::vector<std::string> events_;
-};
-
-// Tests that a queued document is delivered alone (never merged with an alert), to the WeCom
-// robot cut to 4096 bytes and to the webhook whole with its HTML, with a "report sent" event.
-TEST_F(RelayDocumentTest, QueuedDocumentIsDeliveredAlone) {
-  FakeHttpServer wecom;
-  FakeHttpServer hook;
-  metrics::Registry registry;
-  auto relay = open(config({channel(ChannelKind::kWeCom, "wc", wecom.url("/cgi-bin/webhook/send?key=K")),
-                            channel(ChannelKind::kWebhook, "hook", hook.url("/in"))}),
-                    registry);
-  ASSERT_TRUE(relay);
-  ASSERT_EQ(relay->handle_webhook(testing::webhook_body("A", "firing", {"f1"})).status, 200);
-  const Document d = big_document(1000);
-  ASSERT_TRUE(relay->enqueue_document(d, {"wc", "hook"}));
-  EXPECT_EQ(relay->deliver_due(), 4);  // per channel: the alert, then the document
-  const auto wc = wecom.requests();
-  ASSERT_EQ(wc.size(), 2u);
-  const std::string text = json::parse(wc[1].body)["markdown"]["content"];
-  EXPECT_LE(text.size(), 4096u);
-  EXPECT_NE(text.find(kDocumentCutNote), std::string::npos);
-  EXPECT_EQ(json::parse(wc[0].body)["markdown"]["content"].get<std::string>().find("Report"), std::string::npos);
-  const auto hk = hook.requests();
-  ASSERT_EQ(hk.size(), 2u);
-  const json body = json::parse(hk[1].body);
-  EXPECT_EQ(body["markdown"], d.markdown);
-  EXPECT_EQ(body["html"], d.html);
-  const auto ev = events();
-  EXPECT_NE(std::find(ev.begin(), ev.end(), "report_sent | report sent to hook (" + std::to_string(hk[1].body.size()) + " bytes)"),
-            ev.end());
-  EXPECT_NE(exposition(registry).find("inferscope_notifications_total{channel=\"wc\",result=\"delivered\"} 2"),
-            std::string::npos);
-}
-
-// Tests that an unknown channel is refused with the configured names, and nothing is queued.
-TEST_F(RelayDocumentTest, UnknownChannelListsConfigured) {
-  FakeHttpServer hook;
-  metrics::Registry registry;
-  auto relay = open(config({channel(ChannelKind::kWebhook, "hook", hook.url("/in"))}), registry);
-  ASSERT_TRUE(relay);
-  auto r = relay->enqueue_document(big_document(1), {"hook", "nope"});
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "unknown channel \"nope\" (configured: hook)");
-  EXPECT_FALSE(relay->enqueue_document(big_document(1), {}));
-  EXPECT_EQ(relay->deliver_due(), 0);
-  EXPECT_TRUE(hook.requests().empty());
-}
-
-// Tests durability and the same back-off as alerts: a body error code (DingTalk errcode) is
-// retried after 1 s and 2 s, given up after max_attempts, kept as failed, counted, with a
-// "report failed" event; a relay reopened before the first attempt still sends the document.
-TEST_F(RelayDocumentTest, RetriedThenFailedAndKept) {
-  FakeHttpServer robot([](const FakeRequest&) { return FakeResponse{200, R"({"errcode":310000,"errmsg":"keywords"})"}; });
-  metrics::Registry first_registry;
-  RelayConfig c = config({channel(ChannelKind::kDingTalk, "dt", robot.url("/robot/send?access_token=T"))});
-  c.retry.max_attempts = 3;
-  {
-    auto relay = open(c, first_registry);
-    ASSERT_TRUE(relay);
-    ASSERT_TRUE(relay->enqueue_document(big_document(2), {"dt"}));
-  }  // "up" stops before sending
-  metrics::Registry registry;
-  auto relay = open(c, registry);
-  ASSERT_TRUE(relay);
-  EXPECT_EQ(relay->deliver_due(), 1);
-  ms_ += 999;
-  EXPECT_EQ(relay->deliver_due(), 0);
-  ms_ += 1;
-  EXPECT_EQ(relay->deliver_due(), 1);
-  ms_ += 2000;
-  EXPECT_EQ(relay->deliver_due(), 1);
-  ms_ += 3600000;
-  EXPECT_EQ(relay->deliver_due(), 0);
-  EXPECT_EQ(robot.requests().size(), 3u);
-  const auto status = *relay->status();
-  EXPECT_EQ(status.channels[0].failed, 1);
-  EXPECT_NE(status.channels[0].last_error.find("errcode 310000"), std::string::npos);
-  const std::string text = exposition(registry);
-  EXPECT_NE(text.find("inferscope_notifications_total{channel=\"dt\",result=\"retried\"} 2"), std::string::npos) << text;
-  EXPECT_NE(text.find("inferscope_notifications_total{channel=\"dt\",result=\"failed\"} 1"), std::string::npos);
-  const auto ev = events();
-  ASSERT_FALSE(ev.empty());
-  EXPECT_EQ(ev.back().rfind("report_failed | report failed: channel dt after 3 attempts: HTTP 200 errcode 310000", 0), 0u)
-      << ev.back();
 }
 
 // Tests the synchronous send of `report --send`: email through a fake SMTP server (multipart),

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -490,6 +491,102 @@ TEST_F(RelayTest, ConfigErrors) {
   RelayConfig no_db = config({});
   no_db.database_path = dir_.file("missing/dir/relay.db");
   check(no_db, "missing/dir/relay.db");
+}
+
+
+// report_document has a Markdown of about 30 bytes per line (3-byte characters among them).
+Document report_document(int lines) {
+  Document d{"inferscope report 2026-11-29 09:00 - 2026-11-30 09:00 UTC", "# Report\n", "<html><body>full</body></html>"};
+  for (int i = 0; i < lines; ++i) d.markdown += "| model-" + std::to_string(i) + " | 延迟 p99 1.25 s |\n";
+  return d;
+}
+
+// Tests that a queued document (the report) is delivered alone, never merged with an alert: to
+// the WeCom robot cut to 4096 bytes, to the webhook whole with its HTML, with a "report sent" event.
+TEST_F(RelayTest, DocumentIsDeliveredAlone) {
+  FakeHttpServer wecom;
+  FakeHttpServer hook;
+  metrics::Registry registry;
+  auto relay = open(config({channel(ChannelKind::kWeCom, "wc", wecom.url("/cgi-bin/webhook/send?key=K")),
+                            channel(ChannelKind::kWebhook, "hook", hook.url("/in"))}),
+                    registry);
+  ASSERT_TRUE(relay);
+  ASSERT_EQ(relay->handle_webhook(webhook_body("A", "firing", {"f1"})).status, 200);
+  const Document d = report_document(1000);
+  ASSERT_TRUE(relay->enqueue_document(d, {"wc", "hook"}));
+  EXPECT_EQ(relay->deliver_due(), 4);  // per channel: the alert, then the document
+  const auto wc = wecom.requests();
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(json::parse(wc[0].body)["markdown"]["content"].get<std::string>().find("# Report"), std::string::npos);
+  const std::string text = json::parse(wc[1].body)["markdown"]["content"];
+  EXPECT_LE(text.size(), 4096u);
+  EXPECT_NE(text.find(kDocumentCutNote), std::string::npos);
+  const auto hk = hook.requests();
+  ASSERT_EQ(hk.size(), 2u);
+  const json body = json::parse(hk[1].body);
+  EXPECT_EQ(body["markdown"], d.markdown);
+  EXPECT_EQ(body["html"], d.html);
+  {
+    std::lock_guard lock(events_mutex_);
+    const std::string sent = "report_sent hook report sent to hook (" + std::to_string(hk[1].body.size()) + " bytes)";
+    EXPECT_NE(std::find(events_.begin(), events_.end(), sent), events_.end());
+  }
+  EXPECT_NE(exposition(registry).find("inferscope_notifications_total{channel=\"wc\",result=\"delivered\"} 2"),
+            std::string::npos);
+  EXPECT_EQ((*relay->status()).channels[0].pending, 0);
+}
+
+// Tests that a document for an unknown channel is refused with the configured names, and that
+// nothing is queued.
+TEST_F(RelayTest, DocumentUnknownChannelListsConfigured) {
+  FakeHttpServer hook;
+  metrics::Registry registry;
+  auto relay = open(config({channel(ChannelKind::kWebhook, "hook", hook.url("/in"))}), registry);
+  ASSERT_TRUE(relay);
+  auto r = relay->enqueue_document(report_document(1), {"hook", "nope"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "unknown channel \"nope\" (configured: hook)");
+  EXPECT_FALSE(relay->enqueue_document(report_document(1), {}));
+  EXPECT_EQ(relay->deliver_due(), 0);
+  EXPECT_TRUE(hook.requests().empty());
+}
+
+// Tests that a document is as durable as an alert: a relay closed before sending leaves it in the
+// outbox; the next one sends it, retries a body error code (DingTalk errcode) after 1 s and 2 s,
+// gives up after max_attempts, keeps it as failed, counts it and says "report failed".
+TEST_F(RelayTest, DocumentRetriedThenFailedAndKept) {
+  FakeHttpServer robot([](const FakeRequest&) { return FakeResponse{200, R"({"errcode":310000,"errmsg":"keywords"})"}; });
+  RelayConfig c = config({channel(ChannelKind::kDingTalk, "dt", robot.url("/robot/send?access_token=T"))});
+  c.retry.max_attempts = 3;
+  {
+    metrics::Registry first;
+    auto relay = open(c, first);
+    ASSERT_TRUE(relay);
+    ASSERT_TRUE(relay->enqueue_document(report_document(2), {"dt"}));
+  }  // up stops before sending
+  metrics::Registry registry;
+  auto relay = open(c, registry);
+  ASSERT_TRUE(relay);
+  EXPECT_EQ(relay->deliver_due(), 1);
+  clock_.advance(999ms);
+  EXPECT_EQ(relay->deliver_due(), 0);
+  clock_.advance(1ms);
+  EXPECT_EQ(relay->deliver_due(), 1);
+  clock_.advance(2000ms);
+  EXPECT_EQ(relay->deliver_due(), 1);
+  clock_.advance(1h);
+  EXPECT_EQ(relay->deliver_due(), 0);
+  EXPECT_EQ(robot.requests().size(), 3u);
+  const auto status = *relay->status();
+  EXPECT_EQ(status.channels[0].failed, 1);
+  EXPECT_NE(status.channels[0].last_error.find("errcode 310000"), std::string::npos);
+  const std::string text = exposition(registry);
+  EXPECT_NE(text.find("inferscope_notifications_total{channel=\"dt\",result=\"retried\"} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("inferscope_notifications_total{channel=\"dt\",result=\"failed\"} 1"), std::string::npos);
+  std::lock_guard lock(events_mutex_);
+  ASSERT_FALSE(events_.empty());
+  EXPECT_EQ(events_.back().rfind("report_failed dt report failed: channel dt after 3 attempts: HTTP 200 errcode 310000", 0), 0u)
+      << events_.back();
 }
 
 }  // namespace
