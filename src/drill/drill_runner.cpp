@@ -50,13 +50,18 @@ struct DrillTarget {
   std::string base;  // scheme://host:port
 };
 
-// find_targets lists the inferscope targets that are up and answer GET /admin/faults, and how
-// many inferscope targets up has in all.
-Result<std::pair<std::vector<DrillTarget>, std::size_t>> find_targets(const std::string& api, std::string& seen) {
+// FoundTargets are the drillable targets and whether every inferscope target was scraped up.
+struct FoundTargets {
+  std::vector<DrillTarget> drillable;  // kind inferscope, up, GET /admin/faults answers 200
+  bool all_up = false;                 // every target of kind inferscope is up (scraped at least once)
+};
+
+// find_targets lists the inferscope targets that are up and answer GET /admin/faults.
+Result<FoundTargets> find_targets(const std::string& api, std::string& seen) {
   auto status = get_json(api + "/api/status");
   if (!status) return make_error("cannot read the status of inferscope up at --api " + api + ": " + status.error().message);
-  std::vector<DrillTarget> out;
-  std::size_t inferscope_targets = 0;
+  FoundTargets out;
+  out.all_up = true;
   seen.clear();
   for (const json& t : status->value("targets", json::array())) {
     const std::string url = t.value("url", "");
@@ -65,12 +70,14 @@ Result<std::pair<std::vector<DrillTarget>, std::size_t>> find_targets(const std:
     const std::string base = url.substr(0, path);
     seen += (seen.empty() ? "" : ", ") + t.value("job", "?") + " (" + t.value("kind", "?") + ")";
     if (t.value("kind", "") != "inferscope") continue;
-    ++inferscope_targets;
-    if (t.value("health", "") != "up") continue;
+    if (t.value("health", "") != "up") {
+      out.all_up = false;
+      continue;
+    }
     auto probe = stack::blocking_http_request("GET", base + "/admin/faults", {}, {}, std::chrono::seconds(3));
-    if (probe && probe->status == 200) out.push_back({t.value("job", ""), base});
+    if (probe && probe->status == 200) out.drillable.push_back({t.value("job", ""), base});
   }
-  return std::pair{std::move(out), inferscope_targets};
+  return out;
 }
 
 // DrillWorkload is the drill's request mix: 60 prompt tokens and exactly kFullOutputTokens output
@@ -372,21 +379,20 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
     return make_error("cannot read the status of inferscope up at --api " + o.api + ": " + status.error().message);
   }
   // Right after `up` is ready its Prometheus may not have scraped every target yet: wait a little
-  // for all inferscope targets (at least one).
+  // until every inferscope target is up (and at least one is drillable).
   std::string seen;
   auto found = find_targets(o.api, seen);
   for (const auto deadline = Clock::now() + std::chrono::seconds(30);
-       (!found || found->first.empty() || found->first.size() < found->second) && Clock::now() < deadline &&
-       !stopped(o);) {
+       (!found || found->drillable.empty() || !found->all_up) && Clock::now() < deadline && !stopped(o);) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     found = find_targets(o.api, seen);
   }
   if (!found) return found.error();
-  if (found->first.empty()) {
+  if (found->drillable.empty()) {
     return make_error("cannot find a target to drill in " + o.api + "/api/status: need an `inferscope serve` target "
                       "that is up and runs with --enable-admin (targets: " + (seen.empty() ? "none" : seen) + ")");
   }
-  Shared shared{o, {o.api, unix_now() - 3600}, status->value("prometheus", "")};
+  Shared shared{o, {o.api, unix_now() - 3600}, status->value("prometheus", ""), false, {}};
   if (auto probe = shared.notifications.list(); !probe) {
     return make_error("cannot read the relay's notifications from --api " + o.api + ": " + probe.error().message);
   }
@@ -395,7 +401,7 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
 
   // One lane per target; cases dealt round-robin (one target: every case in catalog order).
   std::vector<Lane> lanes;
-  for (const DrillTarget& t : found->first) {
+  for (const DrillTarget& t : found->drillable) {
     if (lanes.size() == cases.size()) break;
     lanes.push_back({t, {}, {}, {}, {}, false});
   }

@@ -184,14 +184,21 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   ASSERT_FALSE(json.is_discarded()) << out;
   std::set<std::string> alerts;
   std::printf("full drill: %.0f s\n", seconds);
+  const auto seconds_of = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : -1.0; };
+  bool every_row_ok = true;
   for (const auto& row : json["rows"]) {
     alerts.insert(row["alert"].get<std::string>());
     EXPECT_TRUE(row["fired"].get<bool>()) << row.dump();
     EXPECT_TRUE(row["resolved"].get<bool>()) << row.dump();
+    every_row_ok = every_row_ok && row["fired"].get<bool>() && row["resolved"].get<bool>();
     std::printf("%-34s %-18s %-16s %-8s fired %5.1f s  resolved %5.1f s\n", row["alert"].get<std::string>().c_str(),
                 row["fault"].get<std::string>().c_str(), row["how"].get<std::string>().c_str(),
-                row["job"].get<std::string>().c_str(), row.value("seconds_to_notification", -1.0),
-                row.value("seconds_to_resolve", -1.0));
+                row["job"].get<std::string>().c_str(), seconds_of(row["seconds_to_notification"]),
+                seconds_of(row["seconds_to_resolve"]));
+  }
+  if (!every_row_ok) {  // what the relay received, and up's event lines, to tell why
+    auto history = stack::blocking_http_request("GET", api_ + "/api/notifications");
+    ADD_FAILURE() << (history ? history->body : history.error().message) << "\n" << up_->out() << err;
   }
   EXPECT_TRUE(json["skipped"].empty()) << out;
   std::set<std::string> expected(std::begin(rules::kTargetAlerts), std::end(rules::kTargetAlerts));
