@@ -21,8 +21,9 @@ using detail::compare;
 using detail::log_ramp;
 using detail::ramp;
 
-const char* const kPipeline[] = {"gateway_queue", "upstream_connect", "preprocess", "dependency", "queue", "prefill",
-                                 "decode",        "postprocess",      "send",       "upstream_ttft", "stream"};
+const char* const kPipeline[] = {"gateway_queue", "upstream_connect", "preprocess", "dependency",    "queue",
+                                 "prefill",       "decode",           "inference",  "postprocess",   "send",
+                                 "upstream_ttft", "stream"};
 
 std::string fmt(const char* format, double v) {
   char buf[64];
@@ -86,6 +87,7 @@ class Reasoner {
     measure_slowdown(llamacpp_style);
     build_stage_table();
     weigh_causes();
+    add_host_cpu_evidence();
     assign_shares();
     rank_and_decide();
     return finish();
@@ -735,6 +737,36 @@ class Reasoner {
     return h;
   }
 
+  // add_host_cpu_evidence: tokenization, scheduling, detokenization, the HTTP front end and a
+  // gateway run on the host's CPUs. When those are saturated, the causes that live there (and a
+  // decode or stall whose step loop waits for the CPU) carry that as evidence and as the first
+  // next step; otherwise the busy share is shown so a reader can rule the host out.
+  void add_host_cpu_evidence() {
+    const Quantity* cpu = s_.find_signal("host_cpu_busy");
+    if (!cpu || !cpu->incident.has_data()) return;
+    double b = cpu->baseline.mean, i = cpu->incident.mean;
+    // Above ~85 % average busy over the window, runnable threads queue for a core in the busy
+    // intervals (a window average hides the peaks); a sustained 95 % is saturation by any reading.
+    bool saturated = i >= 0.95 || (i >= 0.85 && !(b >= i - 0.05));
+    Evidence e{cpu->metric + " (host CPU busy share)", b, i, "ratio"};
+    std::string step = "The serving host's CPUs are saturated (" + percent(i) + " busy, baseline " + percent(b) +
+                       "): find what uses them (top -H, pidstat -t 1), move co-located jobs away or give the "
+                       "server dedicated cores (taskset/cpuset, Kubernetes CPU requests = limits); tokenization, "
+                       "scheduling and detokenization wait for a core.";
+    for (auto& h : hyps_) {
+      static const std::set<std::string> kCpuSide = {"preprocess_slowdown", "worker_stall", "gateway_queue",
+                                                      "network_slowdown",    "decode_slowdown", "engine_stall"};
+      if (!kCpuSide.count(h.cause)) continue;
+      h.evidence.push_back(e);
+      if (!saturated) continue;
+      h.next_steps.insert(h.next_steps.begin(), step);
+      h.summary += "; the host's CPUs are saturated (" + percent(i) + " busy)";
+    }
+    if (saturated)
+      d_.notes.push_back("host CPU " + percent(b) + " -> " + percent(i) + " busy (" + cpu->metric +
+                         "): CPU-side work (tokenization, scheduling, HTTP, the gateway) competes for cores");
+  }
+
   // --- shares --------------------------------------------------------------------------------
   Hypothesis* find(const std::string& cause) {
     for (auto& h : hyps_)
@@ -808,6 +840,10 @@ class Reasoner {
     split("postprocess", {{"network_slowdown", 1}, {"preprocess_slowdown", 0.5}});
     split("prefill", {{"prefill_slowdown", 1}, {"long_prompts", 1}, {"kv_cache_pressure", 0.5}, {stall, 0.7},
                       {"load_increase", 0.3}});
+    // Servers that do not split prefill from decode (TGI, Triton) report their sum: every engine-side
+    // cause can move it (prefill-side ones within the same bound on the decode part's share).
+    split("inference", {{"decode_slowdown", 1}, {"long_outputs", 1}, {"prefill_slowdown", 1}, {"long_prompts", 1},
+                        {"kv_cache_pressure", 0.5}, {stall, 1}, {"load_increase", 0.3}});
     split("queue", {{"load_increase", 1}, {"kv_cache_pressure", 1}, {stall, 1}, {"decode_slowdown", 0.8},
                     {"prefill_slowdown", 0.8}, {"long_prompts", 0.8}, {"long_outputs", 0.8}});
   }

@@ -87,6 +87,7 @@ std::string choose_metric(const RoleSpec& spec, const std::set<std::string>& nam
   for (std::size_t i = 0; i < spec.metrics.size(); ++i) {
     auto wanted = series_names(spec, spec.metrics[i]);
     bool present = names.count(wanted.back()) > 0;
+    if (spec.kind == RoleKind::kBusyFromIdle) present = names.count(spec.metrics[i]) > 0;
     if (spec.kind == RoleKind::kCounterRatio) present = names.count(wanted[0]) && names.count(wanted[1]);
     if (present) {
       renamed = i > 0;
@@ -142,6 +143,13 @@ SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::st
           case RoleKind::kCounter:
             r.primary.push_back(aggregate(round, metric, spec, model, key, Aggregation::kSum));
             break;
+          case RoleKind::kBusyFromIdle: {
+            RoleSpec every_mode = spec;
+            every_mode.matchers.clear();
+            r.primary.push_back(aggregate(round, metric, spec, model, key, Aggregation::kSum));
+            r.secondary.push_back(aggregate(round, metric, every_mode, model, key, Aggregation::kSum));
+            break;
+          }
           case RoleKind::kGauge:
             r.primary.push_back(aggregate(round, metric, spec, model, key, spec.aggregation));
             break;

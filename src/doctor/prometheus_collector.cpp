@@ -78,6 +78,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   auto targets = client.targets();
   ++queries;
   std::set<std::string> jobs_wanted;
+  std::set<std::string> hosts;  // hosts of the selected targets: where their host CPU is read
   if (targets) {
     // Only targets the selector could mean: a job="x" matcher narrows them.
     std::string job;
@@ -91,6 +92,12 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
       if (!job.empty() && (j == t.labels.end() || j->second != job)) continue;
       if (job.empty() && j != t.labels.end() && j->second == "prometheus") continue;
       ++snap.targets_total;
+      if (auto inst = t.labels.find("instance"); inst != t.labels.end()) {
+        std::string h = inst->second;
+        if (!h.empty() && h.front() == '[') h.resize(std::min(h.size(), h.find(']') + 1));  // [v6]:port
+        else if (auto colon = h.rfind(':'); colon != std::string::npos) h.resize(colon);
+        if (!h.empty()) hosts.insert(h);
+      }
       scrape_interval = std::max(scrape_interval, t.scrape_interval_s);
       if (t.health == "down") {
         auto inst = t.labels.find("instance");
@@ -165,10 +172,51 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
           plan.push_back({index, 0, "sum(" + sel(metric) + ")"});
           plan.push_back({index, 1, "sum(" + sel(spec.denominator) + ")"});
           break;
+        case RoleKind::kBusyFromIdle: {
+          RoleSpec every_mode = spec;
+          every_mode.matchers.clear();
+          plan.push_back({index, 0, "sum(" + sel(metric) + ")"});
+          plan.push_back({index, 1, "sum(" + selector_for(metric, *inner, every_mode, key, w.model) + ")"});
+          break;
+        }
       }
       r.primary.assign(sampled.times.size(), kNaN);
-      if (spec.kind == RoleKind::kHistogram || spec.kind == RoleKind::kCounterRatio)
+      if (spec.kind == RoleKind::kHistogram || spec.kind == RoleKind::kCounterRatio ||
+          spec.kind == RoleKind::kBusyFromIdle)
         r.secondary.assign(sampled.times.size(), kNaN);
+      sampled.roles.push_back(std::move(r));
+    }
+  }
+  // Host CPU comes from the exporter of the host the server runs on (node-exporter is a job of
+  // its own): matched by the selected targets' host, else by the selector itself.
+  bool host_read = false;
+  for (const auto& r : sampled.roles) host_read |= r.spec.id == "host_cpu_busy";
+  if (!host_read) {
+    std::string host_matcher = *inner;
+    if (!hosts.empty()) {
+      host_matcher = "instance=~\"(";
+      bool first = true;
+      for (const auto& h : hosts) {
+        host_matcher += first ? "" : "|";
+        first = false;
+        for (char c : h) {
+          if (std::string_view(".+*?()[]{}|^$\\").find(c) != std::string_view::npos) host_matcher += "\\\\";
+          host_matcher += c == '"' ? std::string("\\\"") : std::string(1, c);
+        }
+      }
+      host_matcher += "):[0-9]+\"";
+    }
+    for (const RoleSpec& spec : host_specs()) {
+      RoleSamples r;
+      r.spec = spec;
+      r.metric = spec.metrics.front();
+      RoleSpec every_mode = spec;
+      every_mode.matchers.clear();
+      std::size_t index = sampled.roles.size();
+      plan.push_back({index, 0, "sum(" + selector_for(r.metric, host_matcher, spec, "", "") + ")"});
+      plan.push_back({index, 1, "sum(" + selector_for(r.metric, host_matcher, every_mode, "", "") + ")"});
+      r.primary.assign(sampled.times.size(), kNaN);
+      r.secondary.assign(sampled.times.size(), kNaN);
       sampled.roles.push_back(std::move(r));
     }
   }

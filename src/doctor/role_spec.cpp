@@ -19,6 +19,9 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kTtft: group = RoleGroup::kLatency; id = "ttft"; return true;
     case Role::kTpot: group = RoleGroup::kLatency; id = "tpot"; return true;
     case Role::kItl: group = RoleGroup::kLatency; id = "itl"; return true;
+    // inference (prefill + decode of one request) is a stage only where the server does not split
+    // it (TGI, Triton); role_specs_for drops it next to prefill/decode stages.
+    case Role::kInference:
     case Role::kQueue: case Role::kPrefill: case Role::kDecode: case Role::kPreprocess: case Role::kPostprocess:
     case Role::kDependency: case Role::kSend: case Role::kGatewayQueue: case Role::kUpstreamConnect:
     case Role::kUpstreamTtft: case Role::kStream:
@@ -47,6 +50,8 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     // Client errors (4xx): the error role counts server-side failures only, but a burst of
     // rejected requests (prompts over max_model_len, bad parameters) is an incident too.
     case Role::kClientErrors: group = RoleGroup::kSignal; id = "client_error_rate"; return true;
+    // Host CPU: evidence for the CPU-side causes (tokenization, scheduling, the gateway).
+    case Role::kHostCpuBusy: group = RoleGroup::kSignal; id = "host_cpu_busy"; return true;
     default: return false;
   }
 }
@@ -58,6 +63,7 @@ RoleKind kind_of(dialect::MetricKind k, bool& supported) {
     case dialect::MetricKind::kCounter: return RoleKind::kCounter;
     case dialect::MetricKind::kGauge: return RoleKind::kGauge;
     case dialect::MetricKind::kCounterRatio: return RoleKind::kCounterRatio;
+    case dialect::MetricKind::kBusyFromIdle: return RoleKind::kBusyFromIdle;
     default: supported = false; return RoleKind::kGauge;
   }
 }
@@ -84,7 +90,7 @@ bool expected_role(Role r) {
 }
 
 const DialectId kOrder[] = {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp,
-                            DialectId::kTgi,        DialectId::kTriton,  DialectId::kDcgm};
+                            DialectId::kTgi,        DialectId::kTriton,  DialectId::kDcgm,   DialectId::kNode};
 
 }  // namespace
 
@@ -151,15 +157,27 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
   // A role already covered by a richer dialect keeps its first spec only.
   std::vector<RoleSpec> unique;
   std::set<std::pair<int, std::string>> seen;
-  for (auto& spec : out)
+  bool split_engine = false;  // prefill and decode are stages of their own: inference would count twice
+  for (const auto& spec : out) split_engine |= spec.group == RoleGroup::kStage && (spec.id == "prefill" || spec.id == "decode");
+  for (auto& spec : out) {
+    if (split_engine && spec.group == RoleGroup::kStage && spec.id == "inference") continue;
     if (seen.insert({static_cast<int>(spec.group), spec.id}).second) unique.push_back(std::move(spec));
+  }
   return unique;
+}
+
+std::vector<RoleSpec> host_specs() {
+  std::vector<RoleSpec> out;
+  for (auto& spec : role_specs_for({std::string(dialect::to_string(DialectId::kNode))}))
+    if (spec.id == "host_cpu_busy") out.push_back(std::move(spec));
+  return out;
 }
 
 std::string name_pattern() {
   std::string out;
   for (DialectId id : kOrder)
-    for (std::string_view prefix : dialect::dialect(id).prefixes) {
+    if (id != DialectId::kNode)
+      for (std::string_view prefix : dialect::dialect(id).prefixes) {
       std::string p(prefix);
       out += (out.empty() ? "" : "|") + p + ".+";
     }

@@ -22,6 +22,7 @@ enum class RoleKind {
   kCounter,       // rate of a counter (or of a histogram's _count)
   kGauge,         // average and max of a gauge
   kCounterRatio,  // rate(metric) / rate(denominator): llama.cpp's seconds-per-token pairs
+  kBusyFromIdle,  // 1 - increase(metric{matchers}) / increase(metric): node-exporter's idle CPU seconds
 };
 
 // Aggregation combines the series of one metric at one instant.
@@ -52,7 +53,12 @@ std::vector<std::string> detect_dialects(const std::set<std::string>& metric_nam
 // server exposes both), plus the few engine signals the table does not carry yet.
 std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects);
 
-// name_pattern is a PromQL regex matching every family name of the known dialects.
+// host_specs returns the host roles (host CPU busy share from node-exporter) that the doctor reads
+// from the host a server runs on rather than from the server's own series.
+std::vector<RoleSpec> host_specs();
+
+// name_pattern is a PromQL regex matching every family name of the known dialects (host
+// exporters excluded: their series are looked up per host).
 std::string name_pattern();
 
 // histogram_series_names returns the names a role's metric contributes to an exposition

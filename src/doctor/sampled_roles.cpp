@@ -125,6 +125,19 @@ WindowStat ratio_stat(const SampledRoles& s, const RoleSamples& r, TimeRange w) 
   return out;
 }
 
+// busy_stat: the busy share of CPUs from idle seconds (primary, mode="idle") and all seconds
+// (secondary, every mode) counted by the same counters: 1 - idle increase / total increase.
+WindowStat busy_stat(const SampledRoles& s, const RoleSamples& r, TimeRange w) {
+  WindowStat out = ratio_stat(s, r, w);
+  if (out.has_data()) out.mean = 1 - out.mean;
+  for (double& v : out.intervals)
+    if (!std::isnan(v)) {
+      v = 1 - v;
+      out.max = std::isnan(out.max) ? v : std::max(out.max, v);
+    }
+  return out;
+}
+
 WindowStat gauge_stat(const SampledRoles& s, const RoleSamples& r, TimeRange w) {
   WindowStat out;
   double total = 0;
@@ -191,6 +204,7 @@ WindowStat window_stat(const SampledRoles& sampled, const RoleSamples& role, Tim
     case RoleKind::kHistogram: return histogram_stat(sampled, role, window);
     case RoleKind::kCounter: return counter_stat(sampled, role, window);
     case RoleKind::kCounterRatio: return ratio_stat(sampled, role, window);
+    case RoleKind::kBusyFromIdle: return busy_stat(sampled, role, window);
     case RoleKind::kGauge: return gauge_stat(sampled, role, window);
   }
   return {};

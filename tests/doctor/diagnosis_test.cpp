@@ -295,6 +295,35 @@ TEST(DiagnosisTest, LateScrapeIsNoWorkerStall) {
   EXPECT_EQ(stalled.findings.front().cause, "worker_stall") << to_text(stalled);
 }
 
+// Tests that host CPU is evidence on the CPU-side cause, never a cause of its own: a slower
+// preprocess on a saturated host carries the busy share and, first, the CPU next step; on an idle
+// host the same finding shows the busy share only.
+TEST(DiagnosisTest, HostCpuIsEvidenceOnCpuSideCauses) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.300, 0.450, 100, "s", 0.02);
+  s.stages["preprocess"] = quantity(0.001, 0.151);
+  s.signals["host_cpu_busy"] = quantity(0.30, 0.97, 100, "ratio");
+  s.signals["host_cpu_busy"].metric = "node_cpu_seconds_total";
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "preprocess_slowdown") << to_text(d);
+  bool cpu_evidence = false;
+  for (const auto& e : f.evidence) cpu_evidence |= e.metric.find("node_cpu_seconds_total") != std::string::npos;
+  EXPECT_TRUE(cpu_evidence) << to_text(d);
+  ASSERT_FALSE(f.next_steps.empty());
+  EXPECT_NE(f.next_steps.front().find("CPUs are saturated"), std::string::npos) << to_text(d);
+  for (const auto& other : d.findings) EXPECT_NE(other.cause, "host_cpu") << to_text(d);
+
+  s.signals["host_cpu_busy"] = quantity(0.30, 0.35, 100, "ratio");
+  Diagnosis idle = run(s);
+  ASSERT_FALSE(idle.findings.empty());
+  EXPECT_EQ(idle.findings.front().cause, "preprocess_slowdown");
+  for (const auto& step : idle.findings.front().next_steps)
+    EXPECT_EQ(step.find("CPUs are saturated"), std::string::npos) << to_text(idle);
+}
+
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
 TEST(DiagnosisTest, LoadAndErrors) {
   Snapshot load = steady();

@@ -9,6 +9,7 @@
 
 #include "doctor/check_metrics.h"
 #include "doctor/exposition_sampling.h"
+#include "doctor/sampled_roles.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -83,6 +84,45 @@ TEST(RoleSpecTest, InferscopeServeRichestFirst) {
   EXPECT_EQ(queue->metrics.front(), "inferscope_stage_duration_seconds");
   EXPECT_NE(find(specs, "gpu_util"), nullptr);
   EXPECT_NE(find(specs, "step"), nullptr);
+}
+
+// Tests the host CPU role on the recorded node-exporter exposition: detected as `node`, read as the
+// busy share of all CPUs from idle vs all-mode seconds (direct-scrape path): two scrapes one
+// second apart in which each CPU spent 0.25 s idle and 0.75 s in user mode give 75 % busy.
+TEST(RoleSpecTest, NodeExporterHostCpuBusy) {
+  FetchedExposition f = load("node-exporter-1.5-metrics.txt");
+  auto names = metric_names(f.parsed);
+  auto dialects = detect_dialects(names);
+  ASSERT_EQ(dialects, std::vector<std::string>{"node"});
+  auto hosts = host_specs();
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts.front().id, "host_cpu_busy");
+  EXPECT_EQ(hosts.front().kind, RoleKind::kBusyFromIdle);
+  EXPECT_EQ(name_pattern().find("node_"), std::string::npos) << "node series are looked up per host";
+
+  ScrapeRound first{1000, {f.parsed}, 0}, second{1001, {f.parsed}, 0};
+  int cpus = 0;
+  for (auto& family : second.expositions.front().families)
+    for (auto& sample : family.samples) {
+      if (sample.name != "node_cpu_seconds_total") continue;
+      auto mode = metrics::label_value(sample, "mode");
+      ASSERT_TRUE(mode);
+      if (*mode == "idle") {
+        sample.value += 0.25;
+        ++cpus;
+      } else if (*mode == "user") {
+        sample.value += 0.75;
+      }
+    }
+  ASSERT_GT(cpus, 0);
+  SamplingReport report;
+  SampledRoles sampled = sample_rounds({first, second}, "", report);
+  Snapshot snap = build_snapshot(sampled, {999, 1000}, {1000, 1001});
+  const Quantity* busy = snap.find_signal("host_cpu_busy");
+  ASSERT_NE(busy, nullptr);
+  EXPECT_NEAR(busy->incident.mean, 0.75, 1e-6);
+  EXPECT_NEAR(busy->incident.max, 0.75, 1e-6);
+  EXPECT_EQ(busy->unit, "ratio");
 }
 
 }  // namespace
