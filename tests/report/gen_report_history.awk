@@ -7,7 +7,8 @@
 # - 1 % of requests fail (finish_reason="error", status_class="5xx");
 # - the hour of day `slow_hour` inside the last 24 h has every decode step `slow` times slower
 #   (decode_slowdown: e2e, decode, TPOT, ITL up; TTFT unchanged);
-# - GPU utilization (DCGM_FI_DEV_GPU_UTIL, percent) = 8 x the request rate.
+# - GPU utilization (DCGM_FI_DEV_GPU_UTIL, percent) = 8 x the request rate;
+# - a llama.cpp job "llama": 64 generated tokens/s at 20 ms per token (counters, no histograms).
 # Samples every 60 s, every 15 s from 2 h before the slow hour to its end (the doctor's windows).
 # Usage: awk -v end=UNIX -v slow_hour=10 -v slow=3 -f gen_report_history.awk > history.om
 function hour_of(t) { return int((t % 86400) / 3600) }
@@ -79,5 +80,11 @@ BEGIN {
       printf "%s{%s} %.3f %d\n", gauges[g], substr(L, 1, length(L) - 1), v, t } }
   print "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"
   for (i = 0; i < M; i++) printf "DCGM_FI_DEV_GPU_UTIL{job=\"sim\",instance=\"sim:9400\",gpu=\"0\"} %.1f %d\n", 8 * load(T[i]), T[i + 1]
+  # A second job: llama.cpp (counters only, no model label), steady 64 generated tokens/s at
+  # 20 ms per token and 2,000 prompt tokens/s at 0.25 ms per token.
+  split("llamacpp:tokens_predicted llamacpp:tokens_predicted_seconds llamacpp:prompt_tokens llamacpp:prompt_seconds", lc, " ")
+  split("64 1.28 2000 0.5", lc_rate, " ")
+  for (k = 1; k <= 4; k++) { print "# TYPE " lc[k] " counter"
+    for (i = 0; i <= M; i++) printf "%s_total{job=\"llama\",instance=\"llama:8080\"} %.3f %d\n", lc[k], lc_rate[k] * (T[i] - start), T[i] }
   print "# EOF"
 }

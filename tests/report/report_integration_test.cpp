@@ -134,15 +134,27 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   json j = json::parse(r.out);
   EXPECT_EQ(j["has_data"], true);
-  EXPECT_EQ(j["dialects"], "inferscope+dcgm");
+  EXPECT_EQ(j["dialects"], "inferscope+llamacpp+dcgm");
   const json* sim = nullptr;
   const json* gpu = nullptr;
+  const json* llama = nullptr;
   for (const auto& g : j["groups"]) {
     if (g["model"] == "sim-a" && g["dialect"] == "inferscope") sim = &g;
     if (g["dialect"] == "dcgm") gpu = &g;
+    if (g["job"] == "llama" && g["dialect"] == "llamacpp") llama = &g;
   }
   ASSERT_NE(sim, nullptr) << j.dump(1);
   ASSERT_NE(gpu, nullptr) << j.dump(1);
+  ASSERT_NE(llama, nullptr) << j.dump(1);
+  // llama.cpp: TPOT is a mean from the counter pair, marked so; no request counter: no data, not 0.
+  const json& lc = (*llama)["current"];
+  EXPECT_EQ(lc["tpot_s"]["has_histogram"], false);
+  EXPECT_NEAR(lc["tpot_s"]["mean"].get<double>(), 0.02, 0.0005);
+  EXPECT_TRUE(lc["tpot_s"]["p99"].is_null());
+  EXPECT_NE(lc["tpot_s"]["note"].get<std::string>().find("mean only"), std::string::npos);
+  EXPECT_TRUE(lc["requests"].is_null());
+  EXPECT_TRUE(lc["e2e_s"]["mean"].is_null());
+  EXPECT_NEAR(lc["generation_tokens_per_s"].get<double>(), 64, 0.5);
   const json& cur = (*sim)["current"];
   const json& prev = (*sim)["previous"];
   // Volume: the profile sums to 112 req/s-hours a day = 403,200 requests; the day before 0.8 x.
@@ -221,12 +233,13 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
                              std::to_string(static_cast<long long>(end + 3600)),
                          tmp.path());
   EXPECT_EQ(before.code, 2) << before.err;
-  EXPECT_NE(before.err.find("no data: no request finished and no latency was recorded in this period (series found: inferscope+dcgm)"), std::string::npos)
+  EXPECT_NE(before.err.find("no data: no request finished and no latency was recorded in this period (series found: inferscope+llamacpp+dcgm)"), std::string::npos)
       << before.err;
-  // A model that does not exist: no data, naming it.
-  Shell nomodel = run_shell(base + " --model nope", tmp.path());
+  // A model that does not exist on the job: no data, naming both. (Without the selector the
+  // llama.cpp job, which has no model label, would still be reported, with a note.)
+  Shell nomodel = run_shell(base + " --model nope --selector '{job=\"sim\"}'", tmp.path());
   EXPECT_EQ(nomodel.code, 2) << nomodel.err;
-  EXPECT_NE(nomodel.err.find("for model nope"), std::string::npos) << nomodel.err;
+  EXPECT_NE(nomodel.err.find("for the selector {job=\"sim\"} and model nope"), std::string::npos) << nomodel.err;
 }
 
 }  // namespace
