@@ -108,7 +108,7 @@ asio::awaitable<std::optional<Response>> run_on_lane(Connection& c, WorkerPool& 
     auto shared = std::make_shared<Completion>(std::move(completion));
     auto work = asio::prefer(io, asio::execution::outstanding_work.tracked);
     core.blocking_started();
-    auto job = [shared, work, &core, &handler, view]() {
+    auto job = [shared, work, &core, &handler, view]() mutable {
       std::optional<Response> answer;
       if (!core.stopped.load()) {
         try {
@@ -119,6 +119,10 @@ asio::awaitable<std::optional<Response>> run_on_lane(Connection& c, WorkerPool& 
         }
       }
       asio::post(work, [shared, answer = std::move(answer)]() mutable { (*shared)(std::move(answer)); });
+      // Drop this job's hold on the io_context before stop() may see the count reach zero and
+      // destroy it (the job object itself is destroyed later, on the worker).
+      work = asio::any_io_executor();
+      shared.reset();
       core.blocking_finished();
     };
     if (!pool.try_submit(std::move(job))) {
