@@ -24,13 +24,14 @@ std::string join(const std::vector<std::string>& names) {
 
 UpReport::UpReport(relay::Relay& relay, std::optional<ReportSchedule> schedule, std::vector<std::string> all_channels,
                    std::string state_dir, std::function<std::string()> prometheus_url,
-                   std::function<void(const std::string&)> print)
+                   std::function<void(const std::string&)> print, std::function<Clock::time_point()> clock)
     : relay_(relay),
       schedule_(std::move(schedule)),
       all_channels_(std::move(all_channels)),
       state_dir_(std::move(state_dir)),
       prometheus_url_(std::move(prometheus_url)),
-      print_(std::move(print)) {}
+      print_(std::move(print)),
+      clock_(clock ? std::move(clock) : std::function<Clock::time_point()>([] { return Clock::now(); })) {}
 
 UpReport::~UpReport() { stop(); }
 
@@ -101,12 +102,12 @@ void UpReport::stop() {
 
 void UpReport::loop() {
   for (;;) {
-    const Clock::time_point next = next_report_time(*schedule_, Clock::now());
+    const Clock::time_point next = next_report_time(*schedule_, clock_());
     {
       std::unique_lock lock(mutex_);
       // Wake at least once a minute so that a wall-clock jump is noticed.
-      while (!stopping_ && Clock::now() < next) {
-        cv_.wait_for(lock, std::min<Clock::duration>(next - Clock::now(), std::chrono::minutes(1)));
+      while (!stopping_ && clock_() < next) {
+        cv_.wait_for(lock, std::min<Clock::duration>(next - clock_(), std::chrono::minutes(1)));
       }
       if (stopping_) return;
     }

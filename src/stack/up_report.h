@@ -8,6 +8,7 @@
 // Thread-safe: queue_report may run on several threads; start/stop from up's main thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -38,9 +39,11 @@ struct ReportQueued {
 class UpReport {
  public:
   // schedule: the config's report section (none: only the route works, for every channel).
+  // clock: the wall clock the schedule follows (tests shift it; unset = system_clock::now).
   UpReport(relay::Relay& relay, std::optional<ReportSchedule> schedule, std::vector<std::string> all_channels,
            std::string state_dir, std::function<std::string()> prometheus_url,
-           std::function<void(const std::string&)> print);
+           std::function<void(const std::string&)> print,
+           std::function<std::chrono::system_clock::time_point()> clock = {});
   ~UpReport();
   UpReport(const UpReport&) = delete;
   UpReport& operator=(const UpReport&) = delete;
@@ -63,6 +66,7 @@ class UpReport {
   std::string state_dir_;
   std::function<std::string()> prometheus_url_;
   std::function<void(const std::string&)> print_;
+  std::function<std::chrono::system_clock::time_point()> clock_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
