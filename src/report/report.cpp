@@ -164,7 +164,10 @@ Result<Report> build_report(const ReportRequest& request) {
   // 2. Plan the batch.
   Planner plan;
   const double step = std::max(60.0, std::ceil(length / 288 / 60) * 60);
-  const std::string short_window = seconds_text(std::max(300.0, step));
+  const double short_window_s = std::max(300.0, step);
+  const std::string short_window = seconds_text(short_window_s);
+  // The first sample is one window after the start, so no window reaches into the period before.
+  const double first_sample = std::min(short_window_s, length);
   rep.chart_step_s = step;
   const double first_hour_end = std::ceil(rep.since / 3600) * 3600 + 3600;
   const double last_hour_end = std::floor(rep.until / 3600) * 3600;
@@ -231,7 +234,7 @@ Result<Report> build_report(const ReportRequest& request) {
         if (auto e = dialect::rate_expr(*volume, short_scope)) {
           double start = which == 0 ? rep.since : rep.previous_since;
           bool chart = which == 0;
-          plan.add_range(*e, start + step, end, step, [&, id, figures, chart](const promapi::QueryResult& r) {
+          plan.add_range(*e, start + first_sample, end, step, [&, id, figures, chart](const promapi::QueryResult& r) {
             for (const auto& s : r.series) {
               PeriodFigures& f = figures(group(id, s.labels, true));
               for (const auto& p : s.points)
@@ -280,9 +283,9 @@ Result<Report> build_report(const ReportRequest& request) {
         plan.add_range(*dialect::quantile_expr(*e2e, 0.99, hour), first_hour_end, last_hour_end, 3600,
                        [&](const promapi::QueryResult& r) { hourly_p99 = first_series(r); });
         QueryScope chart{matchers, {}, short_window};
-        plan.add_range(*dialect::quantile_expr(*e2e, 0.95, chart), rep.since + step, rep.until, step,
+        plan.add_range(*dialect::quantile_expr(*e2e, 0.95, chart), rep.since + first_sample, rep.until, step,
                        [&](const promapi::QueryResult& r) { rep.p95_e2e = first_series(r); });
-        plan.add_range(*dialect::quantile_expr(*e2e, 0.99, chart), rep.since + step, rep.until, step,
+        plan.add_range(*dialect::quantile_expr(*e2e, 0.99, chart), rep.since + first_sample, rep.until, step,
                        [&](const promapi::QueryResult& r) { rep.p99_e2e = first_series(r); });
       }
     }

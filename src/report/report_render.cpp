@@ -58,6 +58,12 @@ std::string quantiles(const Latency& l) {
   if (!l.has_histogram) return l.mean ? "mean " + seconds(l.mean) : kNoData;
   return seconds(l.p50) + " / " + seconds(l.p95) + " / " + seconds(l.p99);
 }
+std::string length_text(double s) {
+  if (s >= 2 * 86400 && std::fmod(s, 86400) == 0) return printf_text("%.0f days", s / 86400);
+  if (s >= 3600 && std::fmod(s, 3600) == 0) return printf_text("%.0f h", s / 3600);
+  if (s >= 3600) return printf_text("%.1f h", s / 3600);
+  return printf_text("%.0f min", s / 60);
+}
 std::string peak(const PeriodFigures& f) {
   if (!f.peak_rate) return kNoData;
   return printf_text("%.3g", *f.peak_rate) + " req/s at " + utc(f.peak_rate_at, "%m-%d %H:%M");
@@ -84,12 +90,13 @@ bool several_jobs(const Report& r) {
 struct Row {
   std::string what, now, before, delta;
 };
-std::vector<Row> rows(const GroupReport& g) {
+std::vector<Row> rows(const GroupReport& g, double chart_step_s) {
+  const std::string peak_label = "peak rate (" + printf_text("%.0f", std::max(300.0, chart_step_s) / 60) + " min)";
   const auto& c = g.current;
   const auto& p = g.previous;
   std::vector<Row> out = {
       {"requests", count(c.requests), count(p.requests), change(c.requests, p.requests)},
-      {"peak rate (5 min)", peak(c), peak(p), change(c.peak_rate, p.peak_rate)},
+      {peak_label, peak(c), peak(p), change(c.peak_rate, p.peak_rate)},
       {"e2e p50 / p95 / p99", quantiles(c.e2e), quantiles(p.e2e), change(c.e2e.has_histogram ? c.e2e.p95 : c.e2e.mean,
                                                                           p.e2e.has_histogram ? p.e2e.p95 : p.e2e.mean)},
       {"TTFT p50 / p95 / p99", quantiles(c.ttft), quantiles(p.ttft),
@@ -249,7 +256,7 @@ std::string report_title(const Report& r) {
 
 std::string render_markdown(const Report& r) {
   std::string o = "## " + report_title(r) + "\n\n";
-  o += "Compared with the " + printf_text("%.0f", (r.until - r.since) / 3600) + " h before (" + utc(r.previous_since) +
+  o += "Compared with the " + length_text(r.until - r.since) + " before (" + utc(r.previous_since) +
        " - " + utc(r.since) + "). Source: Prometheus " + md(r.request.prometheus_url);
   if (!r.request.selector.empty()) o += ", selector " + md(r.request.selector);
   if (!r.request.model.empty()) o += ", model " + md(r.request.model);
@@ -260,7 +267,7 @@ std::string render_markdown(const Report& r) {
   for (const auto& g : r.groups) {
     if (!has_traffic(g.current) && !has_traffic(g.previous)) continue;
     o += "### " + md(group_name(g, jobs)) + "\n\n| | this period | previous | change |\n|---|---|---|---|\n";
-    for (const auto& row : rows(g)) o += "| " + row.what + " | " + row.now + " | " + row.before + " | " + row.delta + " |\n";
+    for (const auto& row : rows(g, r.chart_step_s)) o += "| " + row.what + " | " + row.now + " | " + row.before + " | " + row.delta + " |\n";
     for (const auto& n : latency_notes(g)) o += "\n_" + md(n) + "_\n";
     o += "\n";
   }
@@ -315,7 +322,7 @@ std::string render_html(const Report& r) {
       ".bar{fill:#9ecae1}.peak{fill:#3182bd}.trough{fill:#c7e9c0}.over{fill:#e6550d}"
       "svg{border:1px solid #eee;margin-bottom:1em}</style></head><body>\n";
   o += "<h1>" + html(report_title(r)) + "</h1>\n<p>Compared with the " +
-       printf_text("%.0f", (r.until - r.since) / 3600) + " h before (" + utc(r.previous_since) + " - " + utc(r.since) +
+       length_text(r.until - r.since) + " before (" + utc(r.previous_since) + " - " + utc(r.since) +
        ").</p>\n<p class=\"source\">Source: Prometheus " + html(r.request.prometheus_url) + "</p>\n<p>";
   if (!r.request.selector.empty()) o += "Selector " + html(r.request.selector) + ". ";
   if (!r.request.model.empty()) o += "Model " + html(r.request.model) + ". ";
@@ -334,7 +341,7 @@ std::string render_html(const Report& r) {
     if (!has_traffic(g.current) && !has_traffic(g.previous)) continue;
     o += "<h2>" + html(group_name(g, jobs)) +
          "</h2>\n<table><tr><th></th><th>this period</th><th>previous</th><th>change</th></tr>\n";
-    for (const auto& row : rows(g))
+    for (const auto& row : rows(g, r.chart_step_s))
       o += "<tr><th>" + html(row.what) + "</th>" + cell(row.now) + cell(row.before) + cell(row.delta) + "</tr>\n";
     o += "</table>\n";
     for (const auto& n : latency_notes(g)) o += "<p><em>" + html(n) + "</em></p>\n";
