@@ -217,7 +217,9 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (!relay) fail(relay.error().message);
   // report: {daily_at: ...}: the daily report, queued to the relay; POST /api/report/send at once.
   std::vector<std::string> channel_names;
-  for (const relay::ChannelConfig& c : config.relay.channels) channel_names.push_back(c.name);
+  for (const relay::ChannelConfig& c : config.relay.channels) {
+    if (!(drill_robot && c.name == drill::kDrillChannel)) channel_names.push_back(c.name);  // the drill's robot takes no report
+  }
   UpReport report(**relay, config.report, channel_names, config.state_dir.string(),
                   [&context] { return context.prometheus_url(); }, [&print](const std::string& line) { print(line); });
 
