@@ -14,8 +14,8 @@
 namespace inferscope::doctor {
 namespace {
 
-FetchedExposition load(const std::string& name) {
-  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/dialect/testdata/" + name);
+FetchedExposition load(const std::string& name, const std::string& dir = "tests/dialect/testdata") {
+  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/" + dir + "/" + name);
   std::stringstream text;
   text << in.rdbuf();
   FetchedExposition f;
@@ -84,6 +84,107 @@ TEST(RoleSpecTest, InferscopeServeRichestFirst) {
   EXPECT_EQ(queue->metrics.front(), "inferscope_stage_duration_seconds");
   EXPECT_NE(find(specs, "gpu_util"), nullptr);
   EXPECT_NE(find(specs, "step"), nullptr);
+}
+
+// Tests TGI on an exposition constructed from the reference (tests/doctor/testdata, not recorded):
+// detected alone, nothing expected missing, e2e/queue/validation histograms, the per-request
+// inference duration as the one engine stage (TGI's per-batch forward times are no request stage),
+// the per-request mean time per token as TPOT, token histograms and the unlabelled gauges.
+TEST(RoleSpecTest, TgiConstructed) {
+  FetchedExposition f = load("tgi-constructed-metrics.txt", "tests/doctor/testdata");
+  MetricsCheck c = check_exposition("tgi", f);
+  ASSERT_EQ(c.dialects, std::vector<std::string>{"tgi"}) << to_text(c);
+  EXPECT_TRUE(c.missing.empty()) << to_text(c);
+  EXPECT_TRUE(c.problems.empty()) << to_text(c);
+  auto specs = role_specs_for(c.dialects);
+  struct Want {
+    const char* id;
+    RoleGroup group;
+    RoleKind kind;
+    const char* metric;
+  };
+  for (const Want& w : {Want{"e2e", RoleGroup::kLatency, RoleKind::kHistogram, "tgi_request_duration"},
+                        Want{"queue", RoleGroup::kStage, RoleKind::kHistogram, "tgi_request_queue_duration"},
+                        Want{"preprocess", RoleGroup::kStage, RoleKind::kHistogram, "tgi_request_validation_duration"},
+                        Want{"inference", RoleGroup::kStage, RoleKind::kHistogram, "tgi_request_inference_duration"},
+                        Want{"tpot", RoleGroup::kLatency, RoleKind::kHistogram, "tgi_request_mean_time_per_token_duration"},
+                        Want{"waiting", RoleGroup::kSignal, RoleKind::kGauge, "tgi_queue_size"},
+                        Want{"running", RoleGroup::kSignal, RoleKind::kGauge, "tgi_batch_current_size"},
+                        Want{"request_rate", RoleGroup::kSignal, RoleKind::kCounter, "tgi_request_count"},
+                        Want{"error_rate", RoleGroup::kSignal, RoleKind::kCounter, "tgi_request_failure"},
+                        Want{"prompt_tokens", RoleGroup::kSignal, RoleKind::kHistogram, "tgi_request_input_length"},
+                        Want{"output_tokens", RoleGroup::kSignal, RoleKind::kHistogram, "tgi_request_generated_tokens"}}) {
+    const RoleSpec* spec = find(specs, w.id);
+    ASSERT_NE(spec, nullptr) << w.id;
+    EXPECT_EQ(spec->group, w.group) << w.id;
+    EXPECT_EQ(spec->kind, w.kind) << w.id;
+    EXPECT_EQ(spec->metrics.front(), w.metric) << w.id;
+    EXPECT_EQ(spec->model_label, "") << "TGI has no model label";
+  }
+  for (const char* absent : {"prefill", "decode", "ttft", "itl"}) EXPECT_EQ(find(specs, absent), nullptr) << absent;
+
+  // The window statistics of one constructed scrape against an empty one: means as constructed.
+  ScrapeRound before{1000, {}, 0}, after{1001, {f.parsed}, 0};
+  metrics::ParsedExposition zero = f.parsed;
+  for (auto& family : zero.families)
+    for (auto& sample : family.samples) sample.value = 0;
+  before.expositions.push_back(zero);
+  SamplingReport report;
+  Snapshot snap = build_snapshot(sample_rounds({before, after}, "", report), {999, 1000}, {1000, 1001});
+  ASSERT_NE(snap.find_latency("e2e"), nullptr);
+  EXPECT_NEAR(snap.find_latency("e2e")->incident.mean, 0.0008 + 0.005 + 0.04 + 64 * 0.02, 1e-6);
+  ASSERT_NE(snap.find_stage("inference"), nullptr);
+  EXPECT_NEAR(snap.find_stage("inference")->incident.per_request, 0.04 + 64 * 0.02, 1e-6);
+  EXPECT_NEAR(snap.find_signal("prompt_tokens")->incident.mean, 200, 1e-6);
+}
+
+// Tests Triton on an exposition constructed from the reference: cumulative microsecond counters
+// become mean stage times per successful request (counter pairs scaled to seconds), inference is
+// the compute stage, input/output copies are pre/postprocess, and Triton's own CPU gauge is the
+// host CPU role.
+TEST(RoleSpecTest, TritonConstructed) {
+  FetchedExposition f = load("triton-constructed-metrics.txt", "tests/doctor/testdata");
+  MetricsCheck c = check_exposition("triton", f);
+  ASSERT_EQ(c.dialects, std::vector<std::string>{"triton"}) << to_text(c);
+  EXPECT_TRUE(c.missing.empty()) << to_text(c);
+  EXPECT_TRUE(c.problems.empty()) << to_text(c);
+  auto specs = role_specs_for(c.dialects);
+  const RoleSpec* e2e = find(specs, "e2e");
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_EQ(e2e->kind, RoleKind::kCounterRatio);
+  EXPECT_EQ(e2e->metrics.front(), "nv_inference_request_duration_us");
+  EXPECT_EQ(e2e->denominator, "nv_inference_request_success");
+  EXPECT_DOUBLE_EQ(e2e->scale, 1e-6);
+  EXPECT_EQ(e2e->model_label, "model");
+  const std::pair<const char*, const char*> stages[] = {{"queue", "nv_inference_queue_duration_us"},
+                                                        {"preprocess", "nv_inference_compute_input_duration_us"},
+                                                        {"inference", "nv_inference_compute_infer_duration_us"},
+                                                        {"postprocess", "nv_inference_compute_output_duration_us"}};
+  for (const auto& [id, metric] : stages) {
+    const RoleSpec* spec = find(specs, id);
+    ASSERT_NE(spec, nullptr) << id;
+    EXPECT_EQ(spec->group, RoleGroup::kStage) << id;
+    EXPECT_EQ(spec->metrics.front(), metric) << id;
+  }
+  ASSERT_NE(find(specs, "host_cpu_busy"), nullptr);
+  EXPECT_EQ(find(specs, "host_cpu_busy")->metrics.front(), "nv_cpu_utilization");
+  ASSERT_NE(find(specs, "gpu_util"), nullptr);
+  EXPECT_EQ(find(specs, "tpot"), nullptr) << "Triton has no per-token metric";
+
+  ScrapeRound before{1000, {}, 0}, after{1001, {f.parsed}, 0};
+  metrics::ParsedExposition zero = f.parsed;
+  for (auto& family : zero.families)
+    for (auto& sample : family.samples)
+      if (family.samples.front().name.rfind("nv_inference_", 0) == 0) sample.value = 0;
+  before.expositions.push_back(zero);
+  SamplingReport report;
+  Snapshot snap = build_snapshot(sample_rounds({before, after}, "llama", report), {999, 1000}, {1000, 1001});
+  ASSERT_NE(snap.find_latency("e2e"), nullptr);
+  EXPECT_NEAR(snap.find_latency("e2e")->incident.mean, 0.0324, 1e-9);
+  EXPECT_NEAR(snap.find_stage("queue")->incident.per_request, 0.002, 1e-9);
+  EXPECT_NEAR(snap.find_stage("inference")->incident.per_request, 0.030, 1e-9);
+  EXPECT_NEAR(snap.find_signal("request_rate")->incident.mean, 120, 1e-9);
+  EXPECT_NEAR(snap.find_signal("host_cpu_busy")->incident.mean, 0.31, 1e-9);
 }
 
 // Tests the host CPU role on the recorded node-exporter exposition: detected as `node`, read as the
