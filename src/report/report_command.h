@@ -9,25 +9,13 @@
 
 #include <string>
 
-#include "inferscope/common/result.h"
-#include "report/report.h"
+#include "report/report_flags.h"
 
 namespace CLI {
 class App;
 }
 
 namespace inferscope::report {
-
-// ReportFlags are the command line's texts before parsing.
-struct ReportFlags {
-  std::string prometheus, since, until, selector, model, state_dir;
-  double slo_p95 = 0;
-};
-
-// request_from_flags parses the times: --until RFC 3339 / Unix seconds (default now); --since the
-// same, or a duration ("24h", "7d") meaning that long before --until (default 24h). Errors name
-// the flag.
-Result<ReportRequest> request_from_flags(const ReportFlags& flags, double now);
 
 // add_report_command adds the subcommand; its callback throws CLI::RuntimeError(code) for a
 // non-zero exit status.

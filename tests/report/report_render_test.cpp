@@ -7,7 +7,7 @@
 #include <regex>
 
 #include "report/report.h"
-#include "report/report_command.h"
+#include "report/report_flags.h"
 #include "report/report_derive.h"
 
 namespace inferscope::report {
