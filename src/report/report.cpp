@@ -278,31 +278,34 @@ Result<Report> build_report(const ReportRequest& request) {
       }
     }
     // Hour-of-day profile and worst hour: hourly rate (all dialects add up) and hourly e2e
-    // quantiles of the first dialect with an e2e histogram.
+    // quantiles of the first dialect with an e2e histogram (table order), which the chart shows too.
+    const MetricBinding* e2e = dialect::find_binding(id, Role::kE2e);
+    const bool e2e_histogram = e2e && e2e->kind == dialect::MetricKind::kHistogram;
     if (hourly) {
       QueryScope hour{matchers, {}, "1h"};
       const MetricBinding* volume = dialect::find_binding(id, Role::kRequests);
-      if (!volume) {
-        const MetricBinding* e2e = dialect::find_binding(id, Role::kE2e);
-        if (e2e && e2e->kind == dialect::MetricKind::kHistogram) volume = e2e;
-      }
+      if (!volume && e2e_histogram) volume = e2e;
       if (volume)
         if (auto e = dialect::rate_expr(*volume, hour))
           plan.add_range(*e, first_hour_end, last_hour_end, 3600,
                          [&](const promapi::QueryResult& r) { add_points(hourly_rate, r); });
-      const MetricBinding* e2e = dialect::find_binding(id, Role::kE2e);
-      if (!chart_dialect && e2e && e2e->kind == dialect::MetricKind::kHistogram) {
-        chart_dialect = id;
+      if (!chart_dialect && e2e_histogram) {
         plan.add_range(*dialect::quantile_expr(*e2e, 0.95, hour), first_hour_end, last_hour_end, 3600,
                        [&](const promapi::QueryResult& r) { hourly_p95 = first_series(r); });
         plan.add_range(*dialect::quantile_expr(*e2e, 0.99, hour), first_hour_end, last_hour_end, 3600,
                        [&](const promapi::QueryResult& r) { hourly_p99 = first_series(r); });
-        QueryScope chart{matchers, {}, short_window};
-        plan.add_range(*dialect::quantile_expr(*e2e, 0.95, chart), rep.since + first_sample, rep.until, step,
-                       [&](const promapi::QueryResult& r) { rep.p95_e2e = first_series(r); });
-        plan.add_range(*dialect::quantile_expr(*e2e, 0.99, chart), rep.since + first_sample, rep.until, step,
-                       [&](const promapi::QueryResult& r) { rep.p99_e2e = first_series(r); });
       }
+    }
+    if (e2e_histogram && chart_dialect)
+      rep.notes.push_back("the e2e chart, hourly p95 and worst hour use " + std::string(dialect::to_string(*chart_dialect)) +
+                          "'s e2e histogram; " + std::string(dialect::to_string(id)) + "'s is in its own table only");
+    if (!chart_dialect && e2e_histogram) {
+      chart_dialect = id;
+      QueryScope chart{matchers, {}, short_window};
+      plan.add_range(*dialect::quantile_expr(*e2e, 0.95, chart), rep.since + first_sample, rep.until, step,
+                     [&](const promapi::QueryResult& r) { rep.p95_e2e = first_series(r); });
+      plan.add_range(*dialect::quantile_expr(*e2e, 0.99, chart), rep.since + first_sample, rep.until, step,
+                     [&](const promapi::QueryResult& r) { rep.p99_e2e = first_series(r); });
     }
   }
 
