@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -147,12 +149,14 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
     });
   }
 
+  const auto webhook_sent = std::chrono::steady_clock::now();
   RawRequest webhook(port, "POST /api/alertmanager/webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                            "Content-Length: " + std::to_string(std::strlen(kWebhookBody)) +
                            "\r\nConnection: close\r\n\r\n" + kWebhookBody);
   ASSERT_TRUE(webhook.ok());
   const std::string stored = webhook.answer();
   const int returned_before_webhook = hung_returned.load();
+  const double webhook_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - webhook_sent).count();
   RawRequest metrics(port, get_request("/metrics"));
   ASSERT_TRUE(metrics.ok());
   const std::string scraped = metrics.answer();
@@ -164,8 +168,12 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
   EXPECT_EQ(returned_before_webhook, 0) << "the webhook was answered only after a call stalled on Prometheus returned";
   EXPECT_EQ(returned_before_metrics, 0) << "/metrics was answered only after a call stalled on Prometheus returned";
 
+  const double stalled_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - webhook_sent).count();
   ASSERT_EQ(::kill(resume.pid, SIGCONT), 0);
   for (std::thread& t : readers) t.join();
+  std::printf("with Prometheus stopped and %zu calls waiting on it: webhook stored in %.1f ms, /metrics answered "
+              "%.1f ms after the webhook was sent; %d of those calls had returned by then\n",
+              hung.size(), webhook_ms, stalled_ms, returned_before_metrics);
   for (std::size_t i = 0; i < hung_answers.size(); ++i) {
     EXPECT_TRUE(hung_answers[i].starts_with("HTTP/1.1 ")) << i << ": " << hung_answers[i];
   }
