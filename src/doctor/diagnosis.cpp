@@ -365,7 +365,19 @@ class Reasoner {
     // prompt tokens at the old per-token cost, a slower prefill at most the added per-token cost
     // at the new rate, each times the incident's decode time per request. The measured prefill
     // time per token includes the steps it shares, so these bounds are generous.
-    if (decode && decode->incident.per_request > 0 && ppt_b > 0) {
+    // Behind a gateway (no engine stages), the stream after the first token is the decode and
+    // the upstream's time to first token per prompt token bounds its prefill cost from above.
+    const Quantity* span_q = decode ? decode : s_.find_stage("stream");
+    double ppt_cap_b = ppt_b, ppt_cap_i = ppt_i;
+    if (!(ppt_cap_b > 0) && prompt && prompt->baseline.mean > 0 && prompt->incident.mean > 0) {
+      const Quantity* first = s_.find_stage("upstream_ttft");
+      if (!first) first = s_.find_latency("ttft");
+      if (first) {
+        ppt_cap_b = first->baseline.mean / prompt->baseline.mean;
+        ppt_cap_i = first->incident.mean / prompt->incident.mean;
+      }
+    }
+    if (span_q && span_q->incident.per_request > 0 && ppt_cap_b > 0) {
       const Quantity* prompt_rate = s_.find_signal("prompt_token_rate");
       double pr_b = prompt_rate ? prompt_rate->baseline.mean : kNaN;
       double pr_i = prompt_rate ? prompt_rate->incident.mean : kNaN;
@@ -374,11 +386,12 @@ class Reasoner {
         pr_i = mean_of(prompt, true) * mean_of(rate, true);
       }
       if (pr_b >= 0 && pr_i >= 0) {
-        double span = decode->incident.per_request;
-        double u = [](double x) { return std::clamp(x, 0.0, 0.95); }(pr_i * ppt_b) - std::clamp(pr_b * ppt_b, 0.0, 0.95);
+        double span = span_q->incident.per_request;
+        double u = std::clamp(pr_i * ppt_cap_b, 0.0, 0.95) - std::clamp(pr_b * ppt_cap_b, 0.0, 0.95);
         prefill_decode_caps_["long_prompts"] = std::max(0.0, u) * span;
-        if (ppt_i > 0)
-          prefill_decode_caps_["prefill_slowdown"] = std::clamp(pr_i * std::max(0.0, ppt_i - ppt_b), 0.0, 0.95) * span;
+        if (ppt_cap_i > 0)
+          prefill_decode_caps_["prefill_slowdown"] =
+              std::clamp(pr_i * std::max(0.0, ppt_cap_i - ppt_cap_b), 0.0, 0.95) * span;
       }
     }
     bool prefill_up = prefill ? compare_per_request(prefill).delta > compare_per_request(prefill).threshold
@@ -443,8 +456,9 @@ class Reasoner {
                   " tokens; prefill (TTFT) grows with prompt length";
       h.next_steps = {"Find the client or feature sending longer prompts (RAG context, chat history); cap prompt length "
                       "or lower --max-model-len.",
-                      "Route long prompts to a separate pool, or enable chunked prefill with a smaller "
-                      "--max-num-batched-tokens (e.g. 2048) to protect running requests' ITL (costs TTFT).",
+                      "Route long prompts to a separate pool, or lower --max-num-batched-tokens (e.g. 2048; vLLM V1 "
+                      "always chunks prefills) so each step carries less prefill and running requests' ITL suffers "
+                      "less (costs TTFT).",
                       "Enable prefix caching (--enable-prefix-caching) if the long prompts share a prefix."};
       h.why_not = "mean prompt tokens " + number(prompt_c.baseline) + " -> " + number(prompt_c.incident);
       hyps_.push_back(h);
@@ -475,7 +489,9 @@ class Reasoner {
                   "), preemptions " + number(pre_b) + " -> " + number(pre_i) +
                   "/s: fewer sequences fit, the rest wait or are recomputed";
       h.next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
-                      "Lower --max-num-seqs or --max-model-len so fewer/shorter sequences compete for KV blocks.",
+                      "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
+                      "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
+                      "allocated on demand, so it does not help ordinary requests).",
                       "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."};
       h.why_not = "KV peak " + percent(kv_max) + ", preemptions " + number(pre_i) + "/s";
       hyps_.push_back(h);
@@ -694,8 +710,15 @@ class Reasoner {
       idle_b = idle_fraction(steps->baseline, waiting ? &waiting->baseline : nullptr);
       idle_i = idle_fraction(steps->incident, waiting ? &waiting->incident : nullptr);
     }
-    double s_idle = ramp(idle_i - idle_b, 0.02, 0.15);
     double busy_b = busy ? busy->baseline.mean : kNaN, busy_i = busy ? busy->incident.mean : kNaN;
+    // Whole intervals without a step take their share of the busy time with them: an engine (or
+    // GPU) as busy as before cannot have stopped for a tenth of the window. Where the busy share
+    // is known, the idle share counts only as far as the busy share fell (twice that, for the
+    // sampling of both), so a scrape gap the late-scrape rule missed is not a stall.
+    double idle_delta = idle_i - idle_b;
+    if (busy_b > 0 && !std::isnan(busy_i))
+      idle_delta = std::min(idle_delta, 2 * std::max(0.0, (busy_b - busy_i) / busy_b));
+    double s_idle = ramp(idle_delta, 0.02, 0.15);
     double busy_drop = ramp((busy_b - busy_i) / std::max(busy_b, 1e-9), 0.05, 0.3);
     double waiting_up = waiting ? ramp(waiting->incident.mean - waiting->baseline.mean, 0.5, 3) : 0;
 
@@ -746,8 +769,10 @@ class Reasoner {
     if (!cpu || !cpu->incident.has_data()) return;
     double b = cpu->baseline.mean, i = cpu->incident.mean;
     // Above ~85 % average busy over the window, runnable threads queue for a core in the busy
-    // intervals (a window average hides the peaks); a sustained 95 % is saturation by any reading.
-    bool saturated = i >= 0.95 || (i >= 0.85 && !(b >= i - 0.05));
+    // intervals (a window average hides the peaks). It explains a slowdown only if it came with
+    // it: a host as busy in the baseline leaves no headroom but is not what changed.
+    bool saturated = i >= 0.85;
+    bool rose = !(b >= i - 0.05);
     Evidence e{cpu->metric + " (host CPU busy share)", b, i, "ratio"};
     std::string step = "The serving host's CPUs are saturated (" + percent(i) + " busy, baseline " + percent(b) +
                        "): find what uses them (top -H, pidstat -t 1), move co-located jobs away or give the "
@@ -758,13 +783,16 @@ class Reasoner {
                                                       "network_slowdown",    "decode_slowdown", "engine_stall"};
       if (!kCpuSide.count(h.cause)) continue;
       h.evidence.push_back(e);
-      if (!saturated) continue;
+      if (!saturated || !rose) continue;
       h.next_steps.insert(h.next_steps.begin(), step);
       h.summary += "; the host's CPUs are saturated (" + percent(i) + " busy)";
     }
-    if (saturated)
+    if (saturated && rose)
       d_.notes.push_back("host CPU " + percent(b) + " -> " + percent(i) + " busy (" + cpu->metric +
                          "): CPU-side work (tokenization, scheduling, HTTP, the gateway) competes for cores");
+    else if (saturated)
+      d_.notes.push_back("host CPU was already " + percent(b) + " busy in the baseline (" + percent(i) +
+                         " now, " + cpu->metric + "): not what changed, but the host has no headroom");
   }
 
   // --- shares --------------------------------------------------------------------------------
@@ -840,6 +868,15 @@ class Reasoner {
     split("postprocess", {{"network_slowdown", 1}, {"preprocess_slowdown", 0.5}});
     split("prefill", {{"prefill_slowdown", 1}, {"long_prompts", 1}, {"kv_cache_pressure", 0.5}, {stall, 0.7},
                       {"load_increase", 0.3}});
+    // A gateway sees the upstream's time to first token (its queue and prefill) and the stream
+    // after it (its decode); with no engine stages of its own, those carry the same causes.
+    if (!stage_delta_.count("decode"))
+      split("stream", {{"decode_slowdown", 1}, {"long_outputs", 1}, {"kv_cache_pressure", 0.5}, {stall, 1},
+                       {"load_increase", 0.3}, {"prefill_slowdown", 0.5}, {"long_prompts", 0.5}},
+            prefill_decode_caps_);
+    if (!stage_delta_.count("prefill") && !stage_delta_.count("queue"))
+      split("upstream_ttft", {{"prefill_slowdown", 1}, {"long_prompts", 1}, {"load_increase", 1}, {"kv_cache_pressure", 1},
+                              {stall, 1}, {"decode_slowdown", 0.8}, {"long_outputs", 0.8}});
     // Servers that do not split prefill from decode (TGI, Triton) report their sum: every engine-side
     // cause can move it (prefill-side ones within the same bound on the decode part's share).
     split("inference", {{"decode_slowdown", 1}, {"long_outputs", 1}, {"prefill_slowdown", 1}, {"long_prompts", 1},

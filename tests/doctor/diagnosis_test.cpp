@@ -275,8 +275,9 @@ TEST(DiagnosisTest, DemoDecodeFaultLateInWindowBesideLongPrompts) {
 }
 
 // Tests that an interval without engine steps next to one with twice the usual steps (a late
-// scrape: the next scrape reads both intervals' steps) is no worker stall, while intervals without
-// steps that are never made up, with requests waiting and the GPU idling, are.
+// scrape: the next scrape reads both intervals' steps) is no worker stall, nor is one while the
+// engine's busy share did not fall, while intervals without steps that are never made up, with
+// requests waiting and the GPU idling, are.
 TEST(DiagnosisTest, LateScrapeIsNoWorkerStall) {
   Snapshot s = steady();
   s.latency["e2e"] = quantity(0.300, 0.420, 100, "s", 0.02);
@@ -287,6 +288,12 @@ TEST(DiagnosisTest, LateScrapeIsNoWorkerStall) {
   s.signals["step_rate"].incident.intervals = {75, 74, 0, 151, 76, 75, 74, 76, 75, 75};
   Diagnosis late = run(s);
   for (const auto& f : late.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(late);
+
+  // An empty interval not made up next door, while the engine stayed as busy as before: the
+  // engine's own busy share says it did not stop for a tenth of the window.
+  s.signals["step_rate"].incident.intervals = {75, 74, 0, 76, 76, 75, 74, 76, 75, 75};
+  Diagnosis busy = run(s);
+  for (const auto& f : busy.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(busy);
 
   s.signals["step_rate"].incident.intervals = {75, 74, 0, 0, 76, 75, 0, 0, 75, 75};
   s.signals["engine_busy"] = quantity(0.95, 0.55, 100, "ratio");
@@ -322,6 +329,47 @@ TEST(DiagnosisTest, HostCpuIsEvidenceOnCpuSideCauses) {
   EXPECT_EQ(idle.findings.front().cause, "preprocess_slowdown");
   for (const auto& step : idle.findings.front().next_steps)
     EXPECT_EQ(step.find("CPUs are saturated"), std::string::npos) << to_text(idle);
+}
+
+// Tests a gateway in front of the demo's server (numbers from the demo's gateway alert): with no
+// engine stages of its own, the stream after the first token carries the decode causes and the
+// upstream's time to first token the prefill/queue ones, so the decode fault explains most of the
+// change instead of every cause scoring its no-stage minimum. A host that was as saturated in the
+// baseline is shown, but is not put forward as what changed.
+TEST(DiagnosisTest, GatewayStagesCarryEngineCauses) {
+  Snapshot s;
+  s.source = "test";
+  s.dialect = "gateway";
+  s.baseline_start = 0;
+  s.baseline_end = 38;
+  s.incident_start = 38;
+  s.incident_end = 76;
+  s.latency["e2e"] = quantity(0.404, 3.03, 100, "s", 0.05);
+  s.latency["ttft"] = quantity(0.019, 0.378);
+  s.latency["tpot"] = quantity(0.0065, 0.0478);
+  s.latency["itl"] = quantity(0.0065, 0.040, 3000);
+  s.latency["itl"].baseline.p50 = 0.0063;
+  s.latency["itl"].incident.p50 = 0.0346;
+  s.stages["upstream_ttft"] = quantity(0.019, 0.378);
+  s.stages["stream"] = quantity(0.385, 2.645);
+  s.signals["request_rate"] = quantity(3.49, 3.5, 100, "req/s", 0.05);
+  s.signals["in_flight"] = quantity(1.0, 8.0, 100, "requests");
+  s.signals["in_flight"].incident.intervals = {1, 2, 4, 6, 8, 10, 12, 14, 16, 44};
+  s.signals["prompt_tokens"] = quantity(537, 1853, 100, "tokens");
+  s.signals["output_tokens"] = quantity(60, 58, 100, "tokens");
+  s.signals["host_cpu_busy"] = quantity(1.0, 1.0, 100, "ratio");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "decode_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "stream") << to_text(d);
+  EXPECT_GE(top.share, 0.5) << to_text(d);
+  EXPECT_GT(top.score, 0.6) << to_text(d);
+  for (const auto& step : top.next_steps) EXPECT_EQ(step.find("CPUs are saturated"), std::string::npos) << to_text(d);
+  bool headroom_note = false;
+  for (const auto& n : d.notes) headroom_note |= n.find("no headroom") != std::string::npos;
+  EXPECT_TRUE(headroom_note) << to_text(d);
 }
 
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
