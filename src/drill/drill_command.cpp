@@ -77,7 +77,7 @@ void add_drill_command(CLI::App& app) {
   cmd->add_option("--only", flags->only, "drill one alert (e.g. InferscopeTargetDown) or one case (e.g. metrics_down)");
   cmd->add_flag("--json", flags->json, "print the result as JSON");
   cmd->add_option("--fire-timeout", flags->fire_timeout, "per case: longest wait for the firing notification (default 5m; the throughput case's baseline must fit in it too)");
-  cmd->add_option("--resolve-timeout", flags->resolve_timeout, "per fault: longest wait for the resolve (default 5m)");
+  cmd->add_option("--resolve-timeout", flags->resolve_timeout, "per case: longest wait for the resolve (default 5m)");
   cmd->add_option("--load-rate", flags->load_rate, "requests/s sent to each target during the drill (default 8)");
   cmd->callback([flags] { run(*flags); });
 }

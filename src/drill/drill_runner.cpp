@@ -352,8 +352,15 @@ void run_lane(Shared& s, Lane& lane) {
       if (lane.rows[i].fired) pending[lane.rows[i].alert] = &lane.rows[i];
     }
     wait_for(s.notifications, o.resolve_timeout, pending, o, [&](DrillRow& row, const json& e) {
+      // The same alert (fingerprint) resolved. Its startsAt is normally the one it fired with; a
+      // later one counts too (Alertmanager may have restarted the alert after a flap), never an
+      // alert that was in the history before the case.
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
-      if (fired_as[row.alert] != seen || e.value("ends_at", json()).is_null()) return false;
+      const Seen& fired = fired_as[row.alert];
+      if (seen.first != fired.first || seen.second < fired.second || before.count(seen) ||
+          e.value("ends_at", json()).is_null()) {
+        return false;
+      }
       row.resolved = true;
       row.seconds_to_resolve = seconds_after(e, "resolved_received_at", cleared);
       s.say(fmt::format("drill: {} resolved after {:.1f} s", row.alert, row.seconds_to_resolve));
