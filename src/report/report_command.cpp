@@ -10,6 +10,7 @@
 
 #include "doctor/doctor_api.h"
 #include "stack/report_send.h"
+#include "stack/stack_config.h"
 
 namespace inferscope::report {
 namespace {
@@ -31,6 +32,12 @@ void run(const ReportOptions& o) {
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto request = request_from_flags(o.flags, now);
   if (!request) fail(request.error().message);
+  if (!o.config.empty() && o.flags.state_dir.empty()) {
+    // The fired alerts come from the relay.db of the `up` that --config describes.
+    auto config = stack::load_stack_config(o.config);
+    if (!config) fail(config.error().message);
+    request->state_dir = config->state_dir.string();
+  }
   auto report = build_report(*request);
   if (!report) fail(report.error().message);
   std::string text = o.format == "html"   ? render_html(*report)
@@ -83,7 +90,8 @@ void add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--output", options->output, "write the report to this file instead of stdout");
   CLI::Option* config = cmd->add_option("--config", options->config,
-                                        "up's YAML config (deploy/inferscope.yaml): its notifications.channels for --send");
+                                        "up's YAML config (deploy/inferscope.yaml): its notifications.channels for --send, its "
+                                        "state_dir for the fired alerts (unless --state-dir)");
   cmd->add_option("--send", options->send,
                   "deliver the report through this channel of --config (robots: Markdown cut to their limit; "
                   "webhook and email: with the HTML); prints 'report sent to CHANNEL (N bytes)' instead of the report")
