@@ -902,8 +902,15 @@ class Reasoner {
       }
       // The stage a cause hits is its own (mechanism) stage when that got a fair part of what it
       // explains; knock-on queueing elsewhere does not rename it.
-      if (auto own = h.portions.find(h.stage); own != h.portions.end() && own->second >= 0.05 * explained)
-        best_stage = h.stage;
+      // Behind a gateway the mechanism stages show as the upstream's TTFT (queue, prefill) and the
+      // stream (decode).
+      std::string own_stage = h.stage;
+      if (!h.portions.count(own_stage)) {
+        if (own_stage == "decode") own_stage = "stream";
+        else if (own_stage == "prefill" || own_stage == "queue") own_stage = "upstream_ttft";
+      }
+      if (auto own = h.portions.find(own_stage); own != h.portions.end() && own->second >= 0.05 * explained)
+        best_stage = own_stage;
       double share = change > 0 && !h.portions.empty() ? explained / change : kNaN;
       double score = h.strength;
       if (h.needs_slowdown) {

@@ -367,6 +367,13 @@ TEST(DiagnosisTest, GatewayStagesCarryEngineCauses) {
   EXPECT_GE(top.share, 0.5) << to_text(d);
   EXPECT_GT(top.score, 0.6) << to_text(d);
   for (const auto& step : top.next_steps) EXPECT_EQ(step.find("CPUs are saturated"), std::string::npos) << to_text(d);
+  bool long_prompts = false;
+  for (const auto& f : d.findings)
+    if (f.cause == "long_prompts") {
+      long_prompts = true;
+      EXPECT_EQ(f.stage, "upstream_ttft") << to_text(d);
+    }
+  EXPECT_TRUE(long_prompts) << to_text(d);
   bool headroom_note = false;
   for (const auto& n : d.notes) headroom_note |= n.find("no headroom") != std::string::npos;
   EXPECT_TRUE(headroom_note) << to_text(d);
