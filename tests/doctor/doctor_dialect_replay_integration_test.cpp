@@ -18,7 +18,10 @@
 
 #include "doctor/check_metrics.h"
 #include "doctor/diagnosis_format.h"
+#include "doctor/doctor_api.h"
 #include "doctor/scrape_collector.h"
+#include "promapi/prometheus_client.h"
+#include "support/prometheus_process.h"
 #include "net/http_server.h"
 #include "net/router.h"
 
@@ -257,6 +260,79 @@ TEST(DoctorDialectReplayIntegrationTest, TritonRateSurge) {
   MetricsCheck check = check_exposition(replay.url(), *fetched);
   EXPECT_EQ(check.dialects, std::vector<std::string>{"triton"});
   EXPECT_TRUE(check.missing.empty()) << to_text(check);
+}
+
+// NodeModel: node-exporter's CPU counters for 2 CPUs, each `busy` of the time in user mode.
+struct NodeModel {
+  double busy = 0.30;
+  double idle[2] = {1000, 1000}, user[2] = {500, 500};
+  void tick() {
+    for (int c = 0; c < 2; ++c) {
+      idle[c] += 0.05 * (1 - busy);
+      user[c] += 0.05 * busy;
+    }
+  }
+  std::string render() const {
+    std::string o = "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n"
+                    "# TYPE node_cpu_seconds_total counter\n";
+    for (int c = 0; c < 2; ++c) {
+      std::string cpu = "cpu=\"" + std::to_string(c) + "\"";
+      o += "node_cpu_seconds_total{" + cpu + ",mode=\"idle\"} " + num(idle[c]) + "\n";
+      o += "node_cpu_seconds_total{" + cpu + ",mode=\"system\"} 40\n";
+      o += "node_cpu_seconds_total{" + cpu + ",mode=\"user\"} " + num(user[c]) + "\n";
+    }
+    return o;
+  }
+};
+
+// Tests Prometheus mode on TGI with node-exporter as a job of its own: the doctor finds the host
+// CPU of the TGI target's host (not of its job), and a slowdown that comes with the host's CPUs
+// going from 30 % to 95 % busy carries that as evidence and as its first next step.
+TEST(DoctorDialectReplayIntegrationTest, TgiWithHostCpuThroughPrometheus) {
+  TgiModel tgi;
+  NodeModel node;
+  Replay tgi_replay([&] { tgi.tick(); }, [&] { return tgi.render(); });
+  Replay node_replay([&] { node.tick(); }, [&] { return node.render(); });
+  ASSERT_TRUE(tgi_replay.ok() && node_replay.ok());
+  auto target = [](const std::string& url) { return url.substr(7, url.size() - 7 - 8); };  // host:port
+  std::string config = "global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                       "  - job_name: tgi\n    static_configs:\n      - targets: ['" + target(tgi_replay.url()) + "']\n"
+                       "  - job_name: node\n    static_configs:\n      - targets: ['" + target(node_replay.url()) + "']\n";
+  inferscope::testing::PrometheusProcess prom(config);
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  auto client = promapi::PrometheusClient::create(prom.url());
+  ASSERT_TRUE(client) << client.error().message;
+  bool scraped = false;
+  for (int i = 0; i < 200 && !scraped; ++i) {
+    auto r = client->query("node_cpu_seconds_total{job=\"node\"} and on() tgi_request_count{job=\"tgi\"}");
+    scraped = r && !r->series.empty();
+    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(scraped);
+  std::this_thread::sleep_for(std::chrono::seconds(12));
+  double change = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  tgi_replay.change([&] { tgi.tpot = 0.060; });
+  node_replay.change([&] { node.busy = 0.95; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(11500));
+  DoctorRequest request;
+  request.prometheus_url = prom.url();
+  request.at = change + 10;
+  request.window_s = 10;
+  request.baseline_s = 12;
+  request.selector = "{job=\"tgi\"}";
+  auto d = run_doctor(request);
+  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_EQ(d->verdict, "degraded") << to_text(*d);
+  ASSERT_FALSE(d->findings.empty());
+  const Finding& top = d->findings.front();
+  EXPECT_EQ(top.cause, "decode_slowdown") << to_text(*d);
+  EXPECT_EQ(top.stage, "inference") << to_text(*d);
+  const Quantity* cpu = d->snapshot.find_signal("host_cpu_busy");
+  ASSERT_NE(cpu, nullptr) << to_text(*d);
+  EXPECT_NEAR(cpu->baseline.mean, 0.30, 0.05) << to_text(*d);
+  EXPECT_NEAR(cpu->incident.mean, 0.95, 0.05) << to_text(*d);
+  ASSERT_FALSE(top.next_steps.empty());
+  EXPECT_NE(top.next_steps.front().find("CPUs are saturated"), std::string::npos) << to_text(*d);
 }
 
 }  // namespace
