@@ -242,15 +242,34 @@ class Reasoner {
   // window where it moved most (one holding a fair part of the window's observations): an
   // incident that began late in the window (an alert fires soon after the onset) moves the
   // median of its own part while the whole window's median still sits on the healthy part.
-  double median_ratio(const Quantity* q) const {
+  // With `rate`, each ratio is first divided by the load ratio of the same part (at least 1):
+  // more requests stretch the median through bigger batches, and a burst in one quarter must
+  // not read as a slower engine there. `load_ratio` is the whole window's.
+  double median_ratio(const Quantity* q, const Quantity* rate = nullptr, double load_ratio = 1) const {
     if (!q) return kNaN;
     double base = q->baseline.p50;
     double r = detail::ratio(base, q->incident.p50);
     if (!(base > 0)) return r;
+    r /= std::max(1.0, load_ratio);
     const WindowStat& w = q->incident;
+    const std::size_t chunks = std::min(w.chunk_p50.size(), w.chunk_counts.size());
+    // The same quarters of the request rate's per-step values (both follow the window's steps).
+    std::vector<double> chunk_load(chunks, load_ratio);
+    if (rate && rate->baseline.mean > 0 && chunks > 0 && !rate->incident.intervals.empty()) {
+      const auto& iv = rate->incident.intervals;
+      std::vector<double> sum(chunks, 0), n(chunks, 0);
+      for (std::size_t k = 0; k < iv.size(); ++k)
+        if (!std::isnan(iv[k])) {
+          sum[k * chunks / iv.size()] += iv[k];
+          n[k * chunks / iv.size()] += 1;
+        }
+      for (std::size_t i = 0; i < chunks; ++i)
+        if (n[i] > 0) chunk_load[i] = std::max(load_ratio, sum[i] / n[i] / rate->baseline.mean);
+    }
     double min_n = std::max(30.0, 0.1 * w.count);
-    for (std::size_t i = 0; i < w.chunk_p50.size() && i < w.chunk_counts.size(); ++i)
-      if (w.chunk_counts[i] >= min_n && w.chunk_p50[i] > 0) r = std::max(std::isnan(r) ? 0.0 : r, w.chunk_p50[i] / base);
+    for (std::size_t i = 0; i < chunks; ++i)
+      if (w.chunk_counts[i] >= min_n && w.chunk_p50[i] > 0)
+        r = std::max(std::isnan(r) ? 0.0 : r, w.chunk_p50[i] / base / std::max(1.0, chunk_load[i]));
     return r;
   }
 
@@ -331,18 +350,18 @@ class Reasoner {
       tok_c = compare(itl, 0.10, o_.noise_sigmas);
       per_token = itl;
     }
-    double itl_p50_ratio = median_ratio(itl);
     // More load stretches per-token time only through bigger batches: at unchanged per-token time
     // the running batch grows at most in proportion to arrivals, and a decode step costs at most
     // in proportion to its batch (memory-bound decode grows far less). So only the per-token rise
     // beyond the arrival ratio is evidence of a slower engine; load explains the rest.
     double load_ratio = rate_c.up && rate_c.ratio > 1 ? rate_c.ratio : 1.0;
+    double itl_p50_ratio = median_ratio(itl, rate, load_ratio);  // beyond load already
     double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / load_ratio, 1.2, 2.0) : 0;
     // A slower decode step moves the median gap between tokens of every request, short prompts
     // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
     // a few long gaps and move the mean only. With a per-token median at hand, it decides.
     if (!std::isnan(itl_p50_ratio))
-      s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio / load_ratio, 1.2, 1.8));
+      s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio, 1.2, 1.8));
 
     // Per-prompt-token prefill time.
     double ppt_b = kNaN, ppt_i = kNaN;

@@ -379,6 +379,33 @@ TEST(DiagnosisTest, GatewayStagesCarryEngineCauses) {
   EXPECT_TRUE(headroom_note) << to_text(d);
 }
 
+// Tests that a burst of requests in one quarter of the window, which doubles that quarter's
+// per-token median through a bigger batch, is not read as a slower engine there: the quarter's
+// median is compared beyond the quarter's own load.
+TEST(DiagnosisTest, BurstInOneQuarterIsNoDecodeSlowdown) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.300, 0.500, 100, "s", 0.02);
+  s.stages["queue"] = quantity(0.005, 0.045);
+  s.stages["decode"] = quantity(0.245, 0.405);
+  s.latency["tpot"] = quantity(0.008, 0.020);
+  s.latency["itl"] = quantity(0.008, 0.020, 3000);
+  s.latency["itl"].incident.p50 = 0.0088;
+  s.latency["itl"].incident.chunk_p50 = {0.0080, 0.0081, 0.0082, 0.0160};
+  s.latency["itl"].incident.chunk_counts = {700, 700, 700, 1500};
+  s.signals["request_rate"] = quantity(5, 6.6, 100, "req/s", 0.02);
+  s.signals["request_rate"].incident.intervals = {5, 5, 5, 5, 5, 5, 5, 11, 11, 11};
+  s.signals["running"] = quantity(2, 3, 100, "requests");
+  Diagnosis d = run(s);
+  for (const auto& f : d.findings) EXPECT_NE(f.cause, "decode_slowdown") << to_text(d);
+
+  // The same quarter with no more requests than the rest is a slower engine there.
+  s.signals["request_rate"] = quantity(5, 5, 100, "req/s", 0.02);
+  Diagnosis slow = run(s);
+  bool decode = false;
+  for (const auto& f : slow.findings) decode |= f.cause == "decode_slowdown";
+  EXPECT_TRUE(decode) << to_text(slow);
+}
+
 // Tests that more arrivals with a queue is load_increase, and errors alone are error_spike.
 TEST(DiagnosisTest, LoadAndErrors) {
   Snapshot load = steady();
