@@ -92,17 +92,6 @@ void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::ve
 
 }  // namespace
 
-std::string promql_string_literal(std::string_view value) {
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 DialectId dialect_of(Source source, const Selection& selection) noexcept {
   switch (source) {
     case Source::kSelected: return selection.dialect;
@@ -117,7 +106,7 @@ std::string selection_matchers(Source source, const Selection& selection) {
   std::string out;
   auto add = [&out](std::string_view name, std::string_view value) {
     if (!out.empty()) out += ',';
-    out += std::string(name) + "=" + promql_string_literal(value);
+    out += std::string(name) + "=" + dialect::promql_string(value);
   };
   const auto& d = dialect::dialect(dialect_of(source, selection));
   if (selection.grafana) {

@@ -61,8 +61,6 @@ struct StageTable {
 StageTable build_stage_table_queries(const Selection& selection, std::string_view now_window,
                                      std::string_view baseline_window);
 
-// promql_string_literal returns `value` as a double-quoted PromQL string (\ and " escaped).
-std::string promql_string_literal(std::string_view value);
 
 // selection_matchers returns the matchers (without braces) restricting a query of `source` to the
 // selection: job and model for the selected dialect, model for gateways, nothing for GPU/host.

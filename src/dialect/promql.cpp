@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "metrics/detail/text_format.h"  // is_valid_utf8 (the one UTF-8 check of the project)
+
 namespace inferscope::dialect {
 namespace {
 
@@ -51,6 +53,34 @@ std::string format_number(double value) {
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, end);
+}
+
+std::string promql_string(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const bool utf8 = metrics::detail::is_valid_utf8(text);
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+  return out;
 }
 
 std::string series_selector(std::string_view name, std::string_view fixed, std::string_view extra) {

@@ -26,6 +26,12 @@ struct QueryScope {
 // format_number prints a PromQL number literal: shortest round-trip form ("0.95", "1e-06", "+Inf").
 std::string format_number(double value);
 
+// promql_string returns `text` as a double-quoted PromQL string literal, the one escape of the
+// project for label values in matchers (`job=` + promql_string(job)): \ and " are escaped, newline,
+// CR and tab as \n \r \t, other control bytes (and every byte >= 0x80 when `text` is not valid
+// UTF-8) as \xNN; valid UTF-8 passes through. Prometheus decodes it back to exactly `text`.
+std::string promql_string(std::string_view text);
+
 // series_selector returns `name{fixed,extra}` (or `name` when both are empty).
 std::string series_selector(std::string_view name, std::string_view fixed, std::string_view extra);
 

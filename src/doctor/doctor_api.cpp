@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/prometheus_collector.h"
 #include "promapi/api_response.h"
@@ -210,12 +211,7 @@ std::string markdown_for_alert(const std::string& prometheus_url, const std::map
   request.prometheus_url = prometheus_url;
   request.at = at;
   if (auto job = labels.find("job"); job != labels.end()) {
-    std::string escaped;
-    for (char c : job->second) {
-      if (c == '"' || c == '\\') escaped.push_back('\\');
-      escaped.push_back(c);
-    }
-    request.selector = "{job=\"" + escaped + "\"}";
+    request.selector = "{job=" + dialect::promql_string(job->second) + "}";
   }
   for (const char* key : {"model", "model_name"})
     if (auto m = labels.find(key); m != labels.end()) request.model = m->second;

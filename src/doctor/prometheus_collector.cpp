@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "dialect/promql.h"
 #include "doctor/exposition_sampling.h"
 #include "doctor/role_spec.h"
 #include "doctor/sampled_roles.h"
@@ -28,22 +29,14 @@ std::string agg_name(Aggregation a) {
   return "sum";
 }
 
-std::string escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
-}
-
 std::string selector_for(const std::string& name, const std::string& base, const RoleSpec& spec,
                          const std::string& key, const std::string& model) {
   std::vector<std::string> parts;
   if (!base.empty()) parts.push_back(base);
   if (!spec.matchers.empty()) parts.push_back(spec.matchers);
-  if (!key.empty()) parts.push_back(spec.by_label + "=\"" + escape(key) + "\"");
-  if (!model.empty() && !spec.model_label.empty()) parts.push_back(spec.model_label + "=\"" + escape(model) + "\"");
+  if (!key.empty()) parts.push_back(spec.by_label + "=" + dialect::promql_string(key));
+  if (!model.empty() && !spec.model_label.empty())
+    parts.push_back(spec.model_label + "=" + dialect::promql_string(model));
   std::string out = "{__name__=\"" + name + "\"";
   for (const auto& p : parts) out += "," + p;
   return out + "}";

@@ -46,20 +46,6 @@ std::string regex_quote(std::string_view name) {
   return out;
 }
 
-// label_value_literal escapes a value for a PromQL double-quoted string (a model named a"b).
-std::string label_value_literal(std::string_view value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 std::chrono::system_clock::time_point to_time_point(double unix_s) {
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_s)));
@@ -195,8 +181,8 @@ Result<Report> build_report(const ReportRequest& request) {
     const auto& d = dialect::dialect(id);
     std::string matchers = *inner;
     if (!request.model.empty() && !d.model_label.empty())
-      matchers += (matchers.empty() ? "" : ",") + std::string(d.model_label) + "=\"" + label_value_literal(request.model) +
-                  "\"";
+      matchers += (matchers.empty() ? "" : ",") + std::string(d.model_label) + "=" +
+                  dialect::promql_string(request.model);
     std::vector<std::string> by = {"job"};
     if (!d.model_label.empty()) by.emplace_back(d.model_label);
     QueryScope period{matchers, by, seconds_text(length)};

@@ -62,6 +62,55 @@ TEST(PromqlIntegrationTest, EveryBuiltExpressionParses) {
   std::filesystem::remove_all(dir);
 }
 
+// yaml_double_quote writes a YAML double-quoted scalar (\\ \" \n \t and \xNN escaped).
+std::string yaml_double_quote(const std::string& text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+// Tests that Prometheus decodes promql_string back to exactly the original text: each literal is
+// put into a label by label_replace, and promtool compares the alert's label with the raw value.
+TEST(PromqlIntegrationTest, StringLiteralRoundTrips) {
+  if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+  const std::string dir = temp_dir();
+  ASSERT_FALSE(dir.empty());
+  const std::vector<std::string> values = {
+      "plain", "a\"b", "C:\\dir\\", "\\\"", "l1\nl2", "tab\there\r", std::string("c\x01" "d", 3),
+      "m\xc3\xbc \xe6\x97\xa5 \xf0\x9f\x9a\x80", "{job=\"x\"} or vector(1)"};
+  std::ofstream rules(dir + "/rules.yml");
+  std::ofstream test(dir + "/test.yml");
+  rules << "groups:\n  - name: literals\n    rules:\n";
+  test << "rule_files: [rules.yml]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series: []\n"
+       << "    alert_rule_test:\n";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string expr = "label_replace(vector(1), \"v\", " + promql_string(values[i]) + ", \"\", \"\")";
+    rules << "      - alert: Literal" << i << "\n        expr: " << yaml_quote(expr) << "\n";
+    test << "      - eval_time: 0m\n        alertname: Literal" << i << "\n        exp_alerts:\n"
+         << "          - exp_labels:\n              v: " << yaml_double_quote(values[i]) << "\n";
+  }
+  rules.close();
+  test.close();
+  const auto result = run_promtool({"test", "rules", "test.yml"}, dir);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::filesystem::remove_all(dir);
+}
+
 // Tests values: a histogram quantile and mean, a llama.cpp counter ratio, a scaled Triton mean,
 // DCGM memory total in bytes, node CPU busy share and the vLLM error ratio without error series.
 TEST(PromqlIntegrationTest, ExpressionsComputeExpectedValues) {

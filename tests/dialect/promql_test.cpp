@@ -10,6 +10,28 @@ QueryScope scope(std::string matchers, std::vector<std::string> by, std::string 
   return QueryScope{std::move(matchers), std::move(by), std::move(window)};
 }
 
+// Tests the one PromQL string escape: quotes, backslashes, newlines, control bytes, UTF-8.
+TEST(PromqlTest, StringLiteralEscapes) {
+  EXPECT_EQ(promql_string(""), R"("")");
+  EXPECT_EQ(promql_string("vllm"), R"("vllm")");
+  EXPECT_EQ(promql_string(R"(a"b)"), R"("a\"b")");
+  EXPECT_EQ(promql_string(R"(C:\dir\)"), R"("C:\\dir\\")");
+  EXPECT_EQ(promql_string("l1\nl2\r\tx"), R"("l1\nl2\r\tx")");
+  EXPECT_EQ(promql_string(std::string("a\x01" "b\x7f", 4)), R"("a\x01b\x7f")");
+  EXPECT_EQ(promql_string(std::string("nul\0", 4)), R"("nul\x00")");
+  // Valid UTF-8 (2, 3 and 4 byte sequences) passes through unchanged.
+  EXPECT_EQ(promql_string("m\xc3\xbc \xe6\x97\xa5 \xf0\x9f\x9a\x80"), "\"m\xc3\xbc \xe6\x97\xa5 \xf0\x9f\x9a\x80\"");
+  // Not valid UTF-8 (a lone continuation byte, a truncated sequence): every high byte as \xNN,
+  // which Prometheus decodes back to the same bytes (its lexer rejects raw invalid UTF-8).
+  EXPECT_EQ(promql_string("\xc3\xbc\x80"), R"("\xc3\xbc\x80")");
+  EXPECT_EQ(promql_string("x\xe6\x97"), R"("x\xe6\x97")");
+  // No raw newline or unescaped quote ever reaches the output.
+  const std::string hostile = "a\"\\\n\"\\";
+  const std::string lit = promql_string(hostile);
+  EXPECT_EQ(lit.find('\n'), std::string::npos);
+  EXPECT_EQ(lit, R"("a\"\\\n\"\\")");
+}
+
 // Tests selectors with fixed and extra matchers.
 TEST(PromqlTest, SeriesSelector) {
   EXPECT_EQ(series_selector("up", "", ""), "up");

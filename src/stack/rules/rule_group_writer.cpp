@@ -18,15 +18,6 @@ std::string yaml_quote(std::string_view text) {
   return out + "'";
 }
 
-std::string promql_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 RuleGroupWriter::RuleGroupWriter(std::string_view name, std::optional<std::chrono::milliseconds> interval) {
   text_ += "  - name: " + yaml_quote(name) + "\n";
   if (interval) text_ += "    interval: " + stack::format_prom_duration(*interval) + "\n";

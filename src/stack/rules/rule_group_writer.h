@@ -28,9 +28,6 @@ struct AlertRule {
 // yaml_quote returns `text` as a single-quoted YAML scalar ('' escapes a quote; newlines kept out).
 std::string yaml_quote(std::string_view text);
 
-// promql_string returns `text` as a double-quoted PromQL string literal (\" and \\ escaped).
-std::string promql_string(std::string_view text);
-
 class RuleGroupWriter {
  public:
   // RuleGroupWriter starts group `name`; `interval` becomes the group's `interval:` when set.

@@ -378,7 +378,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
   if (!target.dialect) {
     group.comment("Dialect of job " + target.job + " unknown (auto-detection found none): only the generic alerts.");
     const DialectId any = DialectId::kInferscope;
-    Context c{target, config, any, dialect::dialect(any), "job=" + promql_string(target.job),
+    Context c{target, config, any, dialect::dialect(any), "job=" + dialect::promql_string(target.job),
               stack::format_prom_duration(config.rate_window)};
     Alerts a{group, c, out.lacking};
     target_down_alert(a);
@@ -389,7 +389,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
     return out;
   }
   const DialectId id = *target.dialect;
-  Context c{target, config, id, dialect::dialect(id), "job=" + promql_string(target.job),
+  Context c{target, config, id, dialect::dialect(id), "job=" + dialect::promql_string(target.job),
             stack::format_prom_duration(config.rate_window)};
   group.comment(fmt::format("Job {}: {} (dialect {}). Recorded series carry job and model.", target.job,
                             c.table.title, dialect::to_string(id)));
