@@ -74,9 +74,16 @@ struct HourRow {
   bool peak = false, trough = false, over_slo = false;
 };
 
+// numbered_hours returns the 24 rows of a day labelled 00..23, without data.
+constexpr std::array<HourRow, 24> numbered_hours() {
+  std::array<HourRow, 24> rows{};
+  for (int h = 0; h < 24; ++h) rows[h].hour = h;
+  return rows;
+}
+
 // HourProfile is the hour-of-day table with the conclusions derived from it.
 struct HourProfile {
-  std::array<HourRow, 24> hours{};
+  std::array<HourRow, 24> hours = numbered_hours();  // labelled even where nothing was derived
   double trough_threshold = 0.30;   // load < 30 % of the peak hour's load: capacity can shrink
   Value latency_limit_s;            // p95 above this: capacity must grow (SLO, or derived)
   std::string latency_limit_source; // "--slo-p95" or "1.5 x the median hourly p95"

@@ -248,6 +248,11 @@ nlohmann::json points_json(const std::vector<Point>& pts) {
   return a;
 }
 
+// any_hour_data: whether some hour of day has a rate or a p95 (else its table is 24 empty rows).
+bool any_hour_data(const HourProfile& p) {
+  return std::any_of(p.hours.begin(), p.hours.end(), [](const HourRow& h) { return h.mean_rate || h.p95_e2e; });
+}
+
 }  // namespace
 
 std::string report_title(const Report& r) {
@@ -304,6 +309,7 @@ std::string render_markdown(const Report& r) {
 
   o += "### Hour of day (UTC)\n\n";
   for (const auto& c : r.hours.conclusions) o += "- " + c + "\n";  // built from numbers only
+  if (!any_hour_data(r.hours)) return o + (r.hours.conclusions.empty() ? "no data for any hour\n" : "");
   o += "\n| hour | req/s | p95 e2e | |\n|---|---|---|---|\n";
   for (const auto& h : r.hours.hours) {
     std::string flags = std::string(h.peak ? "peak " : "") + (h.trough ? "trough " : "") + (h.over_slo ? "over limit" : "");

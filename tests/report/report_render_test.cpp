@@ -134,6 +134,30 @@ TEST(RenderMarkdown, TablesAndNoDataNeverZero) {
   EXPECT_LT(md.size(), 8000u);
 }
 
+// Tests the no-data path (derive_hour_profile never runs): hours stay labelled 00..23 in every
+// format, and the Markdown says "no data for any hour" instead of 24 empty rows.
+TEST(RenderMarkdown, NoDataHasNoEmptyHourTable) {
+  Report r;
+  r.since = kDay;
+  r.until = kDay + 86400;
+  r.previous_since = kDay - 86400;
+  r.notes = {"no data: no series of a known server matched anything"};
+  for (int h = 0; h < 24; ++h) EXPECT_EQ(r.hours.hours[h].hour, h);
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("### Hour of day (UTC)\n\nno data for any hour\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| 00 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| hour |"), std::string::npos) << md;
+  const auto j = nlohmann::json::parse(render_json(r));
+  EXPECT_EQ(j["hour_of_day"]["hours"][23]["hour"], 23);
+  EXPECT_NE(render_html(r).find("<td>23:00</td>"), std::string::npos);
+  // One hour with data: the table is back, each row under its own hour.
+  r.hours.hours[23].mean_rate = 2;
+  const std::string one = render_markdown(r);
+  EXPECT_NE(one.find("| 23 | 2 | no data |"), std::string::npos) << one;
+  EXPECT_NE(one.find("| 00 | no data | no data |"), std::string::npos) << one;
+  EXPECT_EQ(one.find("no data for any hour"), std::string::npos) << one;
+}
+
 TEST(RenderMarkdown, LabelValuesCannotBreakTheTable) {
   Report r = sample_report();
   r.groups[0].model = "a|b\n## injected";
