@@ -142,7 +142,7 @@ SendOutcome Channel::send(const ComposedMessage& message, const std::vector<Noti
 }
 
 SendOutcome Channel::send_document(const Document& document, std::chrono::system_clock::time_point now) {
-  const ComposedMessage message = compose_document(document, max_bytes_);
+  const ComposedMessage message = compose_document(document, max_bytes_, style());
   if (smtp_) {
     SendOutcome outcome;
     auto sent = smtp_->send_alternative(message.title, message.text, document.html, now);

@@ -11,7 +11,7 @@
 namespace inferscope::relay {
 
 std::string document_to_json(const Document& d) {
-  return nlohmann::json({{"title", d.title}, {"markdown", d.markdown}, {"html", d.html}})
+  return nlohmann::json({{"title", d.title}, {"markdown", d.markdown}, {"html", d.html}, {"chat", d.chat}})
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -26,21 +26,26 @@ Result<Document> parse_document(std::string_view text) {
     }
     *field = it->get<std::string>();
   }
+  if (const auto it = j.find("chat"); it != j.end()) {
+    if (!it->is_string()) return make_error("cannot parse stored document: field 'chat' not a string");
+    d.chat = it->get<std::string>();
+  }
   return d;
 }
 
-ComposedMessage compose_document(const Document& document, std::size_t max_bytes) {
+ComposedMessage compose_document(const Document& document, std::size_t max_bytes, MarkupStyle style) {
   ComposedMessage m;
   m.title = document.title;
-  if (max_bytes == 0 || document.markdown.size() <= max_bytes) {
-    m.text = document.markdown;
+  const std::string& text = style != MarkupStyle::kPlain && !document.chat.empty() ? document.chat : document.markdown;
+  if (max_bytes == 0 || text.size() <= max_bytes) {
+    m.text = text;
     return m;
   }
   const std::string tail = std::string(kTruncatedMarker) + std::string(kDocumentCutNote);
   if (max_bytes <= tail.size()) {
-    m.text = truncate_utf8(document.markdown, max_bytes);  // tiny limits: the marker alone
+    m.text = truncate_utf8(text, max_bytes);  // tiny limits: the marker alone
   } else {
-    m.text = document.markdown.substr(0, utf8_prefix_length(document.markdown, max_bytes - tail.size())) + tail;
+    m.text = text.substr(0, utf8_prefix_length(text, max_bytes - tail.size())) + tail;
   }
   m.truncated = true;
   return m;

@@ -129,8 +129,15 @@ struct Report {
 // or refusing the queries. A period without data is not an error: has_data is false.
 Result<Report> build_report(const ReportRequest& request);
 
-// render_markdown: a few KB of Markdown with tables, readable in chat.
+// render_markdown: a few KB of Markdown with tables (terminal, webhook, email text part; chat robots get render_chat).
 std::string render_markdown(const Report& report);
+
+// render_chat: the report for chat robots (DingTalk, Feishu/Lark, WeCom, Slack), which do not
+// render Markdown tables: no table and no heading, one short line per figure per model
+// ("- e2e p95 1.20 s (was 900 ms, +33 %)"), blocks split by blank lines; a few hundred bytes per
+// model (8 models fit WeCom's 4096).
+// The relay sends it to robot channels (relay::Document::chat) and cuts it to their size limit.
+std::string render_chat(const Report& report);
 
 // render_html: one self-contained HTML document (inline CSS, inline SVG charts, no script, no URL).
 std::string render_html(const Report& report);

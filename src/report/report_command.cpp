@@ -44,7 +44,8 @@ void run(const ReportOptions& o) {
                      : o.format == "json" ? render_json(*report)
                                           : render_markdown(*report);
   if (!o.send.empty()) {
-    const relay::Document document{report_title(*report), render_markdown(*report), render_html(*report)};
+    const relay::Document document{report_title(*report), render_markdown(*report), render_html(*report),
+                                   render_chat(*report)};
     auto sent = stack::send_report_with_config(o.config, o.send, document);
     if (!sent) fail(sent.error().message);
     std::cout << "report sent to " << o.send << " (" << *sent << " bytes)\n";

@@ -69,7 +69,8 @@ ReportQueued UpReport::queue_report(std::vector<std::string> channels, double si
     out.error = "cannot build the report: " + built.error().message;
     return out;
   }
-  relay::Document document{report::report_title(*built), report::render_markdown(*built), report::render_html(*built)};
+  relay::Document document{report::report_title(*built), report::render_markdown(*built), report::render_html(*built),
+                           report::render_chat(*built)};
   if (auto queued = relay_.enqueue_document(document, channels); !queued) {
     out.status = 500;
     out.error = "cannot queue the report: " + queued.error().message;

@@ -77,6 +77,25 @@ TEST(DocumentTest, CutToEachChannelLimit) {
   EXPECT_EQ(compose_document(big, 0).text, big.markdown);  // webhook/email default: unlimited
 }
 
+// Tests that robots get the chat text (no tables) and the webhook/email the Markdown with tables;
+// a document without a chat text gives robots the Markdown, as before.
+TEST(DocumentTest, RobotsGetTheChatText) {
+  const Document d{"t", "| a | b |\n|---|---|\n| 1 | 2 |\n", "<p>x</p>", "- a 1 (was 2, -50 %)\n"};
+  for (MarkupStyle style : {MarkupStyle::kDingTalk, MarkupStyle::kLarkMd, MarkupStyle::kWeCom, MarkupStyle::kSlack})
+    EXPECT_EQ(compose_document(d, 4096, style).text, d.chat);
+  EXPECT_EQ(compose_document(d, 0, MarkupStyle::kPlain).text, d.markdown);
+  EXPECT_EQ(compose_document(d, 0).text, d.markdown);
+  const Document old_form{"t", "# md\n", ""};
+  EXPECT_EQ(compose_document(old_form, 4096, MarkupStyle::kWeCom).text, old_form.markdown);
+  // The chat text is cut to the robot's limit like the Markdown was.
+  Document long_chat = d;
+  for (int i = 0; i < 500; ++i) long_chat.chat += "- e2e p95 1.20 s (was 900 ms, +33 %)\n";
+  const ComposedMessage cut = compose_document(long_chat, 4096, MarkupStyle::kWeCom);
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_LE(cut.text.size(), 4096u);
+  EXPECT_EQ(cut.text.rfind(d.chat, 0), 0u);
+}
+
 // Tests the stored form round trip and its errors.
 TEST(DocumentTest, JsonRoundTrip) {
   const Document d = big_document(3);
@@ -85,6 +104,15 @@ TEST(DocumentTest, JsonRoundTrip) {
   EXPECT_EQ(back->title, d.title);
   EXPECT_EQ(back->markdown, d.markdown);
   EXPECT_EQ(back->html, d.html);
+  Document with_chat = d;
+  with_chat.chat = "- e2e p95 1.20 s\n";
+  auto chat_back = parse_document(document_to_json(with_chat));
+  ASSERT_TRUE(chat_back) << chat_back.error().message;
+  EXPECT_EQ(chat_back->chat, with_chat.chat);
+  auto stored_before_chat = parse_document(R"({"title":"t","markdown":"m","html":""})");
+  ASSERT_TRUE(stored_before_chat) << stored_before_chat.error().message;
+  EXPECT_EQ(stored_before_chat->chat, "");
+  EXPECT_FALSE(parse_document(R"({"title":"t","markdown":"m","html":"","chat":1})"));
   EXPECT_FALSE(parse_document("[]"));
   auto missing = parse_document(R"({"title":"t","markdown":"m"})");
   ASSERT_FALSE(missing);

@@ -9,6 +9,9 @@
 #include "report/report.h"
 #include "report/report_flags.h"
 #include "report/report_derive.h"
+#include "relay/channel.h"
+#include "relay/document.h"
+#include "relay/robot_payload.h"
 
 namespace inferscope::report {
 namespace {
@@ -156,6 +159,82 @@ TEST(RenderMarkdown, NoDataHasNoEmptyHourTable) {
   EXPECT_NE(one.find("| 23 | 2 | no data |"), std::string::npos) << one;
   EXPECT_NE(one.find("| 00 | no data | no data |"), std::string::npos) << one;
   EXPECT_EQ(one.find("no data for any hour"), std::string::npos) << one;
+}
+
+// Lines of `text` that a chat robot would show as raw table pipes or heading hashes.
+std::vector<std::string> markup_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.find('|') != std::string::npos || line.rfind("#", 0) == 0) out.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Tests the chat text as each robot kind receives it (its style, its default size limit): no table
+// or heading line, within the limit, whole, and the figures of every model kept as short lines.
+TEST(RenderChat, EachRobotGetsShortLinesWithTheFigures) {
+  Report r = sample_report();
+  GroupReport m2 = r.groups[0];
+  m2.model = "m2";
+  m2.current.e2e.p95 = 1.2;
+  m2.previous.e2e = {.p50 = 0.3, .p95 = 0.9, .p99 = 1.5, .mean = 0.4, .has_histogram = true, .note = ""};
+  r.groups.push_back(m2);
+  r.alerts.available = true;
+  relay::FiredAlert a;
+  a.alertname = "HighLatency";
+  r.alerts.alerts = {a, a};
+  const relay::Document d{report_title(r), render_markdown(r), render_html(r), render_chat(r)};
+  ASSERT_FALSE(markup_lines(d.markdown).empty());  // the Markdown does have tables
+  for (auto kind : {relay::ChannelKind::kDingTalk, relay::ChannelKind::kFeishu, relay::ChannelKind::kWeCom,
+                    relay::ChannelKind::kSlack}) {
+    const std::size_t limit = relay::default_max_message_bytes(kind);
+    const relay::ComposedMessage m = relay::compose_document(d, limit, relay::markup_style(kind));
+    EXPECT_EQ(markup_lines(m.text), std::vector<std::string>{}) << m.text;
+    EXPECT_LE(m.text.size(), limit);
+    EXPECT_FALSE(m.truncated);
+    EXPECT_EQ(m.text, d.chat);
+  }
+  const std::string& chat = d.chat;
+  EXPECT_EQ(chat.rfind("inferscope report 2026-12-01 00:00 - 2026-12-02 00:00 UTC\n", 0), 0u) << chat;
+  EXPECT_NE(chat.find("m1 — inferscope\n\n- requests 396000 (was 316800, +25 %)\n"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("- e2e p95 900 ms\n- e2e p99 2.10 s\n"), std::string::npos) << chat;  // nothing before
+  EXPECT_NE(chat.find("m2 — inferscope\n"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("- e2e p95 1.20 s (was 900 ms, +33 %)\n"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("- errors 1.00 %\n"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("- peak 10 req/s at 12-01 14:05\n"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("Alerts fired: 2 (HighLatency x2)"), std::string::npos) << chat;
+  EXPECT_EQ(chat.find("TTFT"), std::string::npos) << chat;  // no data in either period: no line
+  EXPECT_EQ(chat.find("0.00 %"), std::string::npos);          // missing is never 0
+  // The email and the generic webhook keep the full tables.
+  EXPECT_EQ(relay::compose_document(d, 0, relay::MarkupStyle::kPlain).text, d.markdown);
+}
+
+// Tests that a hostile model name stays on its line and cannot open Slack mentions or WeCom tags,
+// and that a day of 8 models still fits WeCom's 4096 bytes whole.
+TEST(RenderChat, HostileNamesAndManyModels) {
+  Report r = sample_report();
+  r.groups[0].model = "<!channel>\n# x";
+  std::string chat = render_chat(r);
+  EXPECT_EQ(chat.find("<!"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("\xe2\x80\xb9!channel\xe2\x80\xba # x"), std::string::npos) << chat;
+  EXPECT_EQ(chat.find("\n# x"), std::string::npos) << chat;
+  r = sample_report();
+  for (int i = 2; i <= 8; ++i) {
+    GroupReport g = r.groups[0];
+    g.model = "model-" + std::to_string(i);
+    g.current.ttft = {.p50 = 0.05, .p95 = 0.2, .p99 = 0.4, .mean = 0.08, .has_histogram = true, .note = ""};
+    g.previous.ttft = g.current.ttft;
+    g.current.generation_tokens_per_s = 1234;
+    r.groups.push_back(g);
+  }
+  chat = render_chat(r);
+  EXPECT_LE(chat.size(), relay::default_max_message_bytes(relay::ChannelKind::kWeCom)) << chat.size();
+  EXPECT_NE(chat.find("model-8"), std::string::npos);
 }
 
 TEST(RenderMarkdown, LabelValuesCannotBreakTheTable) {

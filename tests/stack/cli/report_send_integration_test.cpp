@@ -75,6 +75,7 @@ TEST(ReportSendIntegrationTest, SendsThroughConfiguredChannels) {
   EXPECT_TRUE((*body)["markdown"]["title"].get<std::string>().starts_with("inferscope report ")) << *body;
   EXPECT_NE(text.find("no data"), std::string::npos) << text;
   EXPECT_NE(text.find("ReportSendTestAlert"), std::string::npos) << "the alert history of --config's state_dir\n" << text;
+  EXPECT_EQ(text.find('|'), std::string::npos) << "robots get the chat text, without tables\n" << text;
   const std::string line = "report sent to ding (" + std::to_string(robots.last_body_size("dingtalk")) + " bytes)\n";
   EXPECT_NE(sent.output.find(line), std::string::npos) << sent.output;
   EXPECT_EQ(sent.output.find("## inferscope report"), std::string::npos) << "the report itself is not printed";
