@@ -148,7 +148,22 @@ TimelineRecorder::State::State(metrics::Registry& r, TimelineRecorderOptions o)
       request_generation_tokens(histogram(r, "inferscope_request_generation_tokens",
                                           "Output length per request.", {"model"},
                                           o.token_buckets.empty() ? metrics::one_two_five_buckets(100000) : o.token_buckets, ""),
-                                {models}) {}
+                                {models}) {
+  // Counters born at their first increment lose it: Prometheus's rate()/increase() start from the
+  // first sample they see, so the first failures after a quiet period would go uncounted (with a
+  // handful of errors in a short window, most of them). The outcomes every configured model and
+  // route can have are exposed at 0 from the start; the rest stay lazy to bound the series count.
+  const std::size_t k2xx = status_index(200), k4xx = status_index(400), k5xx = status_index(500);
+  const auto reason = [](FinishReason r) { return static_cast<std::size_t>(r); };
+  for (std::size_t m = 0; m + 1 < models.size(); ++m) {
+    for (std::size_t r = 0; r + 1 < routes.size(); ++r) {
+      requests.precreate({m, r, k2xx, reason(FinishReason::kStop)});
+      requests.precreate({m, r, k2xx, reason(FinishReason::kLength)});
+      requests.precreate({m, r, k4xx, reason(FinishReason::kError)});
+      requests.precreate({m, r, k5xx, reason(FinishReason::kError)});
+    }
+  }
+}
 
 TimelineRecorder::TimelineRecorder(metrics::Registry& registry, TimelineRecorderOptions options)
     : state_(std::make_unique<State>(registry, std::move(options))) {}
