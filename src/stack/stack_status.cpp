@@ -18,6 +18,43 @@ std::string text_or(const json& j, const char* key, const std::string& fallback 
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
+std::string join_names(const json& names) {
+  std::string out;
+  for (const json& n : names)
+    if (n.is_string()) out += (out.empty() ? "" : ", ") + n.get<std::string>();
+  return out.empty() ? "-" : out;
+}
+
+// render_report_status prints the daily report's part of the status: schedule and next run, the
+// last report built (by the schedule or POST /api/report/send) and each channel's last delivery.
+std::string render_report_status(const json& r) {
+  std::string out = "daily report:\n";
+  const json schedule = r.value("schedule", json());
+  if (schedule.is_object()) {
+    out += fmt::format("  daily at {} {} to {}; next run {}\n", text_or(schedule, "daily_at", "-"),
+                       text_or(schedule, "timezone", "UTC"), join_names(schedule.value("channels", json::array())),
+                       text_or(schedule, "next_run", "-"));
+  } else {
+    out += "  not scheduled (no report: {daily_at} in the config); POST /api/report/send sends one now\n";
+  }
+  const json last = r.value("last", json());
+  if (!last.is_object()) {
+    out += "  last: none since up started\n";
+  } else if (text_or(last, "result") == "queued") {
+    out += fmt::format("  last: {} ({}) queued to {}: {}{}\n", text_or(last, "at", "-"), text_or(last, "trigger", "-"),
+                       join_names(last.value("channels", json::array())), text_or(last, "title"),
+                       last.value("has_data", true) ? "" : " (no data)");
+  } else {
+    out += fmt::format("  last: {} ({}) FAILED: {}\n", text_or(last, "at", "-"), text_or(last, "trigger", "-"),
+                       text_or(last, "error"));
+  }
+  for (const json& d : r.value("deliveries", json::array())) {
+    out += fmt::format("  {:<16} {:<9} at {}: {}\n", text_or(d, "channel"), text_or(d, "result"), text_or(d, "at", "-"),
+                       text_or(d, "text"));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_utc(std::chrono::system_clock::time_point t) {
@@ -80,7 +117,8 @@ json build_status_json(const StatusInputs& in) {
                  {"targets", json::array()},
                  {"alerts", json::array()},
                  {"errors", json::array()},
-                 {"relay", in.relay}};
+                 {"relay", in.relay},
+                 {"report", in.report}};
   for (const ChildStatus& c : in.children) {
     status["children"].push_back({{"name", c.name},
                                   {"pid", c.pid},
@@ -157,6 +195,7 @@ std::string render_status_text(const json& s) {
              (s["relay"].value("watchdog_alarm_raised", false) ? " (ALARM RAISED)" : "") + "\n";
     }
   }
+  if (s.contains("report") && s["report"].is_object()) out += render_report_status(s["report"]);
   for (const json& e : s.value("errors", json::array())) out += "error: " + e.get<std::string>() + "\n";
   return out;
 }

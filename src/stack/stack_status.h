@@ -39,14 +39,15 @@ struct StatusInputs {
   // missing_alerts maps a job to the alert names its dialect cannot support (with the reason).
   std::map<std::string, std::vector<std::string>> missing_alerts;
   nlohmann::json relay = nullptr;  // the relay's status, or null when no relay runs
+  nlohmann::json report = nullptr; // the daily report's schedule, last run and deliveries (UpReport::status_json)
 };
 
 // build_status_json assembles {prometheus, alertmanager, api, children[], targets[],
-// alerts[], errors[], relay}; the Prometheus queries' failures go to errors[].
+// alerts[], errors[], relay, report}; the Prometheus queries' failures go to errors[].
 nlohmann::json build_status_json(const StatusInputs& inputs);
 
 // render_status_text prints a status JSON (as build_status_json makes it) for a terminal: one
-// section each for children, targets, firing alerts and notifications.
+// section each for children, targets, firing alerts, notifications and the daily report.
 std::string render_status_text(const nlohmann::json& status);
 
 // format_utc prints a time point as RFC 3339 UTC with seconds ("2026-11-30T13:20:01Z").

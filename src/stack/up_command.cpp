@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -194,6 +195,13 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (ec) fail("cannot create --state-dir " + config.state_dir.string() + ": " + ec.message());
   config.relay.database_path = (config.state_dir / "relay.db").string();
   relay::RelayOptions options = relay_options(print);
+  // The relay's report_* events also go to the daily report's status (set once it exists, before
+  // the relay starts; cleared after the relay stopped).
+  std::atomic<UpReport*> report_sink{nullptr};
+  options.on_event = [print_event = options.on_event, &report_sink](const relay::RelayEvent& e) {
+    print_event(e);
+    if (UpReport* sink = report_sink.load(); sink != nullptr && e.kind.starts_with("report_")) sink->record_delivery(e);
+  };
   // Every alert notification carries the doctor's diagnosis (the 5 minutes before, narrowed by
   // the alert's job/model labels); none until Prometheus is ready.
   options.diagnose = [&context](const relay::Notification& n) {
@@ -222,6 +230,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   }
   UpReport report(**relay, config.report, channel_names, config.state_dir.string(),
                   [&context] { return context.prometheus_url(); }, [&print](const std::string& line) { print(line); });
+  report_sink = &report;
 
   std::unique_ptr<MonitoringStack> stack;
   std::mutex stack_mutex;  // guards `stack` for status readers during start-up
@@ -239,6 +248,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     in.dialects = rules->dialects;
     in.missing_alerts = rules->missing_alerts;
     if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
+    in.report = report.status_json();
     return in;
   });
   add_webhook_route(router, **relay, context, [&print](const std::string& line) { print(line); });
@@ -279,6 +289,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   report.stop();
   stack->stop();
   (*relay)->stop();
+  report_sink = nullptr;
   print("inferscope up: stopped");
 }
 

@@ -1,11 +1,13 @@
 #include "stack/up_report.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "net/api_error.h"
 #include "report/report.h"
+#include "stack/stack_status.h"
 
 namespace inferscope::stack {
 namespace {
@@ -35,7 +37,47 @@ UpReport::UpReport(relay::Relay& relay, std::optional<ReportSchedule> schedule, 
 
 UpReport::~UpReport() { stop(); }
 
-ReportQueued UpReport::queue_report(std::vector<std::string> channels, double since, double until) {
+ReportQueued UpReport::queue_report(std::vector<std::string> channels, double since, double until,
+                                    const std::string& trigger) {
+  const Clock::time_point started = clock_();
+  ReportQueued out = build_and_queue(std::move(channels), since, until);
+  nlohmann::json last = {{"at", format_utc(started)},
+                         {"trigger", trigger},
+                         {"result", out.status == 200 ? "queued" : "failed"},
+                         {"title", out.title},
+                         {"channels", out.channels},
+                         {"has_data", out.has_data},
+                         {"error", out.error}};
+  std::lock_guard lock(mutex_);
+  last_ = std::move(last);
+  return out;
+}
+
+void UpReport::record_delivery(const relay::RelayEvent& event) {
+  if (!event.kind.starts_with("report_") || event.channel.empty()) return;
+  const std::string result = event.kind == "report_sent" ? "sent" : event.kind == "report_retried" ? "retrying" : "failed";
+  nlohmann::json d = {{"channel", event.channel}, {"result", result}, {"text", event.text}, {"at", format_utc(clock_())}};
+  std::lock_guard lock(mutex_);
+  deliveries_[event.channel] = std::move(d);
+}
+
+nlohmann::json UpReport::status_json() {
+  nlohmann::json out = {{"schedule", nullptr}, {"last", nullptr}, {"deliveries", nlohmann::json::array()}};
+  if (schedule_) {
+    char daily_at[8];
+    std::snprintf(daily_at, sizeof daily_at, "%02d:%02d", schedule_->hour, schedule_->minute);
+    out["schedule"] = {{"daily_at", daily_at},
+                       {"timezone", schedule_->timezone},
+                       {"channels", schedule_->channels.empty() ? all_channels_ : schedule_->channels},
+                       {"next_run", format_utc(next_report_time(*schedule_, clock_()))}};
+  }
+  std::lock_guard lock(mutex_);
+  out["last"] = last_;
+  for (const auto& [channel, d] : deliveries_) out["deliveries"].push_back(d);
+  return out;
+}
+
+ReportQueued UpReport::build_and_queue(std::vector<std::string> channels, double since, double until) {
   ReportQueued out;
   if (channels.empty()) channels = schedule_ ? schedule_->channels : all_channels_;
   if (channels.empty()) {
@@ -114,7 +156,8 @@ void UpReport::loop() {
     }
     const double until = unix_seconds(next);
     const ReportQueued q =
-        queue_report(schedule_->channels, until - std::chrono::duration<double>(schedule_->period).count(), until);
+        queue_report(schedule_->channels, until - std::chrono::duration<double>(schedule_->period).count(), until,
+                     "schedule");
     if (q.status == 200) {
       print_("inferscope up: report queued for " + join(q.channels) + ": " + q.title + (q.has_data ? "" : " (no data)"));
     } else {

@@ -11,11 +11,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "net/router.h"
 #include "relay/relay.h"
@@ -51,14 +54,27 @@ class UpReport {
   // queue_report builds the report of [since, until) (Unix seconds; 0 = until - 24 h / now) and
   // enqueues it for `channels` (empty = the schedule's, else every channel). Blocks while the
   // report is built (Prometheus queries and the doctor's worst hour: seconds).
-  ReportQueued queue_report(std::vector<std::string> channels, double since, double until);
+  // `trigger` ("api" or "schedule") is what status_json's "last" says started it.
+  ReportQueued queue_report(std::vector<std::string> channels, double since, double until,
+                            const std::string& trigger = "api");
 
   // start runs the schedule's thread (nothing without a schedule); stop wakes and joins it.
   void start();
   void stop();
 
+  // record_delivery keeps the relay's last report_sent / report_retried / report_failed event per
+  // channel for status_json (up forwards the relay's report_* events here).
+  void record_delivery(const relay::RelayEvent& event);
+
+  // status_json is the `report` part of GET /api/status and `up --status`:
+  // {"schedule": null | {"daily_at","timezone","channels","next_run"},
+  //  "last": null | {"at","trigger","result":"queued"|"failed","title","channels","has_data","error"},
+  //  "deliveries": [{"channel","result":"sent"|"retrying"|"failed","text","at"}]} (times RFC 3339 UTC).
+  nlohmann::json status_json();
+
  private:
   void loop();
+  ReportQueued build_and_queue(std::vector<std::string> channels, double since, double until);
 
   relay::Relay& relay_;
   std::optional<ReportSchedule> schedule_;
@@ -70,6 +86,8 @@ class UpReport {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  nlohmann::json last_ = nullptr;                   // guarded by mutex_
+  std::map<std::string, nlohmann::json> deliveries_;  // by channel; guarded by mutex_
   std::thread thread_;
 };
 

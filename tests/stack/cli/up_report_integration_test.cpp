@@ -13,6 +13,7 @@
 
 #include "fake_report_robots.h"
 #include "stack/blocking_http.h"
+#include "stack/child_process.h"
 #include "stack/stack_test_support.h"
 #include "up_process.h"
 
@@ -83,6 +84,36 @@ TEST(UpReportIntegrationTest, ReportQueuedAndDeliveredToRobots) {
   EXPECT_NE(hook["html"].get<std::string>().find("<svg"), std::string::npos);
   EXPECT_TRUE(up.wait_line("inferscope up: report sent to ding (", 10s)) << up.output();
   EXPECT_TRUE(up.wait_line("inferscope up: report sent to hook (", 10s)) << up.output();
+
+  // The schedule, the last report and each channel's delivery in GET /api/status and `up --status`.
+  auto status_reply = blocking_http_request("GET", ready->api + "/api/status", "", "", 30s);
+  ASSERT_TRUE(status_reply) << status_reply.error().message;
+  ASSERT_EQ(status_reply->status, 200) << status_reply->body;
+  const json report_status = json::parse(status_reply->body, nullptr, false).value("report", json());
+  ASSERT_TRUE(report_status.is_object()) << status_reply->body;
+  EXPECT_EQ(report_status["schedule"]["daily_at"], daily_at) << report_status;
+  EXPECT_EQ(report_status["schedule"]["timezone"], "UTC") << report_status;
+  EXPECT_EQ(report_status["schedule"]["channels"], json::array({"ding", "hook"})) << report_status;
+  char next_hour[16];
+  std::snprintf(next_hour, sizeof next_hour, "T%s:00Z", daily_at);
+  EXPECT_TRUE(report_status["schedule"]["next_run"].get<std::string>().ends_with(next_hour)) << report_status;
+  EXPECT_EQ(report_status["last"]["result"], "queued") << report_status;
+  EXPECT_EQ(report_status["last"]["trigger"], "api") << report_status;
+  EXPECT_EQ(report_status["last"]["title"], queued["title"]) << report_status;
+  EXPECT_EQ(report_status["last"]["has_data"], false) << report_status;
+  ASSERT_EQ(report_status["deliveries"].size(), 2u) << report_status;
+  EXPECT_EQ(report_status["deliveries"][0]["channel"], "ding") << report_status;
+  EXPECT_EQ(report_status["deliveries"][0]["result"], "sent") << report_status;
+  EXPECT_EQ(report_status["deliveries"][1]["channel"], "hook") << report_status;
+  const std::string api_port = ready->api.substr(ready->api.rfind(':') + 1);
+  auto status_cmd = run_command(INFERSCOPE_BINARY, {"up", "--status", "--port", api_port}, 30s);
+  ASSERT_TRUE(status_cmd.ok()) << status_cmd.error().message;
+  const std::string status_text = status_cmd->output;
+  EXPECT_NE(status_text.find(std::string("daily report:\n  daily at ") + daily_at + " UTC to ding, hook; next run "),
+            std::string::npos) << status_text;
+  EXPECT_NE(status_text.find("(api) queued to ding, hook: " + queued["title"].get<std::string>() + " (no data)"),
+            std::string::npos) << status_text;
+  EXPECT_NE(status_text.find("  ding             sent      at "), std::string::npos) << status_text;
 
   auto unknown = blocking_http_request("POST", send, R"({"channels":["pager"]})", "application/json", 10s);
   ASSERT_TRUE(unknown);
