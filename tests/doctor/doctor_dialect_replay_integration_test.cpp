@@ -329,8 +329,12 @@ TEST(DoctorDialectReplayIntegrationTest, TgiWithHostCpuThroughPrometheus) {
   EXPECT_EQ(top.stage, "inference") << to_text(*d);
   const Quantity* cpu = d->snapshot.find_signal("host_cpu_busy");
   ASSERT_NE(cpu, nullptr) << to_text(*d);
-  EXPECT_NEAR(cpu->baseline.mean, 0.30, 0.05) << to_text(*d);
-  EXPECT_NEAR(cpu->incident.mean, 0.95, 0.05) << to_text(*d);
+  // Scrapes are 1 s apart and not aligned with the change, so one of the ten incident intervals
+  // (or the last baseline one) may straddle it: 0.885 <= incident <= 0.95, 0.30 <= baseline <= 0.36.
+  EXPECT_GE(cpu->baseline.mean, 0.27) << to_text(*d);
+  EXPECT_LE(cpu->baseline.mean, 0.40) << to_text(*d);
+  EXPECT_GE(cpu->incident.mean, 0.86) << to_text(*d);
+  EXPECT_LE(cpu->incident.mean, 0.98) << to_text(*d);
   ASSERT_FALSE(top.next_steps.empty());
   EXPECT_NE(top.next_steps.front().find("CPUs are saturated"), std::string::npos) << to_text(*d);
 }
