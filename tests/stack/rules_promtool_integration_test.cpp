@@ -510,7 +510,8 @@ TEST_F(RulesPromtoolTest, CommonAlerts) {
 }
 
 // Tests the lazy guard: an inferscope target that never served a request has no latency series
-// yet; that is not "metrics absent".
+// yet; that is not "metrics absent". Like `inferscope serve`, it exposes its outcome counters at 0
+// from the start, so the guard must look at the counter's value, not only at its presence.
 TEST_F(RulesPromtoolTest, IdleInferscopeTargetIsNotMissingMetrics) {
   RulesConfig config = test_config();
   config.targets = {{"t-idle", DialectId::kInferscope}};
@@ -518,7 +519,10 @@ TEST_F(RulesPromtoolTest, IdleInferscopeTargetIsNotMissingMetrics) {
   ASSERT_TRUE(rules);
   write(rules->files[1].name, rules->files[1].text);
   const Target target{DialectId::kInferscope, "t-idle"};
-  Scenario idle{kLatencyMetricsAbsent, {up_series(target, [](int) { return false; })},
+  const MetricBinding& requests = *dialect::find_binding(target.id, Role::kRequests);
+  Scenario idle{kLatencyMetricsAbsent,
+                {up_series(target, [](int) { return false; }),
+                 counter(std::string(requests.metric), target.series_labels(requests), [](int) { return 0.0; })},
                 {{"10m", false}, {"29m", false}}, {}, {}};
   write("test-idle.yml", "rule_files:\n  - " + rules->files[1].name + "\nevaluation_interval: 15s\ntests:\n" +
                              render_scenario(idle));

@@ -251,9 +251,12 @@ void absent_alerts(Alerts& a) {
                                    dialect::presence_expr(b, by_instance, true));
     if (b.presence == dialect::Presence::kLazy) {
       // Lazy families have no series before the first request: only a target that has served
-      // requests (its request counter exists) can be missing them.
+      // requests can be missing them. "Served" is the request counter above 0, not its mere
+      // presence: servers expose their outcome counters at 0 from the start (inferscope and vLLM
+      // both do), so presence alone would fire this on every idle server.
       if (requests == nullptr) continue;
-      expr += fmt::format(" and on (job, instance) ({})", dialect::presence_expr(*requests, by_instance, true));
+      expr += fmt::format(" and on (job, instance) (sum by (job, instance) ({}) > 0)",
+                          dialect::series_selector(requests->metric, requests->matchers, by_instance.matchers));
     }
     std::string legacy;
     for (const auto& name : b.legacy) legacy += (legacy.empty() ? " (or its older name " : ", ") + std::string(name.name);
