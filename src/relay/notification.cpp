@@ -174,11 +174,16 @@ std::string dedupe_key(const Notification& n) {
     // An alert without a fingerprint (hand-made payloads) is identified by its labels instead.
     // startsAt is part of the identity: an alert that resolved and fired again is a new episode
     // (new startsAt) that must be delivered, while Alertmanager's retries and HA twins repeat it.
+    // So is each alert's own status: a group stays "firing" while any alert in it fires, so the
+    // notification that resolves some of its alerts carries the same group status, fingerprints
+    // and startsAts as the one that fired them all, and without it those resolves were dropped.
     std::string identity = a.fingerprint.empty()
                                ? labels_json(a.labels).dump(-1, ' ', false, json::error_handler_t::replace)
                                : a.fingerprint;
     identity += '@';
     identity += a.starts_at;
+    identity += '@';
+    identity += a.status;
     fingerprints.push_back(std::move(identity));
   }
   std::sort(fingerprints.begin(), fingerprints.end());

@@ -88,8 +88,8 @@ TEST(NotificationTest, JsonRoundTrip) {
   EXPECT_EQ(again->alerts[0].labels, n->alerts[0].labels);
 }
 
-// Tests that the dedupe key ignores alert order but not group key, status, the fingerprint set or
-// an alert's startsAt.
+// Tests that the dedupe key ignores alert order but not group key, status, the fingerprint set,
+// an alert's startsAt or an alert's own status.
 TEST(NotificationTest, DedupeKey) {
   Notification a;
   a.group_key = "g";
@@ -113,6 +113,12 @@ TEST(NotificationTest, DedupeKey) {
   Notification refired = a;
   refired.alerts[0].starts_at = "2026-11-30T14:00:00Z";
   EXPECT_NE(dedupe_key(a), dedupe_key(refired));
+  // One alert of a still-firing group resolved: the group's status stays "firing", and the
+  // notification carries that resolve. Not a duplicate of the one that fired both.
+  Notification partly_resolved = a;
+  partly_resolved.alerts[1].status = "resolved";
+  partly_resolved.alerts[1].ends_at = "2026-11-30T14:05:00Z";
+  EXPECT_NE(dedupe_key(a), dedupe_key(partly_resolved));
 }
 
 // Tests RFC 3339 parsing: fractions, offsets, the Go zero time, and malformed input.
