@@ -23,6 +23,7 @@
 
 #include "net/http_server.h"
 #include "net/router.h"
+#include "support/wait_until.h"
 
 namespace inferscope::net {
 namespace {
@@ -318,8 +319,8 @@ TEST(HttpServerTest, BlockingRouteRunsOnItsBoundedLane) {
   EXPECT_NE(two.find("slow done n=2"), std::string::npos) << two;
   // A job counts itself finished only after its answer is handed to the io thread, so the client
   // can read the answer a moment before the lane is idle again.
-  for (int i = 0; i < 2000 && router.lane_busy("slow") != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(router.lane_busy("slow"), 0u);
+  EXPECT_TRUE(inferscope::testing::wait_until([&] { return router.lane_busy("slow") == 0; }, std::chrono::seconds(2)))
+      << router.lane_busy("slow") << " job(s) still busy";
 }
 
 // Tests that stop() returns only after a blocking handler that was running has returned (its

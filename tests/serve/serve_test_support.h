@@ -27,6 +27,7 @@
 
 #include "serve/engine/engine.h"
 #include "serve/server.h"
+#include "support/wait_until.h"
 
 namespace inferscope::serve::testing {
 
@@ -195,12 +196,7 @@ inline double stage_mean_between(const metrics::ParsedExposition& before, const 
 // serve tests wait on events instead: Engine::wait_stats, ServeMetrics::wait_requests_recorded.
 inline bool wait_until(const std::function<bool()>& condition,
                        std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return condition();
+  return inferscope::testing::wait_until(condition, limit);
 }
 
 }  // namespace inferscope::serve::testing

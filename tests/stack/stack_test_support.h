@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "promapi/prometheus_client.h"
+#include "support/wait_until.h"
 
 namespace inferscope::stack::testing {
 
@@ -38,14 +39,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// wait_until polls `condition` every 100 ms until it holds or `timeout` passes.
+// wait_until polls `condition` every 100 ms (a Prometheus query per poll) until it holds or
+// `timeout` passes.
 inline bool wait_until(const std::function<bool()>& condition, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
+  return inferscope::testing::wait_until(condition, timeout, std::chrono::milliseconds(100));
 }
 
 // query_value returns the first sample value of an instant query, or nullopt when the result is

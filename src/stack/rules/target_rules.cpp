@@ -256,7 +256,8 @@ void absent_alerts(Alerts& a) {
       // both do), so presence alone would fire this on every idle server.
       if (requests == nullptr) continue;
       expr += fmt::format(" and on (job, instance) (sum by (job, instance) ({}) > 0)",
-                          dialect::series_selector(requests->metric, requests->matchers, by_instance.matchers));
+                          dialect::series_selector(dialect::presence_series(requests->kind, requests->metric),
+                                                  requests->matchers, by_instance.matchers));
     }
     std::string legacy;
     for (const auto& name : b.legacy) legacy += (legacy.empty() ? " (or its older name " : ", ") + std::string(name.name);
