@@ -23,7 +23,7 @@ struct Evidence {
 
 // Finding is one named cause.
 struct Finding {
-  std::string cause;    // stable id: load_increase, long_prompts, ... (DESIGN.md)
+  std::string cause;    // stable id, to_string(CauseId): load_increase, long_prompts, ... (DESIGN.md)
   std::string stage;    // stage it hits most ("" when none, e.g. error_spike)
   double score = 0;     // 0..1: strength of the evidence times how much of the slowdown it explains
   double share = kNaN;  // fraction of the e2e mean change explained (NaN when not applicable)

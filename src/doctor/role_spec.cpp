@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "dialect/dialect.h"
+#include "doctor/signal_id.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -12,13 +13,20 @@ namespace {
 using dialect::DialectId;
 using dialect::Role;
 
+// signal places a role at a SignalId: its id and whether it is a latency distribution.
+bool signal(SignalId id, RoleGroup& group, std::string& out) {
+  group = is_latency(id) ? RoleGroup::kLatency : RoleGroup::kSignal;
+  out = std::string(to_string(id));
+  return true;
+}
+
 // Where a dialect role lands in the Snapshot; false when the doctor does not read it.
 bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
   switch (b.role) {
-    case Role::kE2e: group = RoleGroup::kLatency; id = "e2e"; return true;
-    case Role::kTtft: group = RoleGroup::kLatency; id = "ttft"; return true;
-    case Role::kTpot: group = RoleGroup::kLatency; id = "tpot"; return true;
-    case Role::kItl: group = RoleGroup::kLatency; id = "itl"; return true;
+    case Role::kE2e: return signal(SignalId::kE2e, group, id);
+    case Role::kTtft: return signal(SignalId::kTtft, group, id);
+    case Role::kTpot: return signal(SignalId::kTpot, group, id);
+    case Role::kItl: return signal(SignalId::kItl, group, id);
     // inference (prefill + decode of one request) is a stage only where the server does not split
     // it (TGI, Triton); role_specs_for drops it next to prefill/decode stages.
     case Role::kInference:
@@ -29,29 +37,29 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
       group = RoleGroup::kStage;
       id = std::string(dialect::to_string(b.role));
       return true;
-    case Role::kPrefillPerToken: group = RoleGroup::kSignal; id = "prefill_time_per_token"; return true;
-    case Role::kWaiting: group = RoleGroup::kSignal; id = "waiting"; return true;
-    case Role::kRunning: group = RoleGroup::kSignal; id = "running"; return true;
-    case Role::kKvUsage: group = RoleGroup::kSignal; id = "kv_usage"; return true;
-    case Role::kPreemptions: group = RoleGroup::kSignal; id = "preemption_rate"; return true;
-    case Role::kPrefixCacheQueries: group = RoleGroup::kSignal; id = "prefix_queries"; return true;
-    case Role::kPrefixCacheHits: group = RoleGroup::kSignal; id = "prefix_hits"; return true;
-    case Role::kRequests: group = RoleGroup::kSignal; id = "request_rate"; return true;
-    case Role::kErrors: group = RoleGroup::kSignal; id = "error_rate"; return true;
-    case Role::kPromptTokens: group = RoleGroup::kSignal; id = "prompt_token_rate"; return true;
-    case Role::kGenerationTokens: group = RoleGroup::kSignal; id = "generation_token_rate"; return true;
-    case Role::kPromptLength: group = RoleGroup::kSignal; id = "prompt_tokens"; return true;
-    case Role::kGenerationLength: group = RoleGroup::kSignal; id = "output_tokens"; return true;
-    case Role::kGpuUtilization: group = RoleGroup::kSignal; id = "gpu_util"; return true;
-    case Role::kEngineStep: group = RoleGroup::kLatency; id = "step"; return true;
-    case Role::kEngineBusy: group = RoleGroup::kSignal; id = "engine_busy"; return true;
-    case Role::kInFlight: group = RoleGroup::kSignal; id = "in_flight"; return true;
+    case Role::kPrefillPerToken: return signal(SignalId::kPrefillTimePerToken, group, id);
+    case Role::kWaiting: return signal(SignalId::kWaiting, group, id);
+    case Role::kRunning: return signal(SignalId::kRunning, group, id);
+    case Role::kKvUsage: return signal(SignalId::kKvUsage, group, id);
+    case Role::kPreemptions: return signal(SignalId::kPreemptionRate, group, id);
+    case Role::kPrefixCacheQueries: return signal(SignalId::kPrefixQueries, group, id);
+    case Role::kPrefixCacheHits: return signal(SignalId::kPrefixHits, group, id);
+    case Role::kRequests: return signal(SignalId::kRequestRate, group, id);
+    case Role::kErrors: return signal(SignalId::kErrorRate, group, id);
+    case Role::kPromptTokens: return signal(SignalId::kPromptTokenRate, group, id);
+    case Role::kGenerationTokens: return signal(SignalId::kGenerationTokenRate, group, id);
+    case Role::kPromptLength: return signal(SignalId::kPromptTokens, group, id);
+    case Role::kGenerationLength: return signal(SignalId::kOutputTokens, group, id);
+    case Role::kGpuUtilization: return signal(SignalId::kGpuUtil, group, id);
+    case Role::kEngineStep: return signal(SignalId::kStep, group, id);
+    case Role::kEngineBusy: return signal(SignalId::kEngineBusy, group, id);
+    case Role::kInFlight: return signal(SignalId::kInFlight, group, id);
     case Role::kDependencyCall: group = RoleGroup::kDependency; id = "dependency"; return true;
     // Client errors (4xx): the error role counts server-side failures only, but a burst of
     // rejected requests (prompts over max_model_len, bad parameters) is an incident too.
-    case Role::kClientErrors: group = RoleGroup::kSignal; id = "client_error_rate"; return true;
+    case Role::kClientErrors: return signal(SignalId::kClientErrorRate, group, id);
     // Host CPU: evidence for the CPU-side causes (tokenization, scheduling, the gateway).
-    case Role::kHostCpuBusy: group = RoleGroup::kSignal; id = "host_cpu_busy"; return true;
+    case Role::kHostCpuBusy: return signal(SignalId::kHostCpuBusy, group, id);
     default: return false;
   }
 }
@@ -144,7 +152,7 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
         // Steps per second come from the same histogram's _count.
         RoleSpec rate = s;
         rate.group = RoleGroup::kSignal;
-        rate.id = "step_rate";
+        rate.id = std::string(to_string(SignalId::kStepRate));
         rate.kind = RoleKind::kCounter;
         rate.metrics = {std::string(b.metric) + "_count"};
         rate.unit = "1/s";
@@ -158,9 +166,12 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
   std::vector<RoleSpec> unique;
   std::set<std::pair<int, std::string>> seen;
   bool split_engine = false;  // prefill and decode are stages of their own: inference would count twice
-  for (const auto& spec : out) split_engine |= spec.group == RoleGroup::kStage && (spec.id == "prefill" || spec.id == "decode");
+  auto is_stage = [](const RoleSpec& spec, Role stage) {
+    return spec.group == RoleGroup::kStage && spec.id == dialect::to_string(stage);
+  };
+  for (const auto& spec : out) split_engine |= is_stage(spec, Role::kPrefill) || is_stage(spec, Role::kDecode);
   for (auto& spec : out) {
-    if (split_engine && spec.group == RoleGroup::kStage && spec.id == "inference") continue;
+    if (split_engine && is_stage(spec, Role::kInference)) continue;
     if (seen.insert({static_cast<int>(spec.group), spec.id}).second) unique.push_back(std::move(spec));
   }
   return unique;
@@ -169,7 +180,7 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
 std::vector<RoleSpec> host_specs() {
   std::vector<RoleSpec> out;
   for (auto& spec : role_specs_for({std::string(dialect::to_string(DialectId::kNode))}))
-    if (spec.id == "host_cpu_busy") out.push_back(std::move(spec));
+    if (spec.id == to_string(SignalId::kHostCpuBusy)) out.push_back(std::move(spec));
   return out;
 }
 

@@ -7,6 +7,8 @@
 namespace inferscope::doctor {
 namespace {
 
+using dialect::Role;
+
 // Increments turns cumulative values into per-step increases: a drop is a counter reset (count
 // from zero). Like Prometheus' rate(), the first value seen is not an increase: a series that
 // appears mid-range may have counted for long before anyone scraped it.
@@ -211,36 +213,36 @@ WindowStat window_stat(const SampledRoles& sampled, const RoleSamples& role, Tim
 }
 
 void add_derived_quantities(Snapshot& snap) {
-  const Quantity* requests = snap.find_signal("request_rate");
-  const Quantity* errors = snap.find_signal("error_rate");
-  if (requests && !snap.signals.count("error_ratio")) {
+  const Quantity* requests = snap.find(SignalId::kRequestRate);
+  const Quantity* errors = snap.find(SignalId::kErrorRate);
+  if (requests && !snap.find(SignalId::kErrorRatio)) {
     Quantity zero;
     std::string name = errors ? errors->metric : std::string("errors");
     name.append(" / ").append(requests->metric);
-    snap.signals["error_ratio"] = ratio_of(errors ? *errors : zero, *requests, name, "ratio");
+    snap.set(SignalId::kErrorRatio, ratio_of(errors ? *errors : zero, *requests, name, "ratio"));
   }
-  const Quantity* client_errors = snap.find_signal("client_error_rate");
-  if (requests && !snap.signals.count("client_error_ratio")) {
+  const Quantity* client_errors = snap.find(SignalId::kClientErrorRate);
+  if (requests && !snap.find(SignalId::kClientErrorRatio)) {
     Quantity zero;
     std::string name = client_errors ? client_errors->metric : std::string("4xx");
     name.append(" (4xx) / ").append(requests->metric);
-    if (client_errors) snap.signals["client_error_ratio"] = ratio_of(*client_errors, *requests, name, "ratio");
+    if (client_errors) snap.set(SignalId::kClientErrorRatio, ratio_of(*client_errors, *requests, name, "ratio"));
   }
-  const Quantity* hits = snap.find_signal("prefix_hits");
-  const Quantity* queries = snap.find_signal("prefix_queries");
-  if (hits && queries && !snap.signals.count("prefix_hit_rate"))
+  const Quantity* hits = snap.find(SignalId::kPrefixHits);
+  const Quantity* queries = snap.find(SignalId::kPrefixQueries);
+  if (hits && queries && !snap.find(SignalId::kPrefixHitRate))
   {
     std::string name = hits->metric;
     name.append(" / ").append(queries->metric);
-    snap.signals["prefix_hit_rate"] = ratio_of(*hits, *queries, name, "ratio");
+    snap.set(SignalId::kPrefixHitRate, ratio_of(*hits, *queries, name, "ratio"));
   }
 
   // Offered load: completions alone saturate at capacity, so add the growth of what is pending
   // (in flight, or running + waiting) over the window.
-  if (requests && !snap.signals.count("arrival_rate")) {
-    const Quantity* in_flight = snap.find_signal("in_flight");
-    const Quantity* running = snap.find_signal("running");
-    const Quantity* waiting = snap.find_signal("waiting");
+  if (requests && !snap.find(SignalId::kArrivalRate)) {
+    const Quantity* in_flight = snap.find(SignalId::kInFlight);
+    const Quantity* running = snap.find(SignalId::kRunning);
+    const Quantity* waiting = snap.find(SignalId::kWaiting);
     auto growth = [](const WindowStat* w) {
       if (!w) return 0.0;
       double first = kNaN, last = kNaN;
@@ -265,14 +267,14 @@ void add_derived_quantities(Snapshot& snap) {
     q.metric.append(" + growth of ").append(in_flight ? in_flight->metric : std::string("running + waiting"));
     q.baseline = arrivals(requests->baseline, false);
     q.incident = arrivals(requests->incident, true);
-    snap.signals["arrival_rate"] = q;
+    snap.set(SignalId::kArrivalRate, q);
   }
-  const Quantity* e2e = snap.find_latency("e2e");
+  const Quantity* e2e = snap.find(SignalId::kE2e);
   // vLLM-style dialects: no front-end stage, but TTFT - queue - prefill is exactly that time.
-  const Quantity* ttft = snap.find_latency("ttft");
-  const Quantity* queue = snap.find_stage("queue");
-  const Quantity* prefill = snap.find_stage("prefill");
-  if (!snap.find_stage("preprocess") && !snap.find_stage("dependency") && ttft && queue && prefill) {
+  const Quantity* ttft = snap.find(SignalId::kTtft);
+  const Quantity* queue = snap.find(Role::kQueue);
+  const Quantity* prefill = snap.find(Role::kPrefill);
+  if (!snap.find(Role::kPreprocess) && !snap.find(Role::kDependency) && ttft && queue && prefill) {
     Quantity pre;
     pre.metric = ttft->metric;
     pre.metric.append(" - ").append(queue->metric).append(" - ").append(prefill->metric);
@@ -287,7 +289,7 @@ void add_derived_quantities(Snapshot& snap) {
     };
     pre.baseline = derive(ttft->baseline, queue->baseline, prefill->baseline);
     pre.incident = derive(ttft->incident, queue->incident, prefill->incident);
-    snap.stages["preprocess"] = pre;
+    snap.set(Role::kPreprocess, pre);
   }
   if (e2e) {
     for (auto& [name, stage] : snap.stages) {

@@ -2,7 +2,7 @@
 // Snapshot is what the doctor reasons over, whatever the source (Prometheus or direct scrapes):
 // for each role (e2e, ttft, each stage, request rate, KV usage ...) its statistics in the
 // baseline window and in the incident window, plus per-interval values for noise and stalls.
-// Example: const Quantity* e2e = snap.find_latency("e2e"); double d = e2e->incident.mean - e2e->baseline.mean;
+// Example: const Quantity* e2e = snap.find(SignalId::kE2e); double d = e2e->incident.mean - e2e->baseline.mean;
 // Plain values; thread-compatible. NaN means "no data" everywhere.
 #pragma once
 
@@ -10,7 +10,11 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "dialect/dialect.h"
+#include "doctor/signal_id.h"
 
 namespace inferscope::doctor {
 
@@ -51,12 +55,13 @@ struct Snapshot {
   // when the target or the monitoring stack is younger than the baseline.
   double data_start = kNaN;
 
-  // Latency distributions by role: e2e, ttft, tpot, itl, step (engine iteration).
+  // Latency distributions by id (SignalId kE2e .. kStep).
   std::map<std::string, Quantity> latency;
-  // Stage durations by stage name (gateway_queue, preprocess, dependency, queue, prefill, decode,
-  // postprocess, send, upstream_connect, upstream_ttft, stream).
+  // Stage durations by stage name, dialect::to_string of the stage's role (gateway_queue,
+  // preprocess, dependency, queue, prefill, decode, postprocess, send, upstream_connect,
+  // upstream_ttft, stream, inference).
   std::map<std::string, Quantity> stages;
-  // Scalar signals by id (see kSignal* in diagnosis.h): rates, ratios, gauges, token means.
+  // Scalar signals by id (the other SignalIds): rates, ratios, gauges, token means.
   std::map<std::string, Quantity> signals;
   // Dependency call latency by dependency name.
   std::map<std::string, Quantity> dependencies;
@@ -67,13 +72,20 @@ struct Snapshot {
   std::vector<std::string> renamed;       // deprecated names still used ("vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc")
   std::vector<std::string> notes;         // collection notes shown to the user
 
-  const Quantity* find_latency(const std::string& role) const { return find(latency, role); }
-  const Quantity* find_stage(const std::string& stage) const { return find(stages, stage); }
-  const Quantity* find_signal(const std::string& id) const { return find(signals, id); }
+  // find returns the signal (latency or scalar) or the stage, nullptr when absent.
+  const Quantity* find(SignalId id) const {
+    return find_in(is_latency(id) ? latency : signals, to_string(id));
+  }
+  const Quantity* find(dialect::Role stage) const { return find_in(stages, dialect::to_string(stage)); }
+  // set stores the signal or the stage in its map, replacing what was there.
+  void set(SignalId id, Quantity q) {
+    (is_latency(id) ? latency : signals)[std::string(to_string(id))] = std::move(q);
+  }
+  void set(dialect::Role stage, Quantity q) { stages[std::string(dialect::to_string(stage))] = std::move(q); }
 
  private:
-  static const Quantity* find(const std::map<std::string, Quantity>& map, const std::string& key) {
-    auto it = map.find(key);
+  static const Quantity* find_in(const std::map<std::string, Quantity>& map, std::string_view key) {
+    auto it = map.find(std::string(key));
     return it == map.end() ? nullptr : &it->second;
   }
 };

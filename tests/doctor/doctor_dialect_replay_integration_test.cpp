@@ -327,7 +327,7 @@ TEST(DoctorDialectReplayIntegrationTest, TgiWithHostCpuThroughPrometheus) {
   const Finding& top = d->findings.front();
   EXPECT_EQ(top.cause, "decode_slowdown") << to_text(*d);
   EXPECT_EQ(top.stage, "inference") << to_text(*d);
-  const Quantity* cpu = d->snapshot.find_signal("host_cpu_busy");
+  const Quantity* cpu = d->snapshot.find(SignalId::kHostCpuBusy);
   ASSERT_NE(cpu, nullptr) << to_text(*d);
   // Scrapes are 1 s apart and not aligned with the change, so one of the ten incident intervals
   // (or the last baseline one) may straddle it: 0.885 <= incident <= 0.95, 0.30 <= baseline <= 0.36.

@@ -131,11 +131,11 @@ TEST(RoleSpecTest, TgiConstructed) {
   before.expositions.push_back(zero);
   SamplingReport report;
   Snapshot snap = build_snapshot(sample_rounds({before, after}, "", report), {999, 1000}, {1000, 1001});
-  ASSERT_NE(snap.find_latency("e2e"), nullptr);
-  EXPECT_NEAR(snap.find_latency("e2e")->incident.mean, 0.0008 + 0.005 + 0.04 + 64 * 0.02, 1e-6);
-  ASSERT_NE(snap.find_stage("inference"), nullptr);
-  EXPECT_NEAR(snap.find_stage("inference")->incident.per_request, 0.04 + 64 * 0.02, 1e-6);
-  EXPECT_NEAR(snap.find_signal("prompt_tokens")->incident.mean, 200, 1e-6);
+  ASSERT_NE(snap.find(SignalId::kE2e), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kE2e)->incident.mean, 0.0008 + 0.005 + 0.04 + 64 * 0.02, 1e-6);
+  ASSERT_NE(snap.find(dialect::Role::kInference), nullptr);
+  EXPECT_NEAR(snap.find(dialect::Role::kInference)->incident.per_request, 0.04 + 64 * 0.02, 1e-6);
+  EXPECT_NEAR(snap.find(SignalId::kPromptTokens)->incident.mean, 200, 1e-6);
 }
 
 // Tests Triton on an exposition constructed from the reference: cumulative microsecond counters
@@ -179,12 +179,12 @@ TEST(RoleSpecTest, TritonConstructed) {
   before.expositions.push_back(zero);
   SamplingReport report;
   Snapshot snap = build_snapshot(sample_rounds({before, after}, "llama", report), {999, 1000}, {1000, 1001});
-  ASSERT_NE(snap.find_latency("e2e"), nullptr);
-  EXPECT_NEAR(snap.find_latency("e2e")->incident.mean, 0.0324, 1e-9);
-  EXPECT_NEAR(snap.find_stage("queue")->incident.per_request, 0.002, 1e-9);
-  EXPECT_NEAR(snap.find_stage("inference")->incident.per_request, 0.030, 1e-9);
-  EXPECT_NEAR(snap.find_signal("request_rate")->incident.mean, 120, 1e-9);
-  EXPECT_NEAR(snap.find_signal("host_cpu_busy")->incident.mean, 0.31, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kE2e), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kE2e)->incident.mean, 0.0324, 1e-9);
+  EXPECT_NEAR(snap.find(dialect::Role::kQueue)->incident.per_request, 0.002, 1e-9);
+  EXPECT_NEAR(snap.find(dialect::Role::kInference)->incident.per_request, 0.030, 1e-9);
+  EXPECT_NEAR(snap.find(SignalId::kRequestRate)->incident.mean, 120, 1e-9);
+  EXPECT_NEAR(snap.find(SignalId::kHostCpuBusy)->incident.mean, 0.31, 1e-9);
 }
 
 // Tests the host CPU role on the recorded node-exporter exposition: detected as `node`, read as the
@@ -219,7 +219,7 @@ TEST(RoleSpecTest, NodeExporterHostCpuBusy) {
   SamplingReport report;
   SampledRoles sampled = sample_rounds({first, second}, "", report);
   Snapshot snap = build_snapshot(sampled, {999, 1000}, {1000, 1001});
-  const Quantity* busy = snap.find_signal("host_cpu_busy");
+  const Quantity* busy = snap.find(SignalId::kHostCpuBusy);
   ASSERT_NE(busy, nullptr);
   EXPECT_NEAR(busy->incident.mean, 0.75, 1e-6);
   EXPECT_NEAR(busy->incident.max, 0.75, 1e-6);

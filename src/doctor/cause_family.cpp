@@ -1,0 +1,133 @@
+// What every cause family reads: the stage changes, medians by window quarter, per-token times,
+// evidence lines and the wording of numbers.
+#include "doctor/cause_family.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace inferscope::doctor::detail {
+
+Hypothesis::Hypothesis(CauseId id) : cause(id), stage(spec(id).stage), next_steps(spec(id).next_steps) {}
+
+Hypothesis* Evaluation::find(CauseId id) {
+  for (auto& h : hypotheses)
+    if (h.cause == id) return &h;
+  return nullptr;
+}
+
+Hypothesis& Evaluation::add(CauseId id) { return hypotheses.emplace_back(id); }
+
+bool Evaluation::measured(Stage stage) const { return stage_deltas.count(std::string(dialect::to_string(stage))) > 0; }
+
+double Evaluation::stage_delta(Stage stage) const {
+  auto it = stage_deltas.find(std::string(dialect::to_string(stage)));
+  return it == stage_deltas.end() ? 0 : std::max(0.0, it->second);
+}
+
+double Evaluation::direct_stage_strength(Stage stage) const {
+  const Quantity* q = find(stage);
+  if (!q || std::isnan(e2e_change.delta)) return 0;
+  double delta = stage_delta(stage);
+  Change c = compare_per_request(q);
+  double threshold = std::isnan(c.threshold) ? 0.02 * e2e->baseline.mean : c.threshold;
+  if (!(delta > threshold)) return 0;
+  // How much the stage alone adds to what a request felt before, not its share of a change
+  // other causes may dominate (two causes at once must both show).
+  return ramp(delta / std::max(e2e->baseline.mean, 1e-9), 0.04, 0.25);
+}
+
+// An incident that began late in the window (an alert fires soon after the onset) moves the
+// median of its own part while the whole window's median still sits on the healthy part, so the
+// quarter where the median moved most counts (one holding a fair part of the observations).
+// With `rate`, each ratio is first divided by the load ratio of the same part (at least 1): more
+// requests stretch the median through bigger batches, and a burst in one quarter must not read
+// as a slower engine there. `load_ratio` is the whole window's.
+double Evaluation::median_ratio(const Quantity* q, const Quantity* rate, double load_ratio) const {
+  if (!q) return kNaN;
+  double base = q->baseline.p50;
+  double r = detail::ratio(base, q->incident.p50);
+  if (!(base > 0)) return r;
+  r /= std::max(1.0, load_ratio);
+  const WindowStat& w = q->incident;
+  const std::size_t chunks = std::min(w.chunk_p50.size(), w.chunk_counts.size());
+  // The same quarters of the request rate's per-step values (both follow the window's steps).
+  std::vector<double> chunk_load(chunks, load_ratio);
+  if (rate && rate->baseline.mean > 0 && chunks > 0 && !rate->incident.intervals.empty()) {
+    const auto& iv = rate->incident.intervals;
+    std::vector<double> sum(chunks, 0), n(chunks, 0);
+    for (std::size_t k = 0; k < iv.size(); ++k)
+      if (!std::isnan(iv[k])) {
+        sum[k * chunks / iv.size()] += iv[k];
+        n[k * chunks / iv.size()] += 1;
+      }
+    for (std::size_t i = 0; i < chunks; ++i)
+      if (n[i] > 0) chunk_load[i] = std::max(load_ratio, sum[i] / n[i] / rate->baseline.mean);
+  }
+  double min_n = std::max(30.0, 0.1 * w.count);
+  for (std::size_t i = 0; i < chunks; ++i)
+    if (w.chunk_counts[i] >= min_n && w.chunk_p50[i] > 0)
+      r = std::max(std::isnan(r) ? 0.0 : r, w.chunk_p50[i] / base / std::max(1.0, chunk_load[i]));
+  return r;
+}
+
+Change Evaluation::compare_per_request(const Quantity* q) const {
+  Change c = compare(q, 0.10, options.noise_sigmas, 0);
+  // The floor is relative to the stage's own baseline or 2% of e2e, whichever is larger.
+  double base = std::isnan(q->baseline.per_request) ? 0 : q->baseline.per_request;
+  double e2e_base = e2e ? e2e->baseline.mean : 0;
+  if (!q->baseline.has_data()) c.threshold = kNaN;  // the stage did not exist before: any time is new
+  c.threshold = std::max({std::isnan(c.threshold) ? 0 : c.threshold * (base > 0 && q->baseline.mean > 0
+                                                                            ? base / q->baseline.mean
+                                                                            : 1.0),
+                          0.1 * base, 0.02 * e2e_base});
+  return c;
+}
+
+PerToken Evaluation::per_token() const {
+  PerToken t{find(SignalId::kTpot), {}};
+  t.change = compare(t.quantity, 0.10, options.noise_sigmas);
+  if (std::isnan(t.change.ratio)) {
+    t.quantity = find(SignalId::kItl);
+    t.change = compare(t.quantity, 0.10, options.noise_sigmas);
+  }
+  return t;
+}
+
+Evidence Evaluation::ev(const Quantity* q, const std::string& fallback_name, bool use_max) const {
+  if (!q) return {fallback_name, kNaN, kNaN, ""};
+  return {q->metric, use_max ? q->baseline.max : q->baseline.mean, use_max ? q->incident.max : q->incident.mean,
+          q->unit};
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string seconds(double s) {
+  if (std::isnan(s)) return "n/a";
+  double a = std::fabs(s);
+  if (a < 1e-3) return fmt("%.0f us", s * 1e6);
+  if (a < 1) return fmt(a < 0.1 ? "%.1f ms" : "%.0f ms", s * 1e3);
+  return fmt("%.2f s", s);
+}
+
+std::string number(double v) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return "inf";
+  double a = std::fabs(v);
+  if (a >= 100) return fmt("%.0f", v);
+  if (a >= 10) return fmt("%.1f", v);
+  return fmt("%.2f", v);
+}
+
+std::string percent(double v) { return std::isnan(v) ? "n/a" : fmt("%.0f%%", v * 100); }
+
+double mean_of(const Quantity* q, bool incident) {
+  if (!q) return kNaN;
+  return incident ? q->incident.mean : q->baseline.mean;
+}
+
+}  // namespace inferscope::doctor::detail

@@ -1,0 +1,134 @@
+// File: cause_family.h
+// The doctor weighs its causes in families, one file each: load and request mix, KV and
+// capacity, stalls, engine speed, direct stages, errors, data presence. Each family defines its
+// causes' CauseSpecs and an evaluate that reads the Snapshot through an Evaluation and adds one
+// Hypothesis per cause it can judge, with its strength, evidence and text. Families run in the
+// order below; a later one reads what earlier ones measured (Found) where its cause is what
+// remains once theirs are accounted for. Internal to the doctor; not thread-safe (one per call).
+// Example: Evaluation e(snapshot, options); evaluate_load_mix(e); ... e.hypotheses
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "doctor/cause_spec.h"
+#include "doctor/diagnosis.h"
+#include "doctor/diagnosis_stats.h"
+
+namespace inferscope::doctor::detail {
+
+// Hypothesis is one cause being weighed.
+struct Hypothesis {
+  explicit Hypothesis(CauseId id);  // the spec's stage and next steps
+  CauseId cause;
+  std::optional<Stage> stage;  // where it is reported when it claims no stage portion
+  double strength = 0;         // 0..1, from its own evidence
+  std::string summary;
+  std::string why_not;  // reason shown in considered[] when dropped
+  std::vector<Evidence> evidence;
+  std::vector<std::string> next_steps;
+  // Stage name -> seconds of the e2e change it explains. By name: the ranking sums and picks the
+  // biggest in name order.
+  std::map<std::string, double> portions;
+};
+
+// PerToken is the per-token decode time a family reads: TPOT per request, else ITL.
+struct PerToken {
+  const Quantity* quantity = nullptr;
+  Change change;
+};
+
+// Found carries what earlier families measured to later ones that discount by it.
+struct Found {
+  const Quantity* rate = nullptr;  // arrivals, else finished requests
+  Change rate_change;
+  double load_ratio = 1;  // the arrival ratio when arrivals rose, else 1
+  double load = 0, prompt = 0, output = 0;  // evidence strengths of load_increase, long_prompts, long_outputs
+  double kv = 0;     // KV pressure before the load/mix discount
+  double stall = 0;  // the stronger of worker_stall and engine_stall
+  // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
+  // work takes while it decodes (seconds per request; absent = no bound known).
+  std::map<CauseId, double> decode_caps;
+};
+
+// Evaluation is what the families read (the snapshot and the slowdown measured so far) and
+// write (hypotheses, Found).
+struct Evaluation {
+  Evaluation(const Snapshot& s, const DiagnoseOptions& o) : snapshot(s), options(o) {}
+
+  const Snapshot& snapshot;
+  const DiagnoseOptions& options;
+  const Quantity* e2e = nullptr;
+  Change e2e_change;
+  std::map<std::string, double> stage_deltas;  // stage name -> per-request change, measured stages only
+  Found found;
+  std::vector<Hypothesis> hypotheses;
+
+  const Quantity* find(SignalId id) const { return snapshot.find(id); }
+  const Quantity* find(Stage stage) const { return snapshot.find(stage); }
+  Hypothesis* find(CauseId id);
+  // add appends a hypothesis for `id` and returns it (valid until the next add).
+  Hypothesis& add(CauseId id);
+
+  bool measured(Stage stage) const;     // the stage's change is known
+  double stage_delta(Stage stage) const;  // its rise in seconds per request, 0 when none
+  // direct_stage_strength: how clearly one stage of its own got slower.
+  double direct_stage_strength(Stage stage) const;
+  // median_ratio compares a distribution's median with the baseline's in the quarter of the
+  // incident window where it moved most; with `rate`, beyond that quarter's load (see .cpp).
+  double median_ratio(const Quantity* q, const Quantity* rate = nullptr, double load_ratio = 1) const;
+  // compare_per_request compares a stage's time per finished request against its noise.
+  Change compare_per_request(const Quantity* q) const;
+  // per_token finds TPOT, else ITL, and compares it.
+  PerToken per_token() const;
+  // evidence of a quantity's means (or maxima), or an empty line named `fallback_name`.
+  Evidence ev(const Quantity* q, const std::string& fallback_name, bool use_max = false) const;
+};
+
+// Text of summaries and reasons.
+std::string fmt(const char* format, double v);
+std::string seconds(double s);  // a duration with a unit a person reads at a glance
+std::string number(double v);
+std::string percent(double v);
+double mean_of(const Quantity* q, bool incident);
+
+// --- the families, in evaluation order -----------------------------------------------------
+// Data presence (targets down, metrics missing) is judged before there is a slowdown to weigh:
+// it adds findings directly and returns true when every target is down (nothing else to read).
+std::vector<CauseSpec> data_presence_causes();
+bool evaluate_data_presence(const Snapshot& snapshot, std::vector<Finding>& findings);
+
+// Load and request mix: load_increase (arrivals), long_prompts, long_outputs. Sets Found's rate,
+// load ratio and strengths.
+std::vector<CauseSpec> load_mix_causes();
+void evaluate_load_mix(Evaluation& e);
+
+// KV and capacity: kv_cache_pressure (discounted when longer or more requests explain it).
+// evaluate_concurrency_limit runs after every capacity-losing cause: queueing at flat load
+// with none of them is the server's own concurrency limit (load_increase's capacity variant).
+std::vector<CauseSpec> kv_capacity_causes();
+void evaluate_kv_capacity(Evaluation& e);
+void evaluate_concurrency_limit(Evaluation& e);
+
+// Stalls: worker_stall (stuck scheduling) or engine_stall (stuck working), whichever fits.
+// stall_hypothesis is also the answer when requests stopped finishing (`from_pending`).
+std::vector<CauseSpec> stall_causes();
+void evaluate_stalls(Evaluation& e);
+Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending);
+
+// Engine speed: decode_slowdown and prefill_slowdown, what is left of a per-token rise once
+// load, KV and stalls are accounted for. Sets Found's decode caps of the prefill-side causes.
+std::vector<CauseSpec> engine_speed_causes();
+void evaluate_engine_speed(Evaluation& e);
+
+// Direct stages: a stage of its own got slower (preprocess, dependency, send, gateway queue).
+std::vector<CauseSpec> direct_stage_causes();
+void evaluate_direct_stages(Evaluation& e);
+
+// Errors: error_spike (server-side failures or a burst of 4xx).
+std::vector<CauseSpec> error_causes();
+void evaluate_errors(Evaluation& e);
+
+}  // namespace inferscope::doctor::detail

@@ -1,0 +1,60 @@
+// Data presence: a down target or a missing metric is a finding before any latency is compared,
+// because an empty panel must never read as healthy.
+#include <string>
+
+#include "doctor/cause_family.h"
+
+namespace inferscope::doctor::detail {
+
+std::vector<CauseSpec> data_presence_causes() {
+  return {
+      {.id = CauseId::kTargetDown, .name = "target_down", .needs_slowdown = false,
+       .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
+                      "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
+                      "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
+      {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .needs_slowdown = false,
+       .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
+                      "with --metrics; inferscope gateway in front of servers without latency histograms).",
+                      "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",
+                      "Check relabeling/metric_relabel_configs that may drop the families."}},
+  };
+}
+
+namespace {
+
+// finding starts a data-presence finding from its spec.
+Finding finding(CauseId id) {
+  Finding f;
+  f.cause = std::string(to_string(id));
+  f.next_steps = spec(id).next_steps;
+  return f;
+}
+
+}  // namespace
+
+bool evaluate_data_presence(const Snapshot& s, std::vector<Finding>& findings) {
+  bool all_down = false;
+  if (s.targets_total > 0 && !s.targets_down.empty()) {
+    Finding f = finding(CauseId::kTargetDown);
+    all_down = static_cast<int>(s.targets_down.size()) >= s.targets_total;
+    f.score = all_down ? 1.0 : 0.8;
+    f.summary = std::to_string(s.targets_down.size()) + " of " + std::to_string(s.targets_total) +
+                " scrape targets are down: " + s.targets_down.front();
+    f.evidence.push_back({"up", static_cast<double>(s.targets_total),
+                          static_cast<double>(s.targets_total - static_cast<int>(s.targets_down.size())), "targets"});
+    findings.push_back(f);
+  }
+  if (all_down || (s.missing.empty() && s.renamed.empty())) return all_down;
+  Finding f = finding(CauseId::kMetricsMissing);
+  f.score = s.missing.empty() ? 0.5 : 0.9;
+  std::string list;
+  for (const auto& m : s.missing) list += (list.empty() ? "" : ", ") + m;
+  for (const auto& r : s.renamed) list += (list.empty() ? "renamed: " : "; renamed: ") + r;
+  f.summary = (s.missing.empty() ? "deprecated metric names still in use: " : "expected metrics are missing: ") + list;
+  for (const auto& m : s.missing) f.evidence.push_back({m, kNaN, kNaN, "absent"});
+  for (const auto& r : s.renamed) f.evidence.push_back({r, kNaN, kNaN, "renamed"});
+  findings.push_back(f);
+  return false;
+}
+
+}  // namespace inferscope::doctor::detail

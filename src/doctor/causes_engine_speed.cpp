@@ -1,0 +1,161 @@
+// Engine speed: the same work costs more per token, in decode or in prefill. What load (bigger
+// batches), KV preemptions and stalls explain of a per-token rise is theirs, not the engine's.
+#include <algorithm>
+#include <cmath>
+
+#include "doctor/cause_family.h"
+
+namespace inferscope::doctor::detail {
+
+std::vector<CauseSpec> engine_speed_causes() {
+  return {
+      {.id = CauseId::kDecodeSlowdown, .name = "decode_slowdown", .stage = Stage::kDecode,
+       .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
+       .cpu_side = true,  // a step loop that waits for a core decodes slower
+       .next_steps = {"Check GPU clocks, power and thermals (nvidia-smi -q -d CLOCK,PERFORMANCE; "
+                      "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): throttling cuts clocks 2x or more.",
+                      "Look for another process sharing the GPU or memory bandwidth (nvidia-smi pmon).",
+                      "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."}},
+      {.id = CauseId::kPrefillSlowdown, .name = "prefill_slowdown", .stage = Stage::kPrefill,
+       .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
+       .next_steps = {"Check GPU clocks, power and thermals (prefill is compute-bound: clocks matter most).",
+                      "Check --max-num-batched-tokens / chunked-prefill settings and recent engine changes.",
+                      "Look for a co-located job on the same GPU."}},
+  };
+}
+
+namespace {
+
+// PrefillCost is prefill time per prompt token in both windows and where it comes from.
+struct PrefillCost {
+  double baseline = kNaN, incident = kNaN;
+  std::string metric;
+};
+
+PrefillCost prefill_cost(const Evaluation& e, const Quantity* prefill, const Quantity* prompt) {
+  if (prefill && prompt && prompt->baseline.mean > 0 && prompt->incident.mean > 0)
+    return {prefill->baseline.mean / prompt->baseline.mean, prefill->incident.mean / prompt->incident.mean,
+            prefill->metric + " / " + prompt->metric};
+  if (const Quantity* q = e.find(SignalId::kPrefillTimePerToken)) return {q->baseline.mean, q->incident.mean, q->metric};
+  return {};
+}
+
+// set_decode_caps bounds what the prefill-side causes can add to a decoding request. Prefill work
+// shares engine steps with decoding sequences (chunked prefill, mixed batches): a decoding
+// request is stretched by the engine time spent on prefill while it decodes, share u = prompt
+// tokens/s x prefill seconds per token, and no more. A long prompt makes no other request's
+// decode slower per token except through that time (or through KV, which is kv_cache_pressure's).
+// So of the decode change, long prompts may claim at most the added prompt tokens at the old
+// per-token cost, a slower prefill at most the added per-token cost at the new rate, each times
+// the incident's decode time per request. The measured prefill time per token includes the steps
+// it shares, so these bounds are generous. Behind a gateway (no engine stages), the stream after
+// the first token is the decode and the upstream's time to first token per prompt token bounds
+// its prefill cost from above.
+void set_decode_caps(Evaluation& e, const PrefillCost& cost, const Quantity* prompt) {
+  const Quantity* decode = e.find(Stage::kDecode);
+  const Quantity* span_q = decode ? decode : e.find(Stage::kStream);
+  double cap_b = cost.baseline, cap_i = cost.incident;
+  if (!(cap_b > 0) && prompt && prompt->baseline.mean > 0 && prompt->incident.mean > 0) {
+    const Quantity* first = e.find(Stage::kUpstreamTtft);
+    if (!first) first = e.find(SignalId::kTtft);
+    if (first) {
+      cap_b = first->baseline.mean / prompt->baseline.mean;
+      cap_i = first->incident.mean / prompt->incident.mean;
+    }
+  }
+  if (!span_q || !(span_q->incident.per_request > 0) || !(cap_b > 0)) return;
+  const Quantity* prompt_rate = e.find(SignalId::kPromptTokenRate);
+  double pr_b = prompt_rate ? prompt_rate->baseline.mean : kNaN;
+  double pr_i = prompt_rate ? prompt_rate->incident.mean : kNaN;
+  if (std::isnan(pr_b) || std::isnan(pr_i)) {  // prompt tokens per request x requests per second
+    pr_b = mean_of(prompt, false) * mean_of(e.found.rate, false);
+    pr_i = mean_of(prompt, true) * mean_of(e.found.rate, true);
+  }
+  if (!(pr_b >= 0 && pr_i >= 0)) return;
+  double span = span_q->incident.per_request;
+  double u = std::clamp(pr_i * cap_b, 0.0, 0.95) - std::clamp(pr_b * cap_b, 0.0, 0.95);
+  e.found.decode_caps[CauseId::kLongPrompts] = std::max(0.0, u) * span;
+  if (cap_i > 0)
+    e.found.decode_caps[CauseId::kPrefillSlowdown] = std::clamp(pr_i * std::max(0.0, cap_i - cap_b), 0.0, 0.95) * span;
+}
+
+}  // namespace
+
+void evaluate_engine_speed(Evaluation& e) {
+  const Found& found = e.found;
+  const Quantity* itl = e.find(SignalId::kItl);
+  const Quantity* prompt = e.find(SignalId::kPromptTokens);
+  const Quantity* prefill = e.find(Stage::kPrefill);
+  const Quantity* hit = e.find(SignalId::kPrefixHitRate);
+
+  // Per-token decode time: only the rise beyond the arrival ratio is evidence of a slower engine
+  // (found.load_ratio); load explains the rest.
+  PerToken per_token = e.per_token();
+  const Change& tok_c = per_token.change;
+  double itl_p50_ratio = e.median_ratio(itl, found.rate, found.load_ratio);  // beyond load already
+  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / found.load_ratio, 1.2, 2.0) : 0;
+  // A slower decode step moves the median gap between tokens of every request, short prompts
+  // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
+  // a few long gaps and move the mean only. With a per-token median at hand, it decides.
+  if (!std::isnan(itl_p50_ratio)) s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio, 1.2, 1.8));
+
+  // Per-prompt-token prefill time.
+  PrefillCost cost = prefill_cost(e, prefill, prompt);
+  double ppt_ratio = detail::ratio(cost.baseline, cost.incident);
+  set_decode_caps(e, cost, prompt);
+  bool prefill_up = prefill ? e.compare_per_request(prefill).delta > e.compare_per_request(prefill).threshold
+                            : ppt_ratio > 1.2;
+  double s_ppt = prefill_up ? log_ramp(ppt_ratio, 1.25, 2.0) : 0;
+  double hit_b = hit ? hit->baseline.mean : kNaN, hit_i = hit ? hit->incident.mean : kNaN;
+  double s_prefix = (prefill_up || !prefill) ? ramp(hit_b - hit_i, 0.10, 0.35) : 0;
+
+  // Decode slowdown is what is left of a per-token slowdown once load (bigger batches), KV
+  // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
+  double s_decode = s_decode_raw;
+  if (std::isnan(itl_p50_ratio)) s_decode *= (1 - 0.8 * found.kv) * (1 - 0.9 * found.stall);
+  // A prompt's prefill runs in steps shared with the running batch's decode, so a slower decode
+  // step stretches the measured prefill time per prompt token too: a per-token rise next to a
+  // decode slowdown is weaker evidence of its own.
+  double s_prefill = std::max(s_ppt * (1 - 0.5 * found.prompt) * (1 - 0.5 * found.kv) * (1 - 0.8 * found.stall) *
+                                  (1 - 0.5 * s_decode),
+                              s_prefix);
+
+  if (per_token.quantity) {
+    Hypothesis& h = e.add(CauseId::kDecodeSlowdown);
+    h.strength = s_decode;
+    h.evidence.push_back(e.ev(per_token.quantity, "time per output token"));
+    if (itl && per_token.quantity != itl)
+      h.evidence.push_back({itl->metric + " (p50)", itl->baseline.p50, itl->incident.p50, "s"});
+    if (found.rate) h.evidence.push_back(e.ev(found.rate, "request rate"));
+    if (const Quantity* gpu = e.find(SignalId::kGpuUtil)) h.evidence.push_back(e.ev(gpu, "gpu util"));
+    h.summary = "each output token takes longer: " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
+                " per token (" + fmt("x%.2f", tok_c.ratio) + ") at " + (found.load > 0 ? "higher" : "unchanged") +
+                " load";
+    h.why_not = "per-token time " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
+                (s_decode_raw > 0 ? " (explained by load, KV preemptions or stalls)" : "");
+  }
+  if (prefill || e.find(SignalId::kPrefillTimePerToken)) {
+    Hypothesis& h = e.add(CauseId::kPrefillSlowdown);
+    h.strength = s_prefill;
+    h.evidence.push_back({cost.metric.empty() ? "prefill per prompt token" : cost.metric, cost.baseline, cost.incident,
+                          "s/token"});
+    if (prefill) h.evidence.push_back(e.ev(prefill, "prefill"));
+    if (hit) h.evidence.push_back(e.ev(hit, "prefix cache hit rate"));
+    if (s_prefix > 0 && s_prefix >= s_ppt * 0.5) {
+      h.summary = "prefix-cache hit rate fell from " + percent(hit_b) + " to " + percent(hit_i) +
+                  ": more prompt tokens are computed, prefill per prompt token " + seconds(cost.baseline) + " -> " +
+                  seconds(cost.incident);
+      h.next_steps = {"Check that prefix caching is still on (--enable-prefix-caching) and the cache is not evicted "
+                      "by KV pressure.",
+                      "Check the router: prefix/session-aware routing keeps shared prefixes on one replica.",
+                      "Check whether the prompt template changed (a timestamp or id at the start of the prompt "
+                      "defeats prefix reuse)."};
+    } else {
+      h.summary = "prefill got slower per prompt token: " + seconds(cost.baseline) + " -> " + seconds(cost.incident) +
+                  " while prompt lengths are " + (found.prompt > 0 ? "also longer" : "unchanged");
+    }
+    h.why_not = "prefill per prompt token " + seconds(cost.baseline) + " -> " + seconds(cost.incident);
+  }
+}
+
+}  // namespace inferscope::doctor::detail

@@ -1,0 +1,98 @@
+// KV and capacity: fewer sequences fit (KV full, preemptions, admission bound by KV), or the
+// server's own concurrency limit binds. Either way requests wait in the engine queue.
+#include <algorithm>
+#include <cmath>
+
+#include "doctor/cause_family.h"
+
+namespace inferscope::doctor::detail {
+
+namespace {
+
+// waiting_rise: how clearly more requests wait than the baseline's usual few.
+double waiting_rise(const Quantity& waiting) {
+  return ramp(waiting.incident.mean - std::max(1.0, 2 * waiting.baseline.mean), 0, 3);
+}
+
+}  // namespace
+
+std::vector<CauseSpec> kv_capacity_causes() {
+  return {
+      {.id = CauseId::kKvCachePressure, .name = "kv_cache_pressure", .stage = Stage::kQueue,
+       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.5}, {Stage::kDecode, 0.5}, {Stage::kInference, 0.5}},
+       .next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
+                      "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
+                      "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
+                      "allocated on demand, so it does not help ordinary requests).",
+                      "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
+  };
+}
+
+void evaluate_kv_capacity(Evaluation& e) {
+  const Quantity* kv = e.find(SignalId::kKvUsage);
+  const Quantity* preempt = e.find(SignalId::kPreemptionRate);
+  const Quantity* waiting = e.find(SignalId::kWaiting);
+  const Quantity* running = e.find(SignalId::kRunning);
+  // Full means no block left for the next sequence: usage near 1 at the peaks (vLLM's own
+  // warning level is 0.9; llm-d alerts there too).
+  double kv_max = kv ? kv->incident.max : kNaN, kv_base = kv ? kv->baseline.max : kNaN;
+  double s_full = ramp(kv_max, 0.8, 0.95) * (kv_base >= 0.85 ? 0.4 : 1.0);
+  // Admission bound by KV: requests wait while the free KV share is smaller than what one more
+  // running sequence takes (usage need not be near 1: whole prompts must fit).
+  double s_bound = 0;
+  if (kv && running && waiting && kv->incident.has_data() && running->incident.mean > 0.2) {
+    double per_sequence = kv->incident.mean / running->incident.mean;
+    double headroom = 1 - kv->incident.mean;
+    s_bound = waiting_rise(*waiting) * ramp(per_sequence / std::max(headroom, 0.01), 0.7, 1.0) *
+              ramp(kv->incident.mean, 0.3, 0.6);
+  }
+  // Sequences preempted (recomputed) more often per request. Preemption only happens when KV
+  // blocks run out, so any rise from (near) zero counts.
+  double pre_b = preempt ? preempt->baseline.mean : kNaN, pre_i = preempt ? preempt->incident.mean : kNaN;
+  double req_i = mean_of(e.found.rate, true), req_b = mean_of(e.found.rate, false);
+  double per_req_i = req_i > 0 ? pre_i / req_i : kNaN, per_req_b = req_b > 0 ? pre_b / req_b : kNaN;
+  double s_preempt = ramp((std::isnan(per_req_i) ? 0 : per_req_i) - (std::isnan(per_req_b) ? 0 : per_req_b), 0.005, 0.05);
+  e.found.kv = std::max({s_full, s_preempt, s_bound});
+  if (!kv && !preempt) return;
+
+  // KV pressure that comes with longer requests or more of them is the mechanism, not the
+  // change: the change ranks first and both are reported.
+  double root = 0;
+  for (CauseId c : {CauseId::kLongPrompts, CauseId::kLongOutputs, CauseId::kLoadIncrease})
+    if (const Hypothesis* h = e.find(c)) root = std::max(root, h->strength);
+  Hypothesis& h = e.add(CauseId::kKvCachePressure);
+  h.strength = e.found.kv * (1 - 0.4 * root);
+  if (kv) h.evidence.push_back(e.ev(kv, "kv usage", /*use_max=*/true));
+  if (preempt) h.evidence.push_back(e.ev(preempt, "preemptions"));
+  if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
+  if (running) h.evidence.push_back(e.ev(running, "running"));
+  h.summary = "KV cache is full (peak usage " + percent(kv_max) + ", baseline " + percent(kv_base) +
+              "), preemptions " + number(pre_b) + " -> " + number(pre_i) +
+              "/s: fewer sequences fit, the rest wait or are recomputed";
+  h.why_not = "KV peak " + percent(kv_max) + ", preemptions " + number(pre_i) + "/s";
+}
+
+void evaluate_concurrency_limit(Evaluation& e) {
+  Hypothesis* load = e.find(CauseId::kLoadIncrease);
+  if (!load || e.found.load > 0) return;
+  const Quantity* waiting = e.find(SignalId::kWaiting);
+  const Quantity* running = e.find(SignalId::kRunning);
+  load->summary = "requests wait for a free slot (waiting " + number(mean_of(waiting, false)) + " -> " +
+                  number(mean_of(waiting, true)) + ") while the request rate is flat and the running batch stays at " +
+                  number(running ? running->incident.max : kNaN) + ": the server's concurrency limit is reached";
+  // Waiting grows while the running batch does not, and the queue carries the slowdown.
+  double batch_flat = 1;
+  if (running && running->baseline.has_data() && running->incident.has_data())
+    batch_flat = 1 - ramp(running->incident.mean - running->baseline.mean, 0.3, 1.5);
+  double queue_share = e.e2e_change.delta > 0 ? e.stage_delta(Stage::kQueue) / e.e2e_change.delta : 0;
+  double s_capacity = ramp(queue_share, 0.2, 0.5) * (waiting ? waiting_rise(*waiting) : 0) * batch_flat;
+  if (!(s_capacity > 0)) return;
+  // Only with no other capacity loss is it the server's own limit.
+  double others = 0;
+  for (CauseId c : {CauseId::kKvCachePressure, CauseId::kWorkerStall, CauseId::kEngineStall, CauseId::kDecodeSlowdown,
+                    CauseId::kPrefillSlowdown, CauseId::kLongPrompts, CauseId::kLongOutputs})
+    if (const Hypothesis* h = e.find(c)) others = std::max(others, h->strength);
+  load->strength = s_capacity * (1 - std::min(1.0, 2 * others));
+}
+
+}  // namespace inferscope::doctor::detail

@@ -1,0 +1,151 @@
+// Stalls: an engine stuck working (one step an order of magnitude longer than any before, GPU
+// busy) or stuck scheduling (whole intervals without a step, GPU idle, waiting grows). Every
+// running sequence sees the same gap, so a stall moves the mean and the tail, not the median.
+#include <algorithm>
+#include <cmath>
+
+#include "doctor/cause_family.h"
+
+namespace inferscope::doctor::detail {
+
+namespace {
+
+// idle_fraction: the share of intervals with no engine step while work was pending. A scrape
+// that comes late makes one interval read no increase and the next one read two intervals'
+// worth; a stalled engine does not make up the steps it missed. So an empty interval next to one
+// with about twice the usual step count is a late scrape, not a stall.
+double idle_fraction(const WindowStat& st, const WindowStat* pending) {
+  if (st.intervals.empty()) return 0.0;
+  std::vector<double> busy_values;
+  for (double v : st.intervals)
+    if (v > 0) busy_values.push_back(v);
+  double usual = kNaN;
+  if (!busy_values.empty()) {
+    std::nth_element(busy_values.begin(), busy_values.begin() + busy_values.size() / 2, busy_values.end());
+    usual = busy_values[busy_values.size() / 2];
+  }
+  auto caught_up = [&](std::size_t i) { return i < st.intervals.size() && st.intervals[i] >= 1.6 * usual; };
+  int idle = 0, n = 0;
+  for (std::size_t i = 0; i < st.intervals.size(); ++i) {
+    double v = st.intervals[i];
+    if (std::isnan(v)) continue;
+    ++n;
+    double p = pending && i < pending->intervals.size() ? pending->intervals[i] : 1;
+    bool late_scrape = caught_up(i + 1) || (i > 0 && caught_up(i - 1));
+    if (v <= 0 && !(p < 0.5) && !late_scrape) ++idle;
+  }
+  return n ? static_cast<double>(idle) / n : 0.0;
+}
+
+}  // namespace
+
+std::vector<CauseSpec> stall_causes() {
+  // Both kinds hold up every running sequence and the queue behind it alike.
+  const std::vector<StageWeight> weights = {
+      {Stage::kQueue, 1}, {Stage::kPrefill, 0.7}, {Stage::kDecode, 1}, {Stage::kInference, 1}};
+  return {
+      {.id = CauseId::kWorkerStall, .name = "worker_stall", .stage = Stage::kQueue, .weights = weights, .cpu_side = true,
+       .next_steps = {"Look for a blocked scheduler/worker: py-spy dump of the engine process, GC pauses, a stuck "
+                      "tokenizer or detokenizer thread, a hung collective (NCCL) between workers.",
+                      "Check host CPU and memory pressure (node-exporter: CPU steal, swap) on the serving host.",
+                      "If it repeats, restart the replica and capture its log around the gaps."}},
+      {.id = CauseId::kEngineStall, .name = "engine_stall", .stage = Stage::kDecode, .weights = weights, .cpu_side = true,
+       .next_steps = {"Look at the server log at the stall times for CUDA errors, hung kernels or NCCL timeouts; "
+                      "check dmesg for GPU XID errors.",
+                      "Check GPU health (nvidia-smi -q: ECC, retired pages, clocks) and host swap/IO stalls.",
+                      "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
+  };
+}
+
+Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
+  const Quantity* step = e.find(SignalId::kStep);
+  const Quantity* steps = e.find(SignalId::kStepRate);
+  const Quantity* busy = e.find(SignalId::kEngineBusy);
+  if (!busy) busy = e.find(SignalId::kGpuUtil);
+  const Quantity* itl = e.find(SignalId::kItl);
+  const Quantity* waiting = e.find(SignalId::kWaiting);
+  const Quantity* running = e.find(SignalId::kRunning);
+
+  double long_step = 0;
+  Evidence step_ev;
+  // Longer steps that the work explains are no stall: a uniformly slower engine (the per-token
+  // median moved) or longer prompts (bigger prefill steps) stretch the longest step too.
+  double explained = 1;
+  if (double r = e.median_ratio(itl); r > 0 && std::isfinite(r)) explained *= std::max(1.0, r);
+  // The longest prefill step is set by the longest prompt (or chunk), not the mean one: a few
+  // long prompts among short ones stretch the longest step by their length ratio.
+  if (const Quantity* prompt = e.find(SignalId::kPromptTokens); prompt && prompt->baseline.mean > 0 &&
+                                                                 prompt->incident.mean > 0) {
+    double longer = prompt->incident.mean / prompt->baseline.mean;
+    if (prompt->baseline.max > 0 && prompt->incident.max > 0)
+      longer = std::max(longer, prompt->incident.max / prompt->baseline.max);
+    explained *= std::max(1.0, longer);
+  }
+  if (step && step->baseline.has_data() && step->incident.has_data()) {
+    double r = detail::ratio(std::max(step->baseline.max, step->baseline.p99), step->incident.max) / explained;
+    // A slower prefill or decode stretches steps a few times; a stall makes one step an order
+    // of magnitude longer than any the baseline saw.
+    long_step = std::isinf(r) ? 1 : log_ramp(r, 4, 12) * ramp(step->incident.max, 0.02, 0.2);
+    step_ev = {step->metric + " (max bucket)", step->baseline.max, step->incident.max, "s"};
+  } else if (itl && itl->baseline.has_data() && itl->incident.has_data()) {
+    // Without a step histogram, one long gap per running sequence shows as an ITL tail that
+    // moves while the median does not.
+    double tail_b = detail::ratio(itl->baseline.p50, itl->baseline.max);
+    double tail_i = detail::ratio(itl->incident.p50, itl->incident.max);
+    double p50_r = detail::ratio(itl->baseline.p50, itl->incident.p50);
+    long_step = p50_r < 1.3 ? log_ramp(detail::ratio(tail_b, tail_i), 3, 20) : 0;
+    step_ev = {itl->metric + " (max bucket)", itl->baseline.max, itl->incident.max, "s"};
+  }
+  double idle_b = 0, idle_i = 0;
+  if (steps) {
+    idle_b = idle_fraction(steps->baseline, waiting ? &waiting->baseline : nullptr);
+    idle_i = idle_fraction(steps->incident, waiting ? &waiting->incident : nullptr);
+  }
+  double busy_b = busy ? busy->baseline.mean : kNaN, busy_i = busy ? busy->incident.mean : kNaN;
+  // Whole intervals without a step take their share of the busy time with them: an engine (or
+  // GPU) as busy as before cannot have stopped for a tenth of the window. Where the busy share
+  // is known, the idle share counts only as far as the busy share fell (twice that, for the
+  // sampling of both), so a scrape gap the late-scrape rule missed is not a stall.
+  double idle_delta = idle_i - idle_b;
+  if (busy_b > 0 && !std::isnan(busy_i))
+    idle_delta = std::min(idle_delta, 2 * std::max(0.0, (busy_b - busy_i) / busy_b));
+  double s_idle = ramp(idle_delta, 0.02, 0.15);
+  double busy_drop = ramp((busy_b - busy_i) / std::max(busy_b, 1e-9), 0.05, 0.3);
+  double waiting_up = waiting ? ramp(waiting->incident.mean - waiting->baseline.mean, 0.5, 3) : 0;
+
+  // Stuck scheduling: no steps, GPU idle, waiting grows; stuck working: one long step, GPU busy.
+  double s_worker = std::max(s_idle * (1 - 0.7 * long_step), busy_drop * waiting_up * (1 - long_step));
+  double s_engine = long_step * (1 - 0.7 * busy_drop);
+  if (from_pending && s_worker == 0 && s_engine == 0) {
+    s_worker = busy_drop > 0 ? 0.6 : 0.3;
+    s_engine = busy_drop > 0 ? 0.3 : 0.6;
+  }
+  bool worker = s_worker > s_engine;
+  Hypothesis h(worker ? CauseId::kWorkerStall : CauseId::kEngineStall);
+  h.strength = std::max(s_worker, s_engine);
+  if (!step_ev.metric.empty()) h.evidence.push_back(step_ev);
+  if (steps)
+    h.evidence.push_back({steps->metric + " (share of intervals without a step)", idle_b, idle_i, "ratio"});
+  if (busy) h.evidence.push_back(e.ev(busy, "busy"));
+  if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
+  if (running) h.evidence.push_back(e.ev(running, "running"));
+  if (worker) {
+    h.summary = "the engine stopped scheduling for whole intervals (" + percent(idle_i) +
+                " of intervals without a step, baseline " + percent(idle_b) +
+                ") while requests waited and the GPU idled";
+  } else {
+    h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
+                seconds(step_ev.baseline) + "); every running sequence saw the same gap";
+  }
+  h.why_not = "longest step " + seconds(step_ev.incident) + " vs " + seconds(step_ev.baseline) +
+              ", intervals without a step " + percent(idle_i);
+  return h;
+}
+
+void evaluate_stalls(Evaluation& e) {
+  Hypothesis h = stall_hypothesis(e, /*from_pending=*/false);
+  e.found.stall = h.strength;
+  e.hypotheses.push_back(std::move(h));
+}
+
+}  // namespace inferscope::doctor::detail

@@ -1,0 +1,60 @@
+#include "doctor/signal_id.h"
+
+#include <array>
+#include <utility>
+
+namespace inferscope::doctor {
+namespace {
+
+// The one table of signal ids, in enum order (checked below).
+constexpr std::array<std::pair<SignalId, std::string_view>, 28> kNames{{
+    {SignalId::kE2e, "e2e"},
+    {SignalId::kTtft, "ttft"},
+    {SignalId::kTpot, "tpot"},
+    {SignalId::kItl, "itl"},
+    {SignalId::kStep, "step"},
+    {SignalId::kRequestRate, "request_rate"},
+    {SignalId::kArrivalRate, "arrival_rate"},
+    {SignalId::kErrorRate, "error_rate"},
+    {SignalId::kErrorRatio, "error_ratio"},
+    {SignalId::kClientErrorRate, "client_error_rate"},
+    {SignalId::kClientErrorRatio, "client_error_ratio"},
+    {SignalId::kPromptTokenRate, "prompt_token_rate"},
+    {SignalId::kGenerationTokenRate, "generation_token_rate"},
+    {SignalId::kPromptTokens, "prompt_tokens"},
+    {SignalId::kOutputTokens, "output_tokens"},
+    {SignalId::kWaiting, "waiting"},
+    {SignalId::kRunning, "running"},
+    {SignalId::kInFlight, "in_flight"},
+    {SignalId::kKvUsage, "kv_usage"},
+    {SignalId::kPreemptionRate, "preemption_rate"},
+    {SignalId::kPrefixQueries, "prefix_queries"},
+    {SignalId::kPrefixHits, "prefix_hits"},
+    {SignalId::kPrefixHitRate, "prefix_hit_rate"},
+    {SignalId::kPrefillTimePerToken, "prefill_time_per_token"},
+    {SignalId::kStepRate, "step_rate"},
+    {SignalId::kEngineBusy, "engine_busy"},
+    {SignalId::kGpuUtil, "gpu_util"},
+    {SignalId::kHostCpuBusy, "host_cpu_busy"},
+}};
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < kNames.size(); ++i)
+    if (static_cast<std::size_t>(kNames[i].first) != i) return false;
+  return static_cast<std::size_t>(SignalId::kHostCpuBusy) + 1 == kNames.size();
+}
+static_assert(in_enum_order(), "kNames lists every SignalId once, in enum order");
+
+}  // namespace
+
+std::string_view to_string(SignalId id) noexcept { return kNames[static_cast<std::size_t>(id)].second; }
+
+std::optional<SignalId> signal_from_string(std::string_view id) noexcept {
+  for (const auto& [signal, name] : kNames)
+    if (name == id) return signal;
+  return std::nullopt;
+}
+
+bool is_latency(SignalId id) noexcept { return id <= SignalId::kStep; }
+
+}  // namespace inferscope::doctor

@@ -1,0 +1,62 @@
+// File: signal_id.h
+// SignalId names every quantity the doctor reads besides the stages: latency distributions
+// (e2e, ttft, tpot, itl, step) and scalar signals (rates, ratios, gauges, token means), each with
+// its stable id (the Snapshot key, the `signals[].id` of the JSON) and where it lands.
+// Stages are named by dialect::Role (their ids are the dialect table's).
+// Example: const Quantity* kv = snapshot.find(SignalId::kKvUsage);
+// Pure values and functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace inferscope::doctor {
+
+enum class SignalId : std::uint8_t {
+  // Latency distributions (Snapshot::latency).
+  kE2e,
+  kTtft,
+  kTpot,
+  kItl,
+  kStep,  // one engine iteration
+  // Traffic (Snapshot::signals).
+  kRequestRate,        // finished requests per second
+  kArrivalRate,        // derived: finished + growth of what is pending
+  kErrorRate,
+  kErrorRatio,         // derived: errors / requests
+  kClientErrorRate,    // 4xx
+  kClientErrorRatio,   // derived: 4xx / requests
+  kPromptTokenRate,
+  kGenerationTokenRate,
+  kPromptTokens,       // per request
+  kOutputTokens,       // per request
+  // Load and capacity.
+  kWaiting,
+  kRunning,
+  kInFlight,
+  kKvUsage,
+  kPreemptionRate,
+  kPrefixQueries,
+  kPrefixHits,
+  kPrefixHitRate,      // derived: hits / queries
+  // Engine speed.
+  kPrefillTimePerToken,
+  kStepRate,
+  kEngineBusy,
+  kGpuUtil,
+  // Host.
+  kHostCpuBusy,
+};
+
+// to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.
+std::string_view to_string(SignalId id) noexcept;
+
+// signal_from_string is the inverse of to_string; nullopt for an unknown id.
+std::optional<SignalId> signal_from_string(std::string_view id) noexcept;
+
+// is_latency says whether the signal is a latency distribution (Snapshot::latency) rather than
+// a scalar signal (Snapshot::signals).
+bool is_latency(SignalId id) noexcept;
+
+}  // namespace inferscope::doctor
