@@ -1,18 +1,14 @@
 // File: sse_relay.cpp
 // Event boundaries are found on the raw bytes (so what is forwarded is exactly what arrived);
-// only `data:` payloads are parsed, with simdjson.
+// `data:` payloads are read by scan_completion, in place: no copy of an event that arrived whole,
+// no allocation per event once the buffers have grown.
 #include "gateway/sse_relay.h"
 
-#include <simdjson.h>
+#include "gateway/completion_scan.h"
 
 namespace inferscope::gateway {
 
 namespace {
-
-simdjson::dom::parser& parser() {
-  thread_local simdjson::dom::parser p;
-  return p;
-}
 
 // event_end finds the end of the first complete event in `s` (the index after its blank line),
 // or npos. A blank line is two consecutive line ends of any kind (LF, CRLF, CR).
@@ -41,38 +37,43 @@ std::size_t event_end(std::string_view s) {
   return std::string_view::npos;
 }
 
-bool has_text(const simdjson::dom::element& object, const char* key) {
-  std::string_view text;
-  return object[key].get_string().get(text) == simdjson::SUCCESS && !text.empty();
-}
-
-bool non_empty_array(const simdjson::dom::element& object, const char* key) {
-  simdjson::dom::array array;
-  return object[key].get_array().get(array) == simdjson::SUCCESS && array.size() > 0;
-}
-
 }  // namespace
+
+SseRelay::SseRelay(bool strip_usage, std::size_t max_event_bytes)
+    : strip_usage_(strip_usage), max_event_bytes_(max_event_bytes) {
+  content_times_.reserve(kExpectedContentEvents);
+}
 
 void SseRelay::feed(std::string_view bytes, TimePoint now, std::string& out) {
   if (malformed_) return;  // nothing after a malformed event is forwarded
-  pending_.append(bytes);
+  if (pending_.empty()) {
+    // The usual case: the read starts at an event boundary, so events are read in place and only
+    // an unfinished last one is copied.
+    const std::size_t used = relay_events(bytes, now, out);
+    pending_.assign(bytes.substr(used));
+  } else {
+    pending_.append(bytes);
+    pending_.erase(0, relay_events(pending_, now, out));
+  }
+  if (pending_.size() > max_event_bytes_) malformed_ = true;
+}
+
+std::size_t SseRelay::relay_events(std::string_view bytes, TimePoint now, std::string& out) {
   std::size_t start = 0;
-  for (;;) {
-    const std::string_view rest = std::string_view(pending_).substr(start);
+  while (!malformed_) {  // after a malformed event the caller ends the stream with an error event
+    const std::string_view rest = bytes.substr(start);
     const std::size_t end = event_end(rest);
     if (end == std::string_view::npos) break;
     const std::string_view event = rest.substr(0, end);
     if (inspect(event, now)) out.append(event);
     start += end;
-    if (malformed_) break;  // the caller ends the stream with an error event
   }
-  pending_.erase(0, start);
-  if (pending_.size() > max_event_bytes_) malformed_ = true;
+  return start;
 }
 
 bool SseRelay::inspect(std::string_view event, TimePoint now) {
-  std::string data;
-  bool has_data = false;
+  std::string_view data;  // one data line is read in place; several are joined in data_lines_
+  int data_lines = 0;
   std::size_t i = 0;
   while (i < event.size()) {
     std::size_t eol = event.find_first_of("\r\n", i);
@@ -86,90 +87,56 @@ bool SseRelay::inspect(std::string_view event, TimePoint now) {
     std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     if (field == "data") {
-      if (has_data) data.push_back('\n');
-      data.append(value);
-      has_data = true;
+      if (data_lines == 1) data_lines_.assign(data);
+      if (data_lines >= 1) {
+        data_lines_.push_back('\n');
+        data_lines_.append(value);
+        data = data_lines_;
+      } else {
+        data = value;
+      }
+      ++data_lines;
     } else if (field == "error") {
       error_event_seen_ = true;  // llama.cpp reports failures after its 200 this way
     }
   }
-  if (!has_data) return true;
+  if (data_lines == 0) return true;
   if (data == "[DONE]") {
     done_seen_ = true;
     return true;
   }
-  bool forward = true;
-  inspect_json(data, now, forward);
-  return forward;
+  return inspect_json(data, now);
 }
 
-void SseRelay::inspect_json(std::string_view data, TimePoint now, bool& forward) {
-  simdjson::padded_string padded(data);
-  simdjson::dom::element root;
-  if (parser().parse(padded).get(root) != simdjson::SUCCESS || !root.is_object()) {
+bool SseRelay::inspect_json(std::string_view data, TimePoint now) {
+  const CompletionScan scan = scan_completion(data, CompletionShape::kChunk);
+  if (!scan.valid) {
     malformed_ = true;
-    forward = false;  // the client gets the gateway's error event instead
-    return;
+    return false;  // the client gets the gateway's error event instead
   }
-  simdjson::dom::element error;
-  if (root["error"].get(error) == simdjson::SUCCESS && !error.is_null()) error_event_seen_ = true;
-  simdjson::dom::element usage;
-  const bool has_usage = root["usage"].get(usage) == simdjson::SUCCESS && usage.is_object();
-  if (has_usage) {
-    std::uint64_t n = 0;
-    if (usage["prompt_tokens"].get_uint64().get(n) == simdjson::SUCCESS) prompt_tokens_ = static_cast<std::uint32_t>(n);
-    if (usage["completion_tokens"].get_uint64().get(n) == simdjson::SUCCESS) {
-      completion_tokens_ = static_cast<std::uint32_t>(n);
-    }
+  if (scan.error) error_event_seen_ = true;
+  if (scan.prompt_tokens) prompt_tokens_ = static_cast<std::uint32_t>(*scan.prompt_tokens);
+  if (scan.completion_tokens) completion_tokens_ = static_cast<std::uint32_t>(*scan.completion_tokens);
+  if (!scan.choices) return true;
+  if (scan.choices_empty) {
+    if (!scan.usage || !strip_usage_) return true;
+    stripped_usage_ = true;
+    return false;
   }
-  simdjson::dom::array choices;
-  if (root["choices"].get_array().get(choices) != simdjson::SUCCESS) return;
-  if (choices.size() == 0) {
-    if (has_usage && strip_usage_) {
-      forward = false;
-      stripped_usage_ = true;
-    }
-    return;
-  }
-  bool content = false;
-  for (simdjson::dom::element choice : choices) {
-    simdjson::dom::element delta;
-    if (choice["delta"].get(delta) == simdjson::SUCCESS && delta.is_object()) {
-      content = content || has_text(delta, "content") || has_text(delta, "reasoning_content") ||
-                has_text(delta, "reasoning") || non_empty_array(delta, "tool_calls");
-    }
-    content = content || has_text(choice, "text");
-    std::string_view reason;
-    if (choice["finish_reason"].get_string().get(reason) == simdjson::SUCCESS) finish_reason_.assign(reason);
-  }
-  if (content) content_times_.push_back(now);
+  if (scan.finish_reason_seen) assign_json_string(scan.finish_reason, scan.finish_reason_escaped, finish_reason_);
+  if (scan.content) content_times_.push_back(now);
+  return true;
 }
 
 WholeResponse read_whole_response(std::string_view body) {
   WholeResponse r;
-  simdjson::padded_string padded(body);
-  simdjson::dom::element root;
-  if (parser().parse(padded).get(root) != simdjson::SUCCESS || !root.is_object()) return r;
+  const CompletionScan scan = scan_completion(body, CompletionShape::kWhole);
+  if (!scan.valid) return r;
   r.parsed = true;
-  simdjson::dom::element usage;
-  if (root["usage"].get(usage) == simdjson::SUCCESS && usage.is_object()) {
-    std::uint64_t n = 0;
-    if (usage["prompt_tokens"].get_uint64().get(n) == simdjson::SUCCESS) r.prompt_tokens = static_cast<std::uint32_t>(n);
-    if (usage["completion_tokens"].get_uint64().get(n) == simdjson::SUCCESS) {
-      r.completion_tokens = static_cast<std::uint32_t>(n);
-    }
-  }
-  simdjson::dom::array choices;
-  if (root["choices"].get_array().get(choices) != simdjson::SUCCESS) return r;
-  for (simdjson::dom::element choice : choices) {
-    simdjson::dom::element message;
-    if (choice["message"].get(message) == simdjson::SUCCESS && message.is_object()) {
-      r.has_content = r.has_content || has_text(message, "content") || non_empty_array(message, "tool_calls");
-    }
-    r.has_content = r.has_content || has_text(choice, "text");
-    std::string_view reason;
-    if (choice["finish_reason"].get_string().get(reason) == simdjson::SUCCESS) r.finish_reason.assign(reason);
-  }
+  if (scan.prompt_tokens) r.prompt_tokens = static_cast<std::uint32_t>(*scan.prompt_tokens);
+  if (scan.completion_tokens) r.completion_tokens = static_cast<std::uint32_t>(*scan.completion_tokens);
+  r.has_content = scan.content;
+  if (scan.finish_reason_seen) assign_json_string(scan.finish_reason, scan.finish_reason_escaped, r.finish_reason);
   return r;
 }
 

@@ -16,19 +16,21 @@
 
 namespace inferscope::gateway {
 
-// SseRelay splits on blank lines (LF, CRLF or CR line ends) and parses each `data:` payload.
+// SseRelay splits on blank lines (LF, CRLF or CR line ends) and scans each `data:` payload with
+// scan_completion (no JSON document is built).
 class SseRelay {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
 
   // strip_usage: drop a usage-only chunk (`"choices": []` with `usage`), which the client did not ask for.
   // max_event_bytes bounds one event (a longer one makes the stream malformed).
-  explicit SseRelay(bool strip_usage, std::size_t max_event_bytes = 4u << 20)
-      : strip_usage_(strip_usage), max_event_bytes_(max_event_bytes) {}
+  explicit SseRelay(bool strip_usage, std::size_t max_event_bytes = 4u << 20);
 
   // feed consumes `bytes` read at `now` and appends the bytes to forward to `out` (whole events
   // only; a partial trailing event waits for its end). Content events are reported to the
-  // content_times() list.
+  // content_times() list. Cost: one pass over the bytes plus scan_completion of each data
+  // payload; no allocation once `out` and the event-time list have grown (only an event split
+  // across reads, or one with several data lines, is copied).
   void feed(std::string_view bytes, TimePoint now, std::string& out);
 
   // content_times returns the time of each content-bearing event (one per event).
@@ -50,13 +52,19 @@ class SseRelay {
   bool stripped_usage() const { return stripped_usage_; }
 
  private:
+  // Room for this many content events before the time list grows (one allocation per response).
+  static constexpr std::size_t kExpectedContentEvents = 256;
+
+  // relay_events relays the complete events at the start of `bytes`; returns the bytes used.
+  std::size_t relay_events(std::string_view bytes, TimePoint now, std::string& out);
   // inspect reads one event's payload; returns false when the event must not be forwarded.
   bool inspect(std::string_view event, TimePoint now);
-  void inspect_json(std::string_view data, TimePoint now, bool& forward);
+  bool inspect_json(std::string_view data, TimePoint now);
 
   bool strip_usage_;
   std::size_t max_event_bytes_;
-  std::string pending_;
+  std::string pending_;     // an unfinished event carried to the next read
+  std::string data_lines_;  // the joined data lines of an event that has several
   std::vector<TimePoint> content_times_;
   std::optional<std::uint32_t> prompt_tokens_;
   std::optional<std::uint32_t> completion_tokens_;
@@ -77,6 +85,7 @@ struct WholeResponse {
 };
 
 // read_whole_response reads usage and finish reasons from a whole JSON completion body.
+// Cost: one scan_completion pass; allocates only for a finish reason longer than SSO.
 WholeResponse read_whole_response(std::string_view body);
 
 }  // namespace inferscope::gateway

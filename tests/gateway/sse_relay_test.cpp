@@ -4,8 +4,24 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
+
+// Counts this test binary's heap allocations, for the allocation-free relay test below.
+namespace {
+std::atomic<std::size_t> g_allocations{0};
+}  // namespace
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+// Out of line, so that g++ does not pair the inlined free() with operator new and warn.
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace inferscope::gateway {
 namespace {
@@ -114,6 +130,68 @@ TEST(SseRelayTest, WholeResponseUsage) {
   EXPECT_EQ(r.prompt_tokens.value_or(0), 5u);
   EXPECT_EQ(r.finish_reason, "length");
   EXPECT_FALSE(read_whole_response("not json").parsed);
+}
+
+// Tests that events split anywhere across reads (inside a key, an escape, a CRLF, "[DONE]") are
+// read once each, with the same fields as when they arrive whole.
+TEST(SseRelayTest, EventsSplitAcrossReads) {
+  const std::string stream =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"\\\"}]}\\n\\n\"}}]}\r\n\r\n"  // content: "}]}\n\n
+      "data: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\"},\"finish_reason\":\"\\u006cength\"}]}\r\n\r\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2}}\r\n\r\n"
+      "data: [DONE]\r\n\r\n";
+  for (std::size_t piece = 1; piece <= stream.size(); ++piece) {
+    SseRelay relay(true);
+    const std::string out = relay_in_pieces(relay, stream, piece);
+    EXPECT_EQ(relay.content_events(), 2u) << "piece " << piece;
+    EXPECT_EQ(relay.finish_reason(), "length") << "piece " << piece;
+    EXPECT_EQ(relay.completion_tokens().value_or(0), 2u) << "piece " << piece;
+    EXPECT_TRUE(relay.stripped_usage()) << "piece " << piece;
+    EXPECT_TRUE(relay.done_seen()) << "piece " << piece;
+    EXPECT_FALSE(relay.malformed()) << "piece " << piece;
+    EXPECT_EQ(relay.pending_bytes(), 0u) << "piece " << piece;
+    EXPECT_EQ(out.find("usage"), std::string::npos) << "piece " << piece;
+  }
+}
+
+// Tests that an event whose JSON is spread over several data lines is joined before it is read.
+TEST(SseRelayTest, MultiLineDataIsJoined) {
+  SseRelay relay(false);
+  std::string out;
+  const std::string event = "data: {\"choices\":\ndata: [{\"delta\":{\"content\":\"a\"},\ndata: \"finish_reason\":\"stop\"}]}\n\n";
+  relay.feed(event, Clock::now(), out);
+  EXPECT_EQ(out, event);
+  EXPECT_EQ(relay.content_events(), 1u);
+  EXPECT_EQ(relay.finish_reason(), "stop");
+  EXPECT_FALSE(relay.malformed());
+}
+
+// Tests that relaying whole events allocates nothing once the output buffer has grown: the
+// gateway's per-event cost has no heap allocation in it (a content, a finish, a usage chunk).
+TEST(SseRelayTest, RelayingWholeEventsDoesNotAllocate) {
+  const std::string events =
+      "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+      "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" more\"},\"finish_reason\":\"length\"}]}\n\n"
+      "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n";
+  SseRelay relay(true);
+  std::string out;
+  out.reserve(4096);
+  const auto now = Clock::now();
+  relay.feed(events, now, out);  // the first time may size buffers
+  const std::size_t before = g_allocations.load();
+  for (int i = 0; i < 100; ++i) {
+    out.clear();
+    relay.feed(events, now, out);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0u);
+  EXPECT_EQ(relay.content_events(), 202u);
+  EXPECT_EQ(relay.finish_reason(), "length");
+  const std::string body =
+      R"({"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7}})";
+  const std::size_t before_whole = g_allocations.load();
+  const WholeResponse r = read_whole_response(body);
+  EXPECT_EQ(g_allocations.load() - before_whole, 0u);
+  EXPECT_EQ(r.completion_tokens.value_or(0), 7u);
 }
 
 }  // namespace
