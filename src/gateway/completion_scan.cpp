@@ -8,9 +8,14 @@
 
 #include <bitset>
 #include <charconv>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <system_error>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace inferscope::gateway {
 
@@ -120,7 +125,7 @@ void append_utf8(std::uint32_t cp, std::string& out) {
 }
 
 // key_is compares a validated raw key with an ASCII name, decoding escapes ("con\u0074ent").
-bool key_is(std::string_view raw, bool escaped, std::string_view name) {
+inline bool key_is(std::string_view raw, bool escaped, std::string_view name) {
   if (!escaped) return raw == name;
   std::size_t i = 0;
   for (const char want : name) {
@@ -128,6 +133,19 @@ bool key_is(std::string_view raw, bool escaped, std::string_view name) {
   }
   return i == raw.size();
 }
+
+#if defined(__SSE2__)
+// special_mask returns a bit per byte of the 16 at p that is '"', '\\', a control character or
+// non-ASCII (a signed compare with 0x20 catches the last two at once): the bytes a string scan
+// must look at one by one.
+unsigned special_mask(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  const __m128i below_space_or_high = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), below_space_or_high)));
+}
+#endif
 
 class Scanner {
  public:
@@ -292,7 +310,7 @@ class Scanner {
 
   // skip_value validates and skips one value of any kind held by a container at nesting `depth`.
   bool skip_value(int depth) {
-    std::bitset<kMaxDepth + 1> in_object;  // per level below `depth`: an object (else an array)
+    std::bitset<kMaxDepth + 1>& in_object = skip_in_object_;
     int level = 0;
     for (;;) {
       const char c = peek();
@@ -352,7 +370,22 @@ class Scanner {
   bool string(std::string_view& raw, bool& escaped) {
     const char* start = ++p_;
     escaped = false;
-    while (p_ != end_) {
+    for (;;) {
+#if defined(__SSE2__)
+      // Sixteen bytes at a time, to the first one worth a look (measured: gateway_sse_relay_bench).
+      if (end_ - p_ >= 16) {
+        const unsigned special = special_mask(p_);
+        if (special == 0) {
+          p_ += 16;
+          continue;
+        }
+        p_ += __builtin_ctz(special);
+      } else if (p_ == end_) {
+        return false;
+      }
+#else
+      if (p_ == end_) return false;
+#endif
       const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         raw = std::string_view(start, static_cast<std::size_t>(p_ - start));
@@ -373,7 +406,6 @@ class Scanner {
         p_ += n;
       }
     }
-    return false;
   }
 
   // escape checks the escape at the backslash under p_ and moves past it.
@@ -438,9 +470,10 @@ class Scanner {
     if (!is_float) {
       std::uint64_t value = 0;
       for (const char* d = int_start; d != int_end; ++d) {
-        const auto digit = static_cast<std::uint64_t>(*d - '0');
-        if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
-        value = value * 10 + digit;
+        if (__builtin_mul_overflow(value, 10u, &value) ||
+            __builtin_add_overflow(value, static_cast<std::uint64_t>(*d - '0'), &value)) {
+          return false;
+        }
       }
       if (negative && value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1) return false;
       if (as_uint != nullptr && (!negative || value == 0)) *as_uint = value;
@@ -463,6 +496,7 @@ class Scanner {
 
   const char* p_;
   const char* end_;
+  std::bitset<kMaxDepth + 1> skip_in_object_;  // skip_value's levels: an object (else an array)
   CompletionShape shape_;
   CompletionScan& out_;
   bool seen_error_ = false;

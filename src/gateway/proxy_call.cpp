@@ -234,7 +234,8 @@ asio::awaitable<bool> ProxyCall::relay() {
   SseRelay sse_relay(measured_ && info_.needs_usage());
   std::string in;
   std::string out;
-  std::string whole;
+  std::string whole;              // a non-streamed body that came in several reads
+  std::string_view whole_in_place;  // ... or the one read that held all of it
   std::optional<ErrorKind> failure;
   while (!exchange_.done()) {
     in.clear();
@@ -245,6 +246,8 @@ asio::awaitable<bool> ProxyCall::relay() {
       out.clear();
       sse_relay.feed(in, now, out);
       forward = out;
+    } else if (measured_ && whole.empty() && exchange_.done()) {
+      whole_in_place = in;  // the loop ends here, so `in` stays as it is
     } else if (measured_ && whole.size() + in.size() <= kMaxWholeCopy) {
       whole.append(in);
     }
@@ -280,7 +283,7 @@ asio::awaitable<bool> ProxyCall::relay() {
     if (!failure && sse_relay.error_event_seen()) timeline_.finish(timeline::FinishReason::kError, Clock::now());
     reason_ = sse_relay.finish_reason();
   } else if (measured_ && status_ < 300) {
-    const WholeResponse r = read_whole_response(whole);
+    const WholeResponse r = read_whole_response(whole.empty() ? whole_in_place : std::string_view(whole));
     const std::uint32_t tokens = r.completion_tokens.value_or(r.has_content ? 1 : 0);
     if (tokens > 0) timeline_.add_output(Clock::now(), tokens);
     if (r.prompt_tokens) timeline_.set_prompt_tokens(*r.prompt_tokens);

@@ -6,35 +6,39 @@
 
 #include "gateway/completion_scan.h"
 
+#include <cstring>
+
 namespace inferscope::gateway {
 
 namespace {
 
+// line_end returns the index of the first line end ('\r' or '\n') in `s` at or after `i`, or
+// s.size(). Two memchr calls: std::string_view::find_first_of("\r\n") calls memchr per byte.
+std::size_t line_end(std::string_view s, std::size_t i) {
+  const char* begin = s.data() + i;
+  const std::size_t n = s.size() - i;
+  const auto* lf = static_cast<const char*>(std::memchr(begin, '\n', n));
+  const std::size_t before_lf = lf != nullptr ? static_cast<std::size_t>(lf - begin) : n;
+  const auto* cr = static_cast<const char*>(std::memchr(begin, '\r', before_lf));
+  return i + (cr != nullptr ? static_cast<std::size_t>(cr - begin) : before_lf);
+}
+
 // event_end finds the end of the first complete event in `s` (the index after its blank line),
-// or npos. A blank line is two consecutive line ends of any kind (LF, CRLF, CR).
+// or npos. A blank line is two consecutive line ends of any kind (LF, CRLF, CR); a line end as
+// the very first byte does not make one.
 std::size_t event_end(std::string_view s) {
-  std::size_t i = 0;
-  bool line_start = true;  // at the start of a line (previous char ended a line)
-  bool first = true;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '\n' || c == '\r') {
-      std::size_t next = i + 1;
-      if (c == '\r') {
-        if (next >= s.size()) return std::string_view::npos;  // CR at the end: maybe CRLF, wait
-        if (s[next] == '\n') ++next;
-      }
-      if (line_start && !first) return next;
-      line_start = true;
-      first = false;
-      i = next;
-      continue;
+  std::size_t i = 0;  // the start of the current line
+  for (;;) {
+    const std::size_t eol = line_end(s, i);
+    if (eol == s.size()) return std::string_view::npos;
+    std::size_t next = eol + 1;
+    if (s[eol] == '\r') {
+      if (next >= s.size()) return std::string_view::npos;  // CR at the end: maybe CRLF, wait
+      if (s[next] == '\n') ++next;
     }
-    line_start = false;
-    first = false;
-    ++i;
+    if (eol == i && eol != 0) return next;
+    i = next;
   }
-  return std::string_view::npos;
 }
 
 }  // namespace
@@ -76,8 +80,7 @@ bool SseRelay::inspect(std::string_view event, TimePoint now) {
   int data_lines = 0;
   std::size_t i = 0;
   while (i < event.size()) {
-    std::size_t eol = event.find_first_of("\r\n", i);
-    if (eol == std::string_view::npos) eol = event.size();
+    const std::size_t eol = line_end(event, i);
     std::string_view line = event.substr(i, eol - i);
     i = eol + 1;
     if (eol < event.size() && event[eol] == '\r' && i < event.size() && event[i] == '\n') ++i;
