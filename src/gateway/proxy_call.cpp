@@ -2,8 +2,10 @@
 // One ProxyCall per proxied request. The client's peer watch runs for the whole call: a client
 // that leaves while queued abandons its place, and one that leaves later cancels the upstream
 // connection at once through the connection's peer-closed hook (before or after the first byte,
-// streaming or not). Every response to the client is written as it arrives (chunked), with
-// X-Accel-Buffering: no so that an nginx in front does not hold it back.
+// streaming or not). Every response to the client is written as it arrives (chunked), one write
+// per upstream read whatever number of events it holds, with X-Accel-Buffering: no so that an
+// nginx in front does not hold it back; a whole body's head waits for its first bytes, and the
+// last bytes carry the terminating chunk, so a body read at once costs one write.
 #include "gateway/proxy_call.h"
 
 #include <boost/asio/this_coro.hpp>
@@ -130,6 +132,7 @@ class ProxyCall {
   UpstreamExchange exchange_;
   int status_ = 0;
   std::string reason_;  // the upstream's last finish_reason
+  bool ended_ = false;  // the response's terminating chunk went out with its last data
 };
 
 asio::awaitable<bool> ProxyCall::reject(const net::ApiError& error, ErrorKind kind) {
@@ -227,11 +230,21 @@ asio::awaitable<bool> ProxyCall::relay() {
     out_head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
   out_head.headers.emplace_back("X-Accel-Buffering", "no");
-  if (!co_await c_.write_stream_head(request_, out_head)) {
-    exchange_.cancel();
-    co_return co_await finish_stream(ErrorKind::kClientDisconnect);
+  if (sse) {
+    if (!co_await c_.write_stream_head(request_, out_head)) {
+      exchange_.cancel();
+      co_return co_await finish_stream(ErrorKind::kClientDisconnect);
+    }
+  } else {
+    // A whole body follows its head at once (and its client waits for all of it): the head goes
+    // out with the first body bytes, a body read in one piece with its end too: one write.
+    c_.hold_stream_head(request_, out_head);
   }
   SseRelay sse_relay(measured_ && info_.needs_usage());
+  const auto cut_short = [&] {  // well-framed HTTP, but the event stream stopped short
+    return sse && measured_ && status_ < 300 && (!sse_relay.done_seen() || sse_relay.pending_bytes() > 0) &&
+           !sse_relay.error_event_seen();
+  };
   std::string in;
   std::string out;
   std::string whole;              // a non-streamed body that came in several reads
@@ -251,6 +264,13 @@ asio::awaitable<bool> ProxyCall::relay() {
     } else if (measured_ && whole.size() + in.size() <= kMaxWholeCopy) {
       whole.append(in);
     }
+    if (exchange_.done() && error == net::ClientError::kNone && !sse_relay.malformed() && !c_.peer_closed() &&
+        !cut_short()) {
+      // The body is complete and nothing is wrong: its last bytes and the end in one write.
+      ended_ = co_await c_.write_stream_last(forward);
+      if (!ended_) failure = ErrorKind::kClientDisconnect;
+      break;
+    }
     if (!forward.empty() && !co_await c_.write_stream_data(forward)) {
       failure = ErrorKind::kClientDisconnect;
       break;
@@ -266,10 +286,7 @@ asio::awaitable<bool> ProxyCall::relay() {
     }
   }
   if (c_.peer_closed()) failure = ErrorKind::kClientDisconnect;
-  if (!failure && sse && measured_ && status_ < 300 && (!sse_relay.done_seen() || sse_relay.pending_bytes() > 0) &&
-      !sse_relay.error_event_seen()) {
-    failure = ErrorKind::kTruncatedStream;  // well-framed HTTP, but the event stream stopped short
-  }
+  if (!failure && cut_short()) failure = ErrorKind::kTruncatedStream;
   if (failure) exchange_.cancel();
   // Timeline: content events as they passed, then the upstream's own token counts when given.
   if (measured_ && sse) {
@@ -305,7 +322,7 @@ asio::awaitable<bool> ProxyCall::finish_stream(std::optional<ErrorKind> failure)
     std::string tail = "data: " + net::api_error_body(e) + "\n\ndata: [DONE]\n\n";
     ok = co_await c_.write_stream_data(tail);
   }
-  if (ok) ok = co_await c_.write_stream_end();
+  if (ok && !ended_) ok = co_await c_.write_stream_end();
   co_await end_watch();
   const auto end = Clock::now();
   if (failure == ErrorKind::kClientDisconnect || !ok) {

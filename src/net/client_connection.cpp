@@ -170,9 +170,18 @@ asio::awaitable<ClientError> ClientConnection::read_body_some(std::string& out, 
   } else {
     co_await http::async_read_some(*s.tcp, s.buffer, *s.parser, tok(ec));
   }
+  if (ec == http::error::need_buffer) ec = {};
+  // The read above returns after one chunk of a chunked body; parse the chunks that arrived with
+  // it too, so that events streamed together reach the caller (and its client) in one piece.
+  // Only bytes already here: nothing waits for more.
+  while (!ec && s.buffer.size() > 0 && !s.parser->is_done() && s.parser->get().body().size > 0) {
+    const std::size_t used = s.parser->put(s.buffer.data(), ec);
+    s.buffer.consume(used);
+    if (ec == http::error::need_more || ec == http::error::need_buffer) ec = {};
+    if (used == 0) break;
+  }
   const std::size_t n = s.chunk.size() - s.parser->get().body().size;
   out.append(s.chunk.data(), n);
-  if (ec == http::error::need_buffer) ec = {};
   if (ec) co_return s.fail(ec, ClientError::kIdleTimeout, true);
   co_return ClientError::kNone;
 }

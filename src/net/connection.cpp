@@ -10,11 +10,15 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/core/buffer_traits.hpp>
+#include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
+
+#include <array>
+#include <charconv>
 
 #include "net/detail/server_core.h"
 
@@ -91,6 +95,7 @@ asio::awaitable<void> Connection::run() {
     busy_ = true;
     keep_alive_ = request_.keep_alive();
     write_delay_ = std::chrono::microseconds(0);
+    held_head_.clear();
     const bool keep = co_await core_.handler(*this);
     peer_closed_hook_ = nullptr;
     busy_ = false;
@@ -193,7 +198,7 @@ asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request) 
   co_return co_await write_stream_head(request, kSseHead);
 }
 
-asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request, const StreamHead& head_spec) {
+void Connection::hold_stream_head(const HttpRequest& request, const StreamHead& head_spec) {
   http::response<http::empty_body> head{static_cast<http::status>(head_spec.status), request.version()};
   head.set(http::field::server, core_.options.server_name);
   head.set(http::field::content_type, head_spec.content_type);
@@ -207,37 +212,60 @@ asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request, 
     keep_alive_ = false;  // HTTP/1.0: the end of the body is the end of the connection
   }
   head.keep_alive(keep_alive_);
-  if (!co_await delay_write()) co_return false;
+  held_head_.clear();
   http::response_serializer<http::empty_body> serializer{head};
+  serializer.split(true);
   boost::system::error_code ec;
-  arm_idle_deadline();
-  co_await http::async_write_header(socket_, serializer, redirect_error(use_awaitable, ec));
-  clear_deadline();
-  if (ec) peer_closed_ = true;
-  co_return !ec;
+  while (!ec && !serializer.is_header_done()) {
+    serializer.next(ec, [&](boost::system::error_code&, const auto& buffers) {
+      for (const auto buffer : boost::beast::buffers_range_ref(buffers)) {
+        held_head_.append(static_cast<const char*>(buffer.data()), buffer.size());
+      }
+      serializer.consume(boost::beast::buffer_bytes(buffers));
+    });
+  }
+}
+
+asio::awaitable<bool> Connection::write_stream_head(const HttpRequest& request, const StreamHead& head_spec) {
+  hold_stream_head(request, head_spec);
+  co_return co_await write_stream_parts({}, false);
 }
 
 asio::awaitable<bool> Connection::write_stream_data(std::string_view data) {
-  if (data.empty()) co_return !closed_;
-  if (!co_await delay_write()) co_return false;
-  boost::system::error_code ec;
-  arm_idle_deadline();
-  if (chunked_) {
-    co_await asio::async_write(socket_, http::make_chunk(asio::buffer(data.data(), data.size())),
-                               redirect_error(use_awaitable, ec));
-  } else {
-    co_await asio::async_write(socket_, asio::buffer(data.data(), data.size()), redirect_error(use_awaitable, ec));
-  }
-  clear_deadline();
-  if (ec) peer_closed_ = true;
-  co_return !ec;
+  co_return co_await write_stream_parts(data, false);
+}
+
+asio::awaitable<bool> Connection::write_stream_last(std::string_view data) {
+  co_return co_await write_stream_parts(data, true);
 }
 
 asio::awaitable<bool> Connection::write_stream_end() {
-  if (!chunked_) co_return !closed_;
+  co_return co_await write_stream_parts({}, true);
+}
+
+asio::awaitable<bool> Connection::write_stream_parts(std::string_view data, bool last) {
+  std::array<asio::const_buffer, 5> parts;
+  std::size_t count = 0;
+  const bool head = !held_head_.empty();
+  if (head) parts[count++] = asio::buffer(held_head_);
+  std::array<char, 20> size_line;  // "<hex size>\r\n", as Beast's make_chunk writes it
+  if (!data.empty() && chunked_) {
+    char* end = std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16).ptr;
+    *end++ = '\r';
+    *end++ = '\n';
+    parts[count++] = asio::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data()));
+    parts[count++] = asio::buffer(data.data(), data.size());
+    parts[count++] = asio::buffer("\r\n", 2);
+  } else if (!data.empty()) {
+    parts[count++] = asio::buffer(data.data(), data.size());
+  }
+  if (last && chunked_) parts[count++] = asio::buffer("0\r\n\r\n", 5);
+  if (count == 0) co_return !closed_;
+  if ((head || !data.empty()) && !co_await delay_write()) co_return false;
+  held_head_.clear();
   boost::system::error_code ec;
   arm_idle_deadline();
-  co_await asio::async_write(socket_, http::make_chunk_last(), redirect_error(use_awaitable, ec));
+  co_await asio::async_write(socket_, parts, redirect_error(use_awaitable, ec));  // unused parts are empty
   clear_deadline();
   if (ec) peer_closed_ = true;
   co_return !ec;

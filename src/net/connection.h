@@ -87,8 +87,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<bool> write_stream_head(const HttpRequest& request, const StreamHead& head);
   // write_stream_head(request) writes SSE's default head.
   boost::asio::awaitable<bool> write_stream_head(const HttpRequest& request);
+  // hold_stream_head prepares the head as write_stream_head does, but sends it with the next
+  // write_stream_data, write_stream_last or write_stream_end, in the same write: for a body that
+  // is about to follow, one write instead of two or three. Writes nothing itself.
+  void hold_stream_head(const HttpRequest& request, const StreamHead& head);
   // write_stream_data writes `data` as one chunk, at once (no buffering). False: the write failed.
   boost::asio::awaitable<bool> write_stream_data(std::string_view data);
+  // write_stream_last writes `data` as the last chunk and the terminating chunk, in one write.
+  boost::asio::awaitable<bool> write_stream_last(std::string_view data);
   // write_stream_end writes the terminating chunk; the stream is then complete.
   boost::asio::awaitable<bool> write_stream_end();
 
@@ -109,6 +115,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<void> watchdog();
   boost::asio::awaitable<void> peer_watch_loop(AsyncSignal* signal);
   boost::asio::awaitable<bool> delay_write();
+  // write_stream_parts writes a held head, `data` as a chunk and, when `last`, the terminating
+  // chunk, whichever there are, in one gather write.
+  boost::asio::awaitable<bool> write_stream_parts(std::string_view data, bool last);
   void arm_deadline(std::chrono::milliseconds timeout);
   void arm_idle_deadline();
   void clear_deadline() { deadline_ = std::chrono::steady_clock::time_point::max(); }
@@ -118,6 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   detail::ConnectionSet& set_;
   boost::beast::flat_buffer buffer_;
   HttpRequest request_;
+  std::string held_head_;  // a serialized response head waiting to go out with the body
   boost::asio::steady_timer watchdog_timer_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   std::chrono::microseconds write_delay_{0};
