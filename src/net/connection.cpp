@@ -262,10 +262,10 @@ asio::awaitable<bool> Connection::write_stream_parts(std::string_view data, bool
   if (last && chunked_) parts[count++] = asio::buffer("0\r\n\r\n", 5);
   if (count == 0) co_return !closed_;
   if ((head || !data.empty()) && !co_await delay_write()) co_return false;
-  held_head_.clear();
   boost::system::error_code ec;
   arm_idle_deadline();
   co_await asio::async_write(socket_, parts, redirect_error(use_awaitable, ec));  // unused parts are empty
+  held_head_.clear();  // only now: the write read it in place
   clear_deadline();
   if (ec) peer_closed_ = true;
   co_return !ec;
