@@ -54,15 +54,17 @@ json rows_json() {
   return rows;
 }
 
-json targets_json(const Targets& targets) {
+json targets_json(const Targets& targets, const std::map<std::string, std::string>& notes) {
   json out = json::array();
   for (const auto& job : targets.jobs) {
+    const auto note = notes.find(job.job);
     out.push_back({{"id", job.job},
                    {"job", job.job},
                    {"dialect", job.dialect ? std::string(dialect::to_string(*job.dialect)) : std::string("unknown")},
                    {"instances", job.instances},
                    {"up", job.instances > 0 && job.instances_up == job.instances},
-                   {"models", job.models}});
+                   {"models", job.models},
+                   {"note", note == notes.end() ? std::string() : note->second}});
   }
   return out;
 }
@@ -170,7 +172,8 @@ std::string DashboardData::meta_json() {
               {"prometheus_url", options_.prometheus_url}};
   auto targets = discover_targets(client_, t);
   if (targets) {
-    out["targets"] = targets_json(*targets);
+    out["targets"] = targets_json(*targets, options_.target_notes ? options_.target_notes()
+                                                                  : std::map<std::string, std::string>());
     out["models"] = targets->models;
     const JobInfo* def = default_job(*targets);
     out["default_target"] = def ? def->job : "";

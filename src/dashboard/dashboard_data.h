@@ -30,6 +30,9 @@ struct DashboardOptions {
   std::size_t max_points = 400;          // per series
   std::function<double()> now = {};      // Unix seconds; the system clock when empty
   std::chrono::milliseconds query_timeout{8000};
+  // target_notes: job -> what `inferscope up` knows about its kind that Prometheus cannot tell
+  // ("kind unknown yet (not answering since ...)"); shown with the target. Empty: none.
+  std::function<std::map<std::string, std::string>()> target_notes = {};
 };
 
 // time_range_seconds maps a range name of the page ("15m", "1h", "3h", "6h", "12h", "24h", "2d",
@@ -47,7 +50,7 @@ class DashboardData {
   static Result<std::unique_ptr<DashboardData>> create(DashboardOptions options);
 
   // meta_json answers GET /api/dashboard/meta: schema_version, ranges, default_range, rows with
-  // their panels, targets (job, dialect, instances up) and models. Prometheus being unreachable is
+  // their panels, targets (job, dialect, instances up, note from target_notes) and models. Prometheus being unreachable is
   // reported inside ("prometheus": {"reachable": false, "error": ...}), never as an HTTP error.
   std::string meta_json();
 

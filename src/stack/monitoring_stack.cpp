@@ -212,15 +212,21 @@ Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const StackConfi
   stack->prometheus_url_ = "http://" + address(*port);
   // Now that Prometheus' own port is known it can scrape itself (samples/s, TSDB health).
   ports.prometheus = *port;
-  auto final_files = write_generated_files(config, ports, rule_files);
-  if (!final_files) return final_files.error();
-  auto reload = blocking_http_request("POST", stack->prometheus_url_ + "/-/reload", {}, {}, seconds(10));
+  stack->ports_ = ports;
+  if (auto applied = stack->apply_rules(config, rule_files); !applied) return applied.error();
+  return stack;
+}
+
+Result<void> MonitoringStack::apply_rules(const StackConfig& config, const std::vector<RuleFile>& rule_files) {
+  auto files = write_generated_files(config, ports_, rule_files);
+  if (!files) return files.error();
+  auto reload = blocking_http_request("POST", prometheus_url_ + "/-/reload", {}, {}, seconds(10));
   if (!reload || reload->status != 200) {
-    return make_error("cannot reload Prometheus at " + stack->prometheus_url_ + ": " +
+    return make_error("cannot reload Prometheus at " + prometheus_url_ + ": " +
                       (reload ? "HTTP " + std::to_string(reload->status) + " " + reload->body : reload.error().message));
   }
-  stack->files_ = *final_files;
-  return stack;
+  files_ = *files;
+  return {};
 }
 
 }  // namespace inferscope::stack

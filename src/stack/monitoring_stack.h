@@ -56,6 +56,12 @@ class MonitoringStack {
   const GeneratedFiles& files() const { return files_; }
   Supervisor& supervisor() { return supervisor_; }
 
+  // apply_rules rewrites prometheus.yml (targets' kinds) and the rule files for `config` and
+  // makes the running Prometheus load them (POST /-/reload); a restarted Prometheus reads them
+  // too. Fails with Prometheus' answer when it refuses them (it keeps the old ones then). Call
+  // from one thread at a time, only after start succeeded with its own Prometheus.
+  Result<void> apply_rules(const StackConfig& config, const std::vector<RuleFile>& rule_files);
+
   // stop stops every child (Prometheus first). Idempotent.
   void stop();
 
@@ -64,6 +70,7 @@ class MonitoringStack {
 
   Supervisor supervisor_;
   GeneratedFiles files_;
+  StackPorts ports_;
   std::string prometheus_url_;
   std::string alertmanager_url_;
 };

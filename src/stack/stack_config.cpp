@@ -397,9 +397,19 @@ Result<TargetConfig> parse_target_url(std::string_view text) {
                         "\": use letters, digits, '_', '-', '.'");
     }
   }
+  // KIND@ before the scheme names the kind (NAME=vllm@http://...): that target skips detection.
+  if (const std::size_t at = url.find('@'), scheme = url.find("://"); at != std::string_view::npos &&
+                                                                        scheme != std::string_view::npos && at < scheme) {
+    t.kind = std::string(url.substr(0, at));
+    url.remove_prefix(at + 1);
+    if (t.kind == "auto" || std::find(std::begin(kTargetKinds), std::end(kTargetKinds), t.kind) == std::end(kTargetKinds)) {
+      return make_error("unknown kind \"" + t.kind + "\" in \"" + std::string(text) +
+                        "\" (inferscope, vllm, llamacpp, tgi, triton, dcgm, node; leave KIND@ out to detect it)");
+    }
+  }
   const auto bad = [&](std::string_view why) {
     return make_error("bad target URL \"" + std::string(url) + "\": " + std::string(why) +
-                      " (expected [NAME=]http://host:port[/path])");
+                      " (expected [NAME=][KIND@]http://host:port[/path])");
   };
   if (!printable_ascii(url)) return bad("only printable ASCII without spaces is allowed (percent-encode the rest)");
   if (url.starts_with("http://")) {

@@ -24,7 +24,8 @@
 
 namespace inferscope::stack {
 
-// kTargetKinds lists the accepted target kinds; "auto" detects the dialect from one scrape.
+// kTargetKinds lists the accepted target kinds; "auto" detects the dialect while up runs (and
+// follows it when the target's metric names change); any other kind skips detection.
 inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm", "llamacpp", "tgi", "triton",
                                                     "dcgm",       "node", "auto"};
 
@@ -107,8 +108,9 @@ struct StackConfig {
   }
 };
 
-// parse_target_url parses "[NAME=]URL" (the --target form). URL must be http:// or https:// with
-// a host and port; a missing path becomes /metrics; a missing NAME becomes "host:port"-derived.
+// parse_target_url parses "[NAME=][KIND@]URL" (the --target form). URL must be http:// or https://
+// with a host and port; a missing path becomes /metrics; a missing NAME becomes "host:port"-derived;
+// KIND (one of kTargetKinds but "auto") fixes the kind, else it stays "auto" (detected).
 Result<TargetConfig> parse_target_url(std::string_view text);
 
 // load_stack_config reads a YAML config file into a StackConfig with the defaults above for

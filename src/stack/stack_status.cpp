@@ -133,6 +133,7 @@ json build_status_json(const StatusInputs& in) {
       const std::string job = t["job"];
       if (const auto d = in.dialects.find(job); d != in.dialects.end()) t["dialect"] = d->second;
       if (const auto m = in.missing_alerts.find(job); m != in.missing_alerts.end()) t["missing_alerts"] = m->second;
+      if (const auto n = in.kind_notes.find(job); n != in.kind_notes.end()) t["kind_note"] = n->second;
       status["targets"].push_back(std::move(t));
     }
   } else {
@@ -166,6 +167,7 @@ std::string render_status_text(const json& s) {
                        text_or(t, "url"));
     if (!text_or(t, "last_error").empty()) out += "  last error: " + text_or(t, "last_error");
     out += "\n";
+    if (!text_or(t, "kind_note").empty()) out += fmt::format("  {:<16} {}\n", "", text_or(t, "kind_note"));
     if (t.contains("missing_alerts")) {
       for (const json& n : t["missing_alerts"]) out += fmt::format("  {:<16} lacks {}\n", "", n.get<std::string>());
     }

@@ -38,12 +38,16 @@ struct StatusInputs {
   std::map<std::string, std::string> dialects;
   // missing_alerts maps a job to the alert names its dialect cannot support (with the reason).
   std::map<std::string, std::vector<std::string>> missing_alerts;
+  // kind_notes maps a job whose kind is not settled to why ("kind unknown yet (not answering
+  // since 2026-12-01T18:00:03Z)"), or whose metrics no longer fit its kind (kind_follower.h).
+  std::map<std::string, std::string> kind_notes;
   nlohmann::json relay = nullptr;  // the relay's status, or null when no relay runs
   nlohmann::json report = nullptr; // the daily report's schedule, last run and deliveries (UpReport::status_json)
 };
 
-// build_status_json assembles {prometheus, alertmanager, api, children[], targets[],
-// alerts[], errors[], relay, report}; the Prometheus queries' failures go to errors[].
+// build_status_json assembles {prometheus, alertmanager, api, children[], targets[] (with dialect,
+// missing_alerts and kind_note where known), alerts[], errors[], relay, report}; the Prometheus
+// queries' failures go to errors[].
 nlohmann::json build_status_json(const StatusInputs& inputs);
 
 // render_status_text prints a status JSON (as build_status_json makes it) for a terminal: one

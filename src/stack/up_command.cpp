@@ -21,6 +21,7 @@
 #include "net/router.h"
 #include "relay/relay.h"
 #include "stack/blocking_http.h"
+#include "stack/kind_follower.h"
 #include "stack/monitoring_stack.h"
 #include "stack/prom_duration.h"
 #include "stack/stack_status.h"
@@ -84,7 +85,7 @@ StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
   for (const std::string& text : f.targets) {
     auto target = parse_target_url(text);
     if (!target) fail("--target: " + target.error().message);
-    target->kind = f.kind;
+    if (target->kind == "auto") target->kind = f.kind;  // NAME=KIND@URL wins over --kind
     config.targets.push_back(std::move(*target));
   }
   if (given(cmd, "--port")) config.port = f.port;
@@ -174,6 +175,10 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
   if (!f.export_grafana.empty()) return run_export_grafana(f);
   StackConfig config = build_config(f, cmd);
+  std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
+  for (const TargetConfig& t : config.targets) {
+    if (t.kind == "auto") followed.push_back(t.name);
+  }
   auto rules = make_up_rules(config);
   if (!rules) fail(rules.error().message);
   for (const std::string& warning : rules->warnings) std::fprintf(stderr, "%s\n", warning.c_str());
@@ -188,6 +193,12 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   EventPrinter print;
+  for (const auto& [job, probe] : rules->probes) {
+    if (probe.kind) {
+      print("inferscope up: target " + job + ": detected " + *probe.kind + ", " +
+            std::to_string(rules->alert_counts[job]) + " alerts");
+    }
+  }
   metrics::Registry registry;
   UpContext context(registry);
   std::error_code ec;
@@ -233,20 +244,27 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   report_sink = &report;
 
   std::unique_ptr<MonitoringStack> stack;
-  std::mutex stack_mutex;  // guards `stack` for status readers during start-up
+  std::unique_ptr<KindFollower> follower;
+  std::mutex stack_mutex;  // guards `stack` and `follower` for status readers during start-up
   std::string api_url;
   net::Router router;
   add_stack_routes(router, context, [&]() {
     StatusInputs in;
+    in.dialects = rules->dialects;
+    in.missing_alerts = rules->missing_alerts;
     {
       std::lock_guard lock(stack_mutex);
       if (stack) in.children = stack->supervisor().status();
+      if (follower) {
+        KindSnapshot kinds = follower->snapshot();
+        in.dialects = std::move(kinds.dialects);
+        in.missing_alerts = std::move(kinds.missing_alerts);
+        in.kind_notes = std::move(kinds.notes);
+      }
     }
     in.prometheus_url = context.prometheus_url();
     in.alertmanager_url = context.alertmanager_url();
     in.api_url = api_url;
-    in.dialects = rules->dialects;
-    in.missing_alerts = rules->missing_alerts;
     if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
     in.report = report.status_json();
     return in;
@@ -257,7 +275,12 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
-                                  {.scrape_interval_s = config_scrape_seconds(config)});
+                                  {.scrape_interval_s = config_scrape_seconds(config),
+                                   .target_notes = [&stack_mutex, &follower] {
+                                     std::lock_guard lock(stack_mutex);
+                                     return follower ? follower->snapshot().notes
+                                                     : std::map<std::string, std::string>();
+                                   }});
   doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); });  // GET /api/doctor
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
@@ -276,7 +299,22 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   {
     std::lock_guard lock(stack_mutex);
     stack = std::move(*started);
+    // Only a Prometheus that up runs evaluates up's rules: there the kinds of `auto` targets are
+    // followed while up runs; in agent mode or with --prometheus they are settled once at start.
+    const bool evaluates_rules = config.external_prometheus.empty() && !config.agent;
+    KindFollowerHooks hooks{
+        .probe = [](const TargetConfig& t, const std::string& kind) { return probe_target(t, kind); },
+        .scraped_names = [url = stack->prometheus_url()](const std::string& job) {
+          return prometheus_scraped_names(url, job);
+        },
+        .apply = [s = stack.get()](const StackConfig& c, const std::vector<RuleFile>& files) {
+          return s->apply_rules(c, files);
+        },
+        .print = [&print](const std::string& line) { print("inferscope up: " + line); }};
+    follower = std::make_unique<KindFollower>(config, evaluates_rules ? followed : std::vector<std::string>{}, *rules,
+                                              std::move(hooks), KindFollowerOptions{.interval = config.scrape_interval});
   }
+  follower->start();
   context.set_ready(stack->prometheus_url(), stack->alertmanager_url());
   report.start();
   const std::string alertmanager = stack->alertmanager_url().empty() ? "none" : stack->alertmanager_url();
@@ -287,6 +325,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   print("inferscope up: signal " + std::to_string(number) + " received, stopping");
   (*server)->stop(std::chrono::seconds(1));
   report.stop();
+  follower->stop();
   stack->stop();
   (*relay)->stop();
   report_sink = nullptr;
@@ -299,8 +338,12 @@ void add_up_command(CLI::App& app) {
   auto flags = std::make_shared<UpFlags>();
   CLI::App* cmd = app.add_subcommand("up", "run the monitoring stack: Prometheus, Alertmanager, rules, alert relay");
   cmd->add_option("--config", flags->config_file, "YAML config (see deploy/inferscope.yaml)")->check(CLI::ExistingFile);
-  cmd->add_option("--target", flags->targets, "[NAME=]URL of a /metrics endpoint to scrape (repeatable)");
-  cmd->add_option("--kind", flags->kind, "kind of the --target servers")
+  cmd->add_option("--target", flags->targets,
+                  "[NAME=][KIND@]URL of a /metrics endpoint to scrape (repeatable); KIND (inferscope, vllm, llamacpp, "
+                  "tgi, triton, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics");
+  cmd->add_option("--kind", flags->kind,
+                  "kind of the --target servers without KIND@; auto: detected once each answers, and followed when "
+                  "its metric names change")
       ->check(CLI::IsMember({"inferscope", "vllm", "llamacpp", "tgi", "triton", "dcgm", "node", "auto"}))
       ->capture_default_str();
   cmd->add_flag("--check", flags->check, "validate, generate and check the files with promtool, print their paths, start nothing");

@@ -10,34 +10,77 @@
 #include "stack/rules/stack_rules_config.h"
 
 namespace inferscope::stack {
+namespace {
 
-Result<std::string> detect_target_dialect(const TargetConfig& target) {
+int count_alerts(const std::string& rule_file_text) {
+  int n = 0;
+  for (std::size_t at = rule_file_text.find("- alert: "); at != std::string::npos;
+       at = rule_file_text.find("- alert: ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TargetProbe probe_target(const TargetConfig& target, const std::string& expected_kind) {
+  TargetProbe probe;
   auto reply = blocking_http_request("GET", target.url, {}, {}, std::chrono::seconds(3));
-  if (!reply) return reply.error();
+  if (!reply) {
+    probe.error = reply.error().message;
+    return probe;
+  }
   if (reply->status != 200) {
-    return make_error("cannot scrape " + target.url + ": HTTP " + std::to_string(reply->status));
+    probe.error = "cannot scrape " + target.url + ": HTTP " + std::to_string(reply->status);
+    return probe;
   }
   auto parsed = metrics::parse_exposition(reply->body, metrics::ExpositionTextFormat::kPrometheus004);
-  if (!parsed) return make_error("cannot parse the exposition of " + target.url + ": " + parsed.error().message);
+  if (!parsed) {
+    probe.error = "cannot parse the exposition of " + target.url + ": " + parsed.error().message;
+    return probe;
+  }
+  probe.answered = true;
+  for (const auto& family : parsed->families) probe.families.insert(family.name);
   const dialect::Detection detection = dialect::detect_dialects(*parsed);
-  if (!detection.primary) return make_error("no known dialect in " + target.url + " (" + detection.evidence + ")");
-  return std::string(dialect::to_string(*detection.primary));
+  if (detection.primary) {
+    probe.kind = std::string(dialect::to_string(*detection.primary));
+  } else {
+    probe.error = "no known dialect in " + target.url + " (" + detection.evidence + ")";
+  }
+  if (const auto expected = dialect::parse_dialect(expected_kind)) {
+    probe.checked_kind = expected_kind;
+    for (const dialect::MissingMetric& m : dialect::check_coverage(*parsed, *expected).missing) {
+      probe.expected_missing.push_back(m.metric);
+    }
+  }
+  return probe;
 }
 
 Result<UpRules> make_up_rules(StackConfig& config) {
-  UpRules rules;
+  std::vector<std::string> warnings;
+  std::map<std::string, TargetProbe> probes;
   for (TargetConfig& target : config.targets) {
-    if (target.kind == "auto") {
-      auto detected = detect_target_dialect(target);
-      if (detected) {
-        target.kind = *detected;
-      } else {
-        rules.warnings.push_back("inferscope up: target " + target.name + ": dialect not detected, only generic "
-                                 "alerts apply until a restart of up finds it: " + detected.error().message);
-      }
+    if (target.kind != "auto") continue;
+    TargetProbe probe = probe_target(target);
+    if (probe.kind) {
+      target.kind = *probe.kind;
+    } else {
+      warnings.push_back("inferscope up: target " + target.name + ": kind unknown yet, only generic alerts apply "
+                         "until it answers with a known dialect (up keeps trying while it runs): " + probe.error);
     }
-    rules.dialects[target.name] = target.kind;
+    probes[target.name] = std::move(probe);
   }
+  auto rules = generate_up_rules(config);
+  if (rules) {
+    rules->warnings = std::move(warnings);
+    rules->probes = std::move(probes);
+  }
+  return rules;
+}
+
+Result<UpRules> generate_up_rules(const StackConfig& config) {
+  UpRules rules;
+  for (const TargetConfig& target : config.targets) rules.dialects[target.name] = target.kind;
   for (const auto& [name, duration] : config.alert_for) {
     bool known = name == rules::kWatchdog || name == rules::kNotificationsFailing;
     for (const char* alert : rules::kTargetAlerts) known = known || name == alert;
@@ -50,6 +93,10 @@ Result<UpRules> make_up_rules(StackConfig& config) {
   }
   auto generated = rules::generate_rules(rules::rules_config_from(config));
   if (!generated) return make_error("cannot generate the alert rules: " + generated.error().message);
+  // The generator writes the common file first, then one file per target in config order.
+  for (std::size_t i = 0; i < config.targets.size() && i + 1 < generated->files.size(); ++i) {
+    rules.alert_counts[config.targets[i].name] = count_alerts(generated->files[i + 1].text);
+  }
   for (rules::RuleFile& file : generated->files) rules.files.push_back({std::move(file.name), std::move(file.text)});
   for (const auto& [job, lacking] : generated->lacking) {
     for (const rules::LackingAlert& alert : lacking) rules.missing_alerts[job].push_back(alert.alert + " (" + alert.reason + ")");

@@ -44,7 +44,21 @@ TEST(TargetUrlTest, ParsesNameAndUrl) {
   EXPECT_EQ(t->name, "gpu1_9400");
   EXPECT_EQ(t->scheme, "https");
   EXPECT_EQ(t->metrics_path, "/custom/metrics");
+  EXPECT_EQ(t->kind, "auto");
+  t = parse_target_url("demo=vllm@http://10.0.0.5:8000/metrics");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "demo");
+  EXPECT_EQ(t->kind, "vllm");
+  EXPECT_EQ(t->url, "http://10.0.0.5:8000/metrics");
+  t = parse_target_url("tgi@http://h:3000");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "h_3000");
+  EXPECT_EQ(t->kind, "tgi");
+  const auto unknown_kind = parse_target_url("demo=vlm@http://h:1");
+  ASSERT_FALSE(unknown_kind.ok());
+  EXPECT_NE(unknown_kind.error().message.find("unknown kind \"vlm\""), std::string::npos) << unknown_kind.error().message;
   for (const char* bad : {"127.0.0.1:8000", "http://host", "http://:80", "ftp://h:1", "bad name=http://h:1",
+                          "demo=auto@http://h:1", "demo=@http://h:1",
                           "http://h:0", "http://h:70000", "http://h:1/m?x=1", "http://h\x88:1", "http://h:1/a b"}) {
     EXPECT_FALSE(parse_target_url(bad).ok()) << bad;
   }

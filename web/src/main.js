@@ -81,7 +81,7 @@ function renderControls() {
   const bar = document.getElementById('controls');
   bar.replaceChildren(
     select('range', 'Range', m.ranges.map((r) => [r, r]), state.range, (v) => { state.range = v; changed(); }),
-    select('target', 'Target', [['', m.default_target ? `auto (${m.default_target})` : 'auto'], ...m.targets.map((t) => [t.id, `${t.id} (${t.dialect}${t.up ? '' : ', down'})`])],
+    select('target', 'Target', [['', m.default_target ? `auto (${m.default_target})` : 'auto'], ...m.targets.map((t) => [t.id, `${t.id} (${t.note || t.dialect}${t.up ? '' : ', down'})`])],
       state.target, (v) => { state.target = v; changed(); }),
     select('model', 'Model', [['', 'all models'], ...m.models.map((x) => [x, x])], state.model, (v) => { state.model = v; changed(); }),
     select('refresh', 'Auto-refresh', [['0', 'off'], ['5', '5 s'], ['10', '10 s'], ['30', '30 s'], ['60', '1 min']],

@@ -22,12 +22,14 @@
 #include "serve/server.h"
 #include "stack/blocking_http.h"
 #include "stack/stack_test_support.h"
+#include "load_loop.h"
 #include "up_process.h"
 
 namespace inferscope::stack {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::LoadLoop;
 using testing::TempDir;
 using testing::UpProcess;
 using testing::wait_until;
@@ -143,27 +145,6 @@ struct FakeRobots {
     }
     return std::nullopt;
   }
-};
-
-// LoadLoop sends non-streaming completions to serve until stopped, so error ratios have traffic.
-class LoadLoop {
- public:
-  explicit LoadLoop(std::uint16_t port) : thread_([this, port] {
-      const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1/completions";
-      while (!stop_) {
-        (void)blocking_http_request("POST", url, R"({"model":"sim","prompt":"hi","max_tokens":4})", "application/json",
-                                    5s);
-        std::this_thread::sleep_for(50ms);
-      }
-    }) {}
-  ~LoadLoop() {
-    stop_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
 };
 
 // Tests that a fault reaches both robots as a firing notification and its clearing as resolved.
