@@ -22,8 +22,11 @@ std::string list_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// speaks reports whether `family` carries one of the name prefixes of the kinds in `kinds`.
+// speaks reports whether `family` carries one of the name prefixes of the kinds in `kinds`. The
+// `_created` families Python's prometheus_client adds beside each counter and histogram say
+// nothing its own family does not.
 bool speaks(const std::string& family, const std::vector<std::string>& kinds) {
+  if (family.ends_with("_created")) return false;
   for (const std::string& kind : kinds) {
     const auto id = dialect::parse_dialect(kind);
     if (!id) continue;

@@ -5,10 +5,10 @@
 //   * kind unknown: probe the target (one bounded scrape) with back-off, starting at the interval
 //     and doubling up to max_backoff; at once when Prometheus starts holding series of the job
 //     (it scraped the target). Once a probe detects a dialect: regenerate the rules, reload
-//     Prometheus, print "target demo: detected vllm, 16 alerts".
+//     Prometheus, print "target demo: detected vllm, 17 alerts".
 //   * kind known: each interval, ask Prometheus which metric names the job has (what it scrapes
 //     anyway); only when that set changes, probe the target once. A probe that detects another
-//     dialect regenerates and reloads ("... detected vllm, 16 alerts (was inferscope; families
+//     dialect regenerates and reloads ("... detected vllm, 17 alerts (was inferscope; families
 //     gained: ...; lost: ...)"); one that finds the kind's expected metrics missing, or matching no
 //     dialect any more, keeps the rules (InferscopeLatencyMetricsAbsent fires meanwhile) and says so.
 // Targets with an explicit kind are never probed. Example:
