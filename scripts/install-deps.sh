@@ -10,7 +10,7 @@ packages=(
   g++ cmake make pkg-config git ca-certificates
   # libraries (each is the project's one choice for its job; see docs/architecture.md)
   libboost-dev libboost-system-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev
-  libfmt-dev libspdlog-dev zlib1g-dev libyaml-cpp-dev libsqlite3-dev libcurl4-openssl-dev
+  libfmt-dev libspdlog-dev zlib1g-dev libyaml-cpp-dev libsqlite3-dev libcurl4-openssl-dev libhiredis-dev
   # build speed: ccache is picked up as the compiler launcher when present
   ccache
   # tests, benchmarks, fuzzing
@@ -20,6 +20,9 @@ packages=(
   # (headless page tests), nodejs/npm (web assets, browser driver)
   prometheus prometheus-alertmanager prometheus-node-exporter wrk nginx-light curl openssl chromium
   nodejs
+  # the queue tier: Redis and its exporter, and real RQ/Celery/redis-py workers for Debian's
+  # /usr/bin/python3 (the queue collector's tests and benchmark)
+  redis-server prometheus-redis-exporter python3-rq python3-celery python3-redis
 )
 
 # npm (the dashboard page's build: npm ci + esbuild): Debian packages it apart from nodejs, while

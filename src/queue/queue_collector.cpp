@@ -1,0 +1,188 @@
+#include "queue/queue_collector.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "queue/celery_heartbeats.h"
+#include "queue/queue_probe.h"
+#include "queue/redis_client.h"
+
+namespace inferscope::queue {
+
+namespace detail {
+
+std::string format_score(double seconds, bool exclusive) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%s%.6f", exclusive ? "(" : "", seconds);
+  return buffer;
+}
+
+std::vector<std::string> reply_strings(const RedisReply& reply) {
+  std::vector<std::string> out;
+  if (!reply.is_array()) return out;
+  out.reserve(reply.elements.size());
+  for (const RedisReply& element : reply.elements) out.push_back(element.str);
+  return out;
+}
+
+const RedisReply* reply_field(const RedisReply& reply, std::string_view name) {
+  if (!reply.is_array()) return nullptr;
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    if (reply.elements[i].str == name) return &reply.elements[i + 1];
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
+namespace {
+
+bool collects(const QueueCollectorOptions& options, QueueSystem system) {
+  for (const QueueSystem s : options.systems) {
+    if (s == system) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+QueueCollector::QueueCollector(QueueCollectorOptions options, metrics::Registry& registry)
+    : options_(std::move(options)), metrics_(registry, options_.target_name) {
+  if (collects(options_, QueueSystem::kRq)) probes_.push_back(detail::make_rq_probe());
+  if (collects(options_, QueueSystem::kCelery)) {
+    heartbeats_ = std::make_shared<CeleryHeartbeats>(options_.target, options_.timeout,
+                                                     [this](CollectErrorKind kind) { metrics_.count_error(kind); });
+    probes_.push_back(detail::make_celery_probe(heartbeats_));
+  }
+  if (collects(options_, QueueSystem::kStreams) || !options_.streams.empty()) {
+    probes_.push_back(detail::make_stream_probe());
+  }
+  if (collects(options_, QueueSystem::kList) || !options_.lists.empty()) probes_.push_back(detail::make_list_probe());
+  status_.target_name = options_.target_name;
+  status_.target = describe(options_.target);
+}
+
+QueueCollector::~QueueCollector() { stop(); }
+
+Result<void> QueueCollector::collect_once() {
+  std::lock_guard lock(collect_mutex_);
+  return collect_locked();
+}
+
+Result<void> QueueCollector::collect_locked() {
+  const auto started = std::chrono::steady_clock::now();
+  const auto fail = [&](const Error& error, CollectErrorKind kind) -> Result<void> {
+    client_.reset();
+    metrics_.count_error(kind);
+    const Error named{"queue target " + options_.target_name + ": " + error.message};
+    record_failure(named);
+    return named;
+  };
+  if (!client_) {
+    auto client = RedisClient::connect(options_.target, options_.timeout);
+    if (!client) {
+      const bool auth = client.error().message.rfind("cannot authenticate", 0) == 0;
+      return fail(client.error(), auth ? CollectErrorKind::kAuth : CollectErrorKind::kUnreachable);
+    }
+    client_ = std::make_unique<RedisClient>(std::move(client).value());
+  }
+  detail::CollectContext ctx{.options = options_, .metrics = metrics_};
+  for (int round = 0; round < 3; ++round) {
+    detail::Pipeline pipeline;
+    if (round == 0) {
+      pipeline.add({"TIME"}, [&ctx](const RedisReply& r) {
+        if (r.is_array() && r.elements.size() == 2) {
+          ctx.now = std::strtod(r.elements[0].str.c_str(), nullptr) + std::strtod(r.elements[1].str.c_str(), nullptr) / 1e6;
+        }
+      });
+    }
+    for (auto& probe : probes_) probe->plan(round, pipeline, ctx);
+    auto ran = pipeline.run(*client_);
+    if (!ran) {
+      // NOAUTH: Redis was restarted with a password (or ours was removed) since we connected.
+      const bool auth = ran.error().message.find("NOAUTH") != std::string::npos;
+      return fail(ran.error(), auth ? CollectErrorKind::kAuth : CollectErrorKind::kUnreachable);
+    }
+    if (round == 0 && ctx.now == 0) {
+      return fail(make_error("cannot read TIME from redis at " + describe(options_.target) + ": unexpected reply"),
+                  CollectErrorKind::kRedisError);
+    }
+  }
+  CollectorStatus view;
+  for (auto& probe : probes_) probe->publish(ctx, view);
+  const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  metrics_.set_duration(duration);
+  metrics_.set_up(true);
+  bool recovered = false;
+  {
+    std::lock_guard lock(status_mutex_);
+    recovered = status_.consecutive_failures > 0;
+    status_.up = true;
+    status_.last_error.clear();
+    status_.consecutive_failures = 0;
+    status_.last_success = std::chrono::system_clock::now();
+    status_.last_duration_seconds = duration;
+    status_.queues = std::move(view.queues);
+    status_.systems = std::move(view.systems);
+  }
+  if (recovered && options_.on_event) {
+    options_.on_event("queue target " + options_.target_name + ": collecting again from " + describe(options_.target));
+  }
+  return {};
+}
+
+void QueueCollector::record_failure(const Error& error) {
+  metrics_.set_up(false);
+  bool changed = false;
+  {
+    std::lock_guard lock(status_mutex_);
+    changed = status_.last_error != error.message;
+    status_.up = false;
+    status_.last_error = error.message;
+    ++status_.consecutive_failures;
+  }
+  if (changed && options_.on_event) options_.on_event(error.message);
+}
+
+void QueueCollector::start() {
+  std::lock_guard lock(loop_mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  if (heartbeats_) heartbeats_->start();
+  thread_ = std::thread([this] { run_loop(); });
+}
+
+void QueueCollector::stop() {
+  {
+    std::lock_guard lock(loop_mutex_);
+    stopping_ = true;
+  }
+  loop_wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (heartbeats_) heartbeats_->stop();
+}
+
+void QueueCollector::run_loop() {
+  std::chrono::milliseconds delay = options_.interval;
+  while (true) {
+    const auto started = std::chrono::steady_clock::now();
+    const bool ok = collect_once().ok();
+    // Back-off while Redis is down: interval, 2x, 4x ... up to max_backoff.
+    if (ok) {
+      delay = options_.interval;
+    } else {
+      const int failures = std::min(status().consecutive_failures, 20);
+      delay = std::min(options_.max_backoff,
+                       std::chrono::milliseconds(options_.interval.count() * (1LL << (failures - 1))));
+    }
+    std::unique_lock lock(loop_mutex_);
+    if (loop_wake_.wait_until(lock, started + delay, [this] { return stopping_; })) return;
+  }
+}
+
+CollectorStatus QueueCollector::status() const {
+  std::lock_guard lock(status_mutex_);
+  return status_;
+}
+
+}  // namespace inferscope::queue
