@@ -25,9 +25,6 @@ class ListProbe final : public QueueProbe {
     for (const auto& [key, depth] : depths_) {
       QueueStatus entry{.system = QueueSystem::kList, .queue = key, .depth = depth};
       if (!depth) entry.absent.emplace_back(Quantity::kDepth, "the key is not a list (see collect errors)");
-      for (const Quantity q : {Quantity::kOldestAge, Quantity::kInProgress, Quantity::kWait}) {
-        entry.absent.emplace_back(q, std::string(*absent_reason(QueueSystem::kList, q)));
-      }
       ctx.metrics.set(QueueSystem::kList, key, Quantity::kDepth, depth);
       status.queues.push_back(std::move(entry));
     }

@@ -87,29 +87,39 @@ Result<void> QueueCollector::collect_locked() {
     client_ = std::make_unique<RedisClient>(std::move(client).value());
   }
   detail::CollectContext ctx{.options = options_, .metrics = metrics_};
+  std::string time_error;
   for (int round = 0; round < 3; ++round) {
     detail::Pipeline pipeline;
     if (round == 0) {
-      pipeline.add({"TIME"}, [&ctx](const RedisReply& r) {
+      pipeline.add({"TIME"}, [&ctx, &time_error](const RedisReply& r) {
         if (r.is_array() && r.elements.size() == 2) {
           ctx.now = std::strtod(r.elements[0].str.c_str(), nullptr) + std::strtod(r.elements[1].str.c_str(), nullptr) / 1e6;
+        } else {
+          time_error = r.is_error() ? r.str : "unexpected reply";
         }
       });
     }
     for (auto& probe : probes_) probe->plan(round, pipeline, ctx);
     auto ran = pipeline.run(*client_);
-    if (!ran) {
-      // NOAUTH: Redis was restarted with a password (or ours was removed) since we connected.
-      const bool auth = ran.error().message.find("NOAUTH") != std::string::npos;
-      return fail(ran.error(), auth ? CollectErrorKind::kAuth : CollectErrorKind::kUnreachable);
-    }
+    if (!ran) return fail(ran.error(), CollectErrorKind::kUnreachable);
     if (round == 0 && ctx.now == 0) {
-      return fail(make_error("cannot read TIME from redis at " + describe(options_.target) + ": unexpected reply"),
+      // NOAUTH: this Redis wants a password and none is configured.
+      if (time_error.rfind("NOAUTH", 0) == 0) {
+        return fail(make_error("cannot authenticate to redis at " + describe(options_.target) + ": " + time_error),
+                    CollectErrorKind::kAuth);
+      }
+      return fail(make_error("cannot read TIME from redis at " + describe(options_.target) + ": " + time_error),
                   CollectErrorKind::kRedisError);
     }
   }
   CollectorStatus view;
   for (auto& probe : probes_) probe->publish(ctx, view);
+  for (QueueStatus& queue : view.queues) {
+    for (const Quantity quantity : kAllQuantities) {
+      if (quantity == Quantity::kWorkers) continue;
+      if (const auto why = absent_reason(queue.system, quantity)) queue.absent.emplace_back(quantity, std::string(*why));
+    }
+  }
   const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.set_duration(duration);
   metrics_.set_up(true);

@@ -74,6 +74,11 @@ TEST(CeleryIntegrationTest, BrokerListsAndHeartbeatsAgreeWithWhatTheTestTimed) {
   const auto status = collector.status();
   ASSERT_EQ(status.queues.size(), 1u);
   EXPECT_EQ(status.queues[0].queue, "celery");
+  std::string wait_reason;
+  for (const auto& [quantity, why] : status.queues[0].absent) {
+    if (quantity == Quantity::kWait) wait_reason = why;
+  }
+  EXPECT_NE(wait_reason.find("task events"), std::string::npos) << wait_reason;
 
   // A crashed worker sends no worker-offline: after 2 x freq (2 s) without heartbeat it is stale.
   worker.kill();
