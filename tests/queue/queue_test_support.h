@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -25,7 +26,10 @@
 #include "queue/redis_client.h"
 #include "queue/redis_server.h"
 #include "stack/child_process.h"
+#include "queue/queue_collector.h"
+#include "serve/serve_test_support.h"
 #include "support/registry_scrape.h"
+#include "support/temp_dir.h"
 #include "support/wait_until.h"
 
 namespace inferscope::queue::testing {
@@ -100,6 +104,21 @@ inline std::vector<Enqueued> enqueue(const std::vector<std::string>& args) {
   return jobs;
 }
 
+// unix_now returns the test's clock in Unix seconds (the clock the producers and tasks use).
+inline double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// expect_oldest_age checks an oldest-age gauge against the job the test knows is oldest: the gauge
+// was computed at most one collection interval (plus 0.2 s of scheduling) ago, and the producer
+// read its clock just after the system stamped the job.
+inline void expect_oldest_age(std::optional<double> age, double enqueued_at, std::chrono::milliseconds interval) {
+  ASSERT_TRUE(age.has_value());
+  const double expected = unix_now() - enqueued_at;
+  EXPECT_LE(*age, expected + 0.2);
+  EXPECT_GE(*age, expected - std::chrono::duration<double>(interval).count() - 0.2);
+}
+
 // started_at reads the start time a job's task wrote into `dir`/<index>; nullopt until it ran.
 inline std::optional<double> started_at(const std::filesystem::path& dir, int index) {
   std::ifstream in(dir / std::to_string(index));
@@ -118,5 +137,52 @@ inline std::optional<double> series(const metrics::Registry& registry, std::stri
   for (const auto* sample : samples) sum += sample->value;
   return sum;
 }
+
+// eventually polls `condition` every 100 ms (each poll renders and parses the whole registry).
+inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  return inferscope::testing::wait_until(condition, limit, std::chrono::milliseconds(100));
+}
+
+// kWorkerInterval is the collection interval of the worker tests: "agrees within one interval".
+inline constexpr std::chrono::milliseconds kWorkerInterval{1000};
+
+// WorkerRig holds what a test with real workers needs: redis, an in-process `serve` (fast
+// profile) that the jobs call, a directory where tasks write their start times, and a collector of
+// `systems` on kWorkerInterval, started.
+class WorkerRig {
+ public:
+  explicit WorkerRig(QueueCollectorOptions options) : server_(serve::testing::fast_options()) {
+    if (!redis_.ok() || !server_.ok()) return;
+    options.target_name = "jobs";
+    options.target = redis_.target();
+    options.interval = kWorkerInterval;
+    collector_ = std::make_unique<QueueCollector>(std::move(options), registry_);
+    collector_->start();
+  }
+  ~WorkerRig() {
+    if (collector_) collector_->stop();
+  }
+  // ok is false (and error() says why) when redis or serve did not start.
+  bool ok() const { return collector_ != nullptr; }
+  std::string error() const { return redis_.ok() ? "serve did not start" : redis_.error(); }
+
+  RedisServer& redis() { return redis_; }
+  QueueCollector& collector() { return *collector_; }
+  const std::filesystem::path& started_dir() const { return started_.path(); }
+  std::string serve_url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
+  // served returns how many chat requests serve has answered.
+  double served() { return serve::testing::metric(server_.scrape(), "inferscope_request_duration_seconds_count"); }
+  // get returns one of the collector's series (summed over matching samples), nullopt if absent.
+  std::optional<double> get(std::string_view name, metrics::LabelSubset labels) const {
+    return series(registry_, name, labels);
+  }
+
+ private:
+  RedisServer redis_;
+  serve::testing::TestServer server_;
+  inferscope::testing::TempDir started_{"queue-started"};
+  metrics::Registry registry_;
+  std::unique_ptr<QueueCollector> collector_;
+};
 
 }  // namespace inferscope::queue::testing

@@ -20,26 +20,10 @@
 
 #include "queue/redis_client.h"
 #include "stack/child_process.h"
+#include "support/temp_dir.h"
 #include "support/wait_until.h"
 
 namespace inferscope::queue::testing {
-
-// TempDir is a private directory removed with its content.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/inferscope-queue-XXXXXX";
-    if (::mkdtemp(pattern) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // free_loopback_port asks the kernel for a port that is free now.
 inline int free_loopback_port() {
@@ -121,7 +105,7 @@ class RedisServer {
     child_ = std::move(*child);
   }
 
-  TempDir dir_;
+  inferscope::testing::TempDir dir_{"redis"};
   std::string password_;
   int port_ = 0;
   std::string error_;
