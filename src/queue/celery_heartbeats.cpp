@@ -31,7 +31,10 @@ void CeleryHeartbeats::stop() {
 }
 
 void CeleryHeartbeats::listen() {
-  const std::string pattern = "/" + std::to_string(target_.db) + ".celeryev/worker.*";
+  // kombu's fanout prefix is "/<db>."; appending avoids g++ 12's false -Wrestrict on "/" + string.
+  std::string pattern = std::to_string(target_.db);
+  pattern.insert(0, 1, '/');
+  pattern.append(".celeryev/worker.*");
   while (!stopping_) {
     auto client = RedisClient::connect(target_, timeout_);
     Result<void> subscribed = client ? client->send({"PSUBSCRIBE", pattern}) : Result<void>(client.error());
