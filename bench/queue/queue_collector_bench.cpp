@@ -1,11 +1,13 @@
 // Queue collection cost benchmark: the collector's cost must not depend on how many jobs wait.
-// BM_Collect/N fills a real redis-server (Debian's, loopback, started here) with N queued jobs in
-// each system the way each lays them out: an RQ queue (N job IDs + N job hashes, 10 started jobs,
-// a finished registry), a Celery queue (N task messages on two priority lists), a stream with a
-// consumer group (N undelivered entries, 10 pending) and a plain list; then times collect_once()
-// (three pipelined round trips) and reads Redis's own CPU per collection from INFO commandstats
-// (usec summed over every command but INFO). Peer: BM_Collect/10; the ratios printed at the end are
-// N / 10 for wall time and for Redis CPU. Run: build/release/bench/queue/queue_collector_bench
+// A real redis-server (Debian's, loopback, started here) holds N queued jobs in each system the way
+// each lays them out: an RQ queue (N job IDs + N job hashes, 10 started jobs, a finished registry),
+// a Celery queue (N task messages on two priority lists), a stream with a consumer group (N
+// undelivered entries, 10 pending) and a plain list. BM_Collect/N times collect_once() (three
+// pipelined round trips) between discovery passes and reads Redis's own CPU per collection from
+// INFO commandstats (usec summed over every command but INFO); BM_DiscoveryPass/N times the
+// keyspace SCAN that runs once per discovery_interval. Peer: the 10-job run; the ratios printed at
+// the end are 10-job / N-job (1.0x = same cost, 0.5x = twice the cost).
+// Run: build/release/bench/queue/queue_collector_bench
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -87,25 +89,40 @@ double redis_usec(RedisServer& redis) {
   return usec;
 }
 
-void BM_Collect(benchmark::State& state) {
-  static RedisServer redis;  // one server for every size: started once
+// loaded_redis returns the one redis-server of every benchmark, loaded with `jobs` jobs per system.
+RedisServer* loaded_redis(long long jobs, benchmark::State& state) {
+  static RedisServer redis;  // started once, stopped at exit
+  static long long loaded = -1;
   if (!redis.ok()) {
     state.SkipWithError(redis.error().c_str());
-    return;
+    return nullptr;
   }
-  if (!load(redis, state.range(0), state)) return;
+  if (loaded != jobs) {
+    if (!load(redis, jobs, state)) return nullptr;
+    loaded = jobs;
+  }
+  return &redis;
+}
+
+inferscope::queue::QueueCollectorOptions bench_options(const RedisServer& redis) {
+  return {.target_name = "bench",
+          .target = redis.target(),
+          .systems = {QueueSystem::kRq, QueueSystem::kCelery, QueueSystem::kStreams, QueueSystem::kList},
+          .streams = {{.key = "jobs", .group = "workers"}},
+          .lists = {"plain", "pla*"}};
+}
+
+// BM_Collect/N: one collection between discovery passes (the steady state).
+void BM_Collect(benchmark::State& state) {
+  RedisServer* redis = loaded_redis(state.range(0), state);
+  if (redis == nullptr) return;
   inferscope::metrics::Registry registry;
-  QueueCollector collector({.target_name = "bench",
-                            .target = redis.target(),
-                            .systems = {QueueSystem::kRq, QueueSystem::kCelery, QueueSystem::kStreams, QueueSystem::kList},
-                            .streams = {{.key = "jobs", .group = "workers"}},
-                            .lists = {"plain"}},
-                           registry);
-  if (auto first = collector.collect_once(); !first) {  // connects; the first pass sets baselines
+  QueueCollector collector(bench_options(*redis), registry);
+  if (auto first = collector.collect_once(); !first) {  // connects, discovers, sets baselines
     state.SkipWithError(first.error().message.c_str());
     return;
   }
-  redis.run({"CONFIG", "RESETSTAT"});
+  redis->run({"CONFIG", "RESETSTAT"});
   for (auto _ : state) {
     auto collected = collector.collect_once();
     if (!collected) {
@@ -113,13 +130,34 @@ void BM_Collect(benchmark::State& state) {
       return;
     }
   }
-  state.counters["redis_cpu_us"] = redis_usec(redis) / static_cast<double>(state.iterations());
+  state.counters["redis_cpu_us"] = redis_usec(*redis) / static_cast<double>(state.iterations());
   const auto status = collector.status();
   double depth = 0;
   for (const auto& queue : status.queues) depth += queue.depth.value_or(0);
   state.counters["depth_seen"] = depth;
 }
 BENCHMARK(BM_Collect)->Arg(10)->Arg(10000)->Arg(1000000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// BM_DiscoveryPass/N: one discovery pass (SCAN over the whole keyspace for Celery's binding sets
+// and the list pattern), which runs once per discovery_interval (5 min by default): the one cost
+// that grows with the number of keys, reported so that it is not hidden in the figure above.
+void BM_DiscoveryPass(benchmark::State& state) {
+  RedisServer* redis = loaded_redis(state.range(0), state);
+  if (redis == nullptr) return;
+  inferscope::metrics::Registry registry;
+  QueueCollector collector(bench_options(*redis), registry);
+  redis->run({"CONFIG", "RESETSTAT"});
+  for (auto _ : state) {
+    auto discovered = collector.discover_now();
+    if (!discovered) {
+      state.SkipWithError(discovered.error().message.c_str());
+      return;
+    }
+  }
+  state.counters["redis_cpu_us"] = redis_usec(*redis) / static_cast<double>(state.iterations());
+  state.counters["keys"] = static_cast<double>(redis->run({"DBSIZE"}).integer);
+}
+BENCHMARK(BM_DiscoveryPass)->Arg(10)->Arg(10000)->Arg(1000000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 
@@ -128,6 +166,9 @@ int main(int argc, char** argv) {
     const std::string peer = "BM_Collect/10/real_time";
     for (const char* n : {"10000", "1000000"}) {
       const std::string ours = std::string("BM_Collect/") + n + "/real_time";
+      const std::string pass = std::string("BM_DiscoveryPass/") + n + "/real_time";
+      inferscope::bench::print_ratio(std::string("discovery pass wall time, ") + n + " vs 10 jobs", r.time(pass),
+                                     r.time("BM_DiscoveryPass/10/real_time"), "us");
       inferscope::bench::print_ratio(std::string("collection wall time, ") + n + " vs 10 jobs", r.time(ours),
                                      r.time(peer), "us");
       inferscope::bench::print_ratio(std::string("redis CPU per collection, ") + n + " vs 10 jobs",

@@ -79,22 +79,18 @@ class CeleryProbe final : public QueueProbe {
     status.systems.push_back(std::move(system));
   }
 
+  std::vector<ScanPattern> scan_patterns(CollectContext&) override {
+    return {{.pattern = std::string(kBindingPrefix) + "*", .type = "set"}};
+  }
+
+  void on_scanned(const ScanPattern&, const std::string& key, CollectContext& ctx) override {
+    if (binding_keys_.size() < ctx.options.max_queues) binding_keys_.insert(key);
+  }
+
  private:
+  // plan_discovery reads the binding sets known so far: the default exchange's from the first
+  // collection on, the others once a discovery pass found them.
   void plan_discovery(Pipeline& pipeline, CollectContext& ctx) {
-    // One SCAN step per collection finds bindings of other exchanges over time; the default
-    // exchange's binding set is read from the first collection on.
-    pipeline.add({"SCAN", scan_cursor_, "MATCH", std::string(kBindingPrefix) + "*", "COUNT",
-                  std::to_string(ctx.options.scan_count)},
-                 [this, &ctx](const RedisReply& r) {
-                   if (r.is_error() || !r.is_array() || r.elements.size() != 2) {
-                     ctx.count(CollectErrorKind::kRedisError);
-                     return;
-                   }
-                   scan_cursor_ = r.elements[0].str;
-                   for (const std::string& key : reply_strings(r.elements[1])) {
-                     if (binding_keys_.size() < ctx.options.max_queues) binding_keys_.insert(key);
-                   }
-                 });
     for (const std::string& key : binding_keys_) {
       const std::string exchange = key.substr(kBindingPrefix.size());
       if (is_internal_exchange(exchange)) continue;
@@ -174,7 +170,6 @@ class CeleryProbe final : public QueueProbe {
   }
 
   std::shared_ptr<const CeleryHeartbeats> heartbeats_;
-  std::string scan_cursor_ = "0";
   std::set<std::string> binding_keys_{std::string(kBindingPrefix) + "celery"};
   std::map<std::string, CeleryQueue> queues_;
 };

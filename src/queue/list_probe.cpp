@@ -1,5 +1,5 @@
 // Plain list probe (shared/reference/queues.md §4): LLEN only. Configured names are read
-// directly; glob patterns are resolved by one SCAN step per pattern per collection.
+// directly; glob patterns are resolved by the collector's discovery passes (SCAN … TYPE list).
 #include <map>
 #include <set>
 
@@ -17,9 +17,15 @@ class ListProbe final : public QueueProbe {
 
   void plan(int round, Pipeline& pipeline, CollectContext& ctx) override {
     if (!configured_) configure(ctx);
-    if (round == 0) plan_discovery(pipeline, ctx);
     if (round == 1) plan_lengths(pipeline, ctx);
   }
+
+  std::vector<ScanPattern> scan_patterns(CollectContext& ctx) override {
+    if (!configured_) configure(ctx);
+    return globs_;
+  }
+
+  void on_scanned(const ScanPattern&, const std::string& key, CollectContext& ctx) override { add_key(key, ctx); }
 
   void publish(CollectContext& ctx, CollectorStatus& status) override {
     for (const auto& [key, depth] : depths_) {
@@ -37,7 +43,7 @@ class ListProbe final : public QueueProbe {
   void configure(CollectContext& ctx) {
     configured_ = true;
     for (const std::string& pattern : ctx.options.lists) {
-      if (is_glob(pattern)) cursors_.emplace(pattern, "0");
+      if (is_glob(pattern)) globs_.push_back({.pattern = pattern, .type = "list"});
       else add_key(pattern, ctx);
     }
   }
@@ -55,21 +61,6 @@ class ListProbe final : public QueueProbe {
     keys_.insert(key);
   }
 
-  void plan_discovery(Pipeline& pipeline, CollectContext& ctx) {
-    for (auto& [pattern, cursor] : cursors_) {
-      std::string* c = &cursor;
-      pipeline.add({"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(ctx.options.scan_count), "TYPE", "list"},
-                   [this, c, &ctx](const RedisReply& r) {
-                     if (r.is_error() || !r.is_array() || r.elements.size() != 2) {
-                       ctx.count(CollectErrorKind::kRedisError);
-                       return;
-                     }
-                     *c = r.elements[0].str;
-                     for (const std::string& key : reply_strings(r.elements[1])) add_key(key, ctx);
-                   });
-    }
-  }
-
   void plan_lengths(Pipeline& pipeline, CollectContext& ctx) {
     depths_.clear();
     for (const std::string& key : keys_) {
@@ -85,7 +76,7 @@ class ListProbe final : public QueueProbe {
   }
 
   bool configured_ = false;
-  std::map<std::string, std::string> cursors_;  // glob pattern -> SCAN cursor
+  std::vector<ScanPattern> globs_;
   std::set<std::string> keys_;
   std::map<std::string, std::optional<double>> depths_;
 };

@@ -69,22 +69,65 @@ Result<void> QueueCollector::collect_once() {
   return collect_locked();
 }
 
+Result<void> QueueCollector::discover_now() {
+  std::lock_guard lock(collect_mutex_);
+  if (auto connected = connect_locked(); !connected) return connected;
+  return discover_locked();
+}
+
+Error QueueCollector::fail_locked(const Error& error, CollectErrorKind kind) {
+  client_.reset();
+  metrics_.count_error(kind);
+  Error named{"queue target " + options_.target_name + ": " + error.message};
+  record_failure(named);
+  return named;
+}
+
+Result<void> QueueCollector::connect_locked() {
+  if (client_) return {};
+  auto client = RedisClient::connect(options_.target, options_.timeout);
+  if (!client) {
+    const bool auth = client.error().message.rfind("cannot authenticate", 0) == 0;
+    return fail_locked(client.error(), auth ? CollectErrorKind::kAuth : CollectErrorKind::kUnreachable);
+  }
+  client_ = std::make_unique<RedisClient>(std::move(client).value());
+  return {};
+}
+
+Result<void> QueueCollector::discover_locked() {
+  detail::CollectContext ctx{.options = options_, .metrics = metrics_};
+  for (auto& probe : probes_) {
+    for (const detail::ScanPattern& pattern : probe->scan_patterns(ctx)) {
+      // One SCAN round trip per step: each costs Redis O(scan_count), never the whole keyspace.
+      std::string cursor = "0";
+      do {
+        auto replies = client_->pipeline({{"SCAN", cursor, "MATCH", pattern.pattern, "COUNT",
+                                           std::to_string(options_.scan_count), "TYPE", pattern.type}});
+        if (!replies) return fail_locked(replies.error(), CollectErrorKind::kUnreachable);
+        const RedisReply& r = (*replies)[0];
+        if (r.is_error() && r.str.rfind("NOAUTH", 0) == 0) {
+          return fail_locked(make_error("cannot authenticate to redis at " + describe(options_.target) + ": " + r.str),
+                             CollectErrorKind::kAuth);
+        }
+        if (r.is_error() || !r.is_array() || r.elements.size() != 2) {
+          metrics_.count_error(CollectErrorKind::kRedisError);
+          break;
+        }
+        cursor = r.elements[0].str;
+        for (const RedisReply& key : r.elements[1].elements) probe->on_scanned(pattern, key.str, ctx);
+      } while (cursor != "0");
+    }
+  }
+  last_discovery_ = std::chrono::steady_clock::now();
+  return {};
+}
+
 Result<void> QueueCollector::collect_locked() {
   const auto started = std::chrono::steady_clock::now();
-  const auto fail = [&](const Error& error, CollectErrorKind kind) -> Result<void> {
-    client_.reset();
-    metrics_.count_error(kind);
-    const Error named{"queue target " + options_.target_name + ": " + error.message};
-    record_failure(named);
-    return named;
-  };
-  if (!client_) {
-    auto client = RedisClient::connect(options_.target, options_.timeout);
-    if (!client) {
-      const bool auth = client.error().message.rfind("cannot authenticate", 0) == 0;
-      return fail(client.error(), auth ? CollectErrorKind::kAuth : CollectErrorKind::kUnreachable);
-    }
-    client_ = std::make_unique<RedisClient>(std::move(client).value());
+  const auto fail = [&](const Error& error, CollectErrorKind kind) -> Result<void> { return fail_locked(error, kind); };
+  if (auto connected = connect_locked(); !connected) return connected;
+  if (!last_discovery_ || started - *last_discovery_ >= options_.discovery_interval) {
+    if (auto discovered = discover_locked(); !discovered) return discovered;
   }
   detail::CollectContext ctx{.options = options_, .metrics = metrics_};
   std::string time_error;

@@ -2,7 +2,9 @@
 // QueueCollector: collects the job queues of one redis target (RQ, Celery, Redis Streams consumer
 // groups, plain lists) into a metrics::Registry, every `interval`, with bounded cost: three
 // pipelined round trips of O(1)/O(log N) commands per queue, whatever the queues' length (no KEYS,
-// no walking a queue; discovery by index sets and SCAN steps). Read-only: it never writes to Redis
+// no walking a queue; discovery by index sets, plus a SCAN pass every discovery_interval for
+// Celery's binding sets and list patterns, the one cost that grows with the keyspace). Read-only:
+// it never writes to Redis
 // and never runs RQ's cleanup. Example:
 //   metrics::Registry registry; QueueCollector c(options, registry); c.start(); ... c.stop();
 // Thread-safe: start/stop/status/collect_once may be called from any thread; collections never
@@ -43,7 +45,7 @@ struct QueueCollectorOptions {
   // lists come from the two lists below.
   std::vector<QueueSystem> systems{QueueSystem::kRq, QueueSystem::kCelery};
   std::vector<StreamGroup> streams{};
-  // lists: plain list keys, or glob patterns found by SCAN steps (COUNT scan_count per collection).
+  // lists: plain list keys, or glob patterns found by discovery passes.
   std::vector<std::string> lists{};
   std::chrono::milliseconds interval{std::chrono::seconds(15)};
   std::chrono::milliseconds timeout{std::chrono::seconds(2)};        // connect and each round trip
@@ -51,7 +53,13 @@ struct QueueCollectorOptions {
   std::size_t max_queues = 200;       // per system; more are counted as too_many_queues
   std::size_t max_workers = 1000;     // RQ worker hashes read per collection
   std::size_t sample_jobs = 100;      // jobs read per registry per collection for wait/run times
-  std::size_t scan_count = 1000;      // SCAN COUNT of one discovery step
+  // A discovery pass walks the keyspace with SCAN (COUNT scan_count, MATCH, TYPE) for Celery's
+  // _kombu.binding.* sets and glob list patterns: at the first collection, then once per
+  // discovery_interval. Its cost grows with the number of keys (bench/queue prints it); the
+  // collections between passes do not scan. RQ queues, Celery's default queue and named lists
+  // and streams are read at every collection without a pass.
+  std::chrono::milliseconds discovery_interval{std::chrono::minutes(5)};
+  std::size_t scan_count = 1000;
   // A stream consumer holding pending entries that has not read for this long counts as stale.
   std::chrono::milliseconds stream_stale_after{std::chrono::minutes(5)};
   // on_event receives one line per change of health ("... unreachable: ...", "... collecting
@@ -103,9 +111,14 @@ class QueueCollector {
   QueueCollector(const QueueCollector&) = delete;
   QueueCollector& operator=(const QueueCollector&) = delete;
 
-  // collect_once connects if needed and runs one collection now. On failure it sets up to 0, keeps
-  // the error for status() and drops the connection (the next call reconnects).
+  // collect_once connects if needed and runs one collection now (preceded by a discovery pass when
+  // one is due). On failure it sets up to 0, keeps the error for status() and drops the
+  // connection (the next call reconnects).
   Result<void> collect_once();
+
+  // discover_now runs a discovery pass now (connecting if needed); the next one is due a
+  // discovery_interval later. Fails like collect_once.
+  Result<void> discover_now();
 
   // start runs collections on a thread every interval (after a failure: interval, doubling up to
   // max_backoff) and, when Celery is collected, listens to the Celery workers' heartbeats on a
@@ -119,6 +132,9 @@ class QueueCollector {
  private:
   void run_loop();
   Result<void> collect_locked();
+  Result<void> connect_locked();
+  Result<void> discover_locked();
+  Error fail_locked(const Error& error, CollectErrorKind kind);
   void record_failure(const Error& error);
 
   QueueCollectorOptions options_;
@@ -128,6 +144,7 @@ class QueueCollector {
 
   std::mutex collect_mutex_;  // one collection at a time; guards client_ and probes_
   std::unique_ptr<class RedisClient> client_;
+  std::optional<std::chrono::steady_clock::time_point> last_discovery_;
 
   mutable std::mutex status_mutex_;
   CollectorStatus status_;

@@ -55,11 +55,21 @@ struct CollectContext {
   void count(CollectErrorKind kind, double n = 1) const { metrics.count_error(kind, n); }
 };
 
+// ScanPattern is one key pattern a probe discovers by SCAN (MATCH pattern TYPE type).
+struct ScanPattern {
+  std::string pattern{};
+  std::string type{};
+};
+
 // QueueProbe collects one system.
 class QueueProbe {
  public:
   virtual ~QueueProbe() = default;
   virtual QueueSystem system() const noexcept = 0;
+  // scan_patterns lists what a discovery pass looks for (none: the probe uses index sets only);
+  // on_scanned receives each key a pass found.
+  virtual std::vector<ScanPattern> scan_patterns(CollectContext&) { return {}; }
+  virtual void on_scanned(const ScanPattern&, const std::string&, CollectContext&) {}
   // plan appends round `round`'s commands (0, 1, 2); handlers may use ctx.now and the state the
   // previous rounds' handlers stored.
   virtual void plan(int round, Pipeline& pipeline, CollectContext& ctx) = 0;
