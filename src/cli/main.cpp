@@ -5,10 +5,10 @@
 
 #include <cstdio>
 
+#include "bench/bench_command.h"
 #include "doctor/doctor_command.h"
 #include "drill/drill_command.h"
 #include "gateway/gateway_command.h"
-#include "loadgen/bench_command.h"
 #include "report/report_command.h"
 #include "serve/serve_command.h"
 #ifdef INFERSCOPE_HAVE_UP
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   CLI::App app{"inferscope: find which stage of an inference request got slower, and why"};
   app.set_version_flag("--version", "inferscope 0.1.0");
   app.require_subcommand(1);
-  inferscope::loadgen::add_bench_command(app);
+  inferscope::bench::add_bench_command(app);
   inferscope::serve::add_serve_command(app);
   inferscope::gateway::add_gateway_command(app);
   inferscope::doctor::add_doctor_command(app);

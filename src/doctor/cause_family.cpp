@@ -106,23 +106,6 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-std::string seconds(double s) {
-  if (std::isnan(s)) return "n/a";
-  double a = std::fabs(s);
-  if (a < 1e-3) return fmt("%.0f us", s * 1e6);
-  if (a < 1) return fmt(a < 0.1 ? "%.1f ms" : "%.0f ms", s * 1e3);
-  return fmt("%.2f s", s);
-}
-
-std::string number(double v) {
-  if (std::isnan(v)) return "n/a";
-  if (std::isinf(v)) return "inf";
-  double a = std::fabs(v);
-  if (a >= 100) return fmt("%.0f", v);
-  if (a >= 10) return fmt("%.1f", v);
-  return fmt("%.2f", v);
-}
-
 std::string percent(double v) { return std::isnan(v) ? "n/a" : fmt("%.0f%%", v * 100); }
 
 double mean_of(const Quantity* q, bool incident) {

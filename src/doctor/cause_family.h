@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/duration_text.h"
 #include "doctor/cause_spec.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_stats.h"
@@ -89,8 +90,9 @@ struct Evaluation {
 
 // Text of summaries and reasons.
 std::string fmt(const char* format, double v);
-std::string seconds(double s);  // a duration with a unit a person reads at a glance
-std::string number(double v);
+// seconds and number are the shared readable formats ("900 ms", "12.3"; common/duration_text.h).
+inline std::string (&seconds)(double) = common::format_seconds_readable;
+inline std::string (&number)(double) = common::format_number_readable;
 std::string percent(double v);
 double mean_of(const Quantity* q, bool incident);
 

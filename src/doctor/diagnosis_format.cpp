@@ -5,6 +5,8 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/duration_text.h"
+
 namespace inferscope::doctor {
 namespace {
 
@@ -17,15 +19,9 @@ std::string fmt(const char* format, double v) {
 std::string value(double v, const std::string& unit) {
   if (std::isnan(v)) return "n/a";
   if (std::isinf(v)) return "inf";
-  if (unit == "s" || unit == "s/token") {
-    double a = std::fabs(v);
-    if (a < 1e-3) return fmt("%.0fus", v * 1e6);
-    if (a < 1) return fmt("%.1fms", v * 1e3);
-    return fmt("%.2fs", v);
-  }
+  if (unit == "s" || unit == "s/token") return common::format_seconds_readable(v);
   if (unit == "ratio") return fmt("%.1f%%", v * 100);
-  double a = std::fabs(v);
-  std::string n = a >= 100 ? fmt("%.0f", v) : a >= 10 ? fmt("%.1f", v) : fmt("%.3g", v);
+  std::string n = common::format_number_readable(v);
   return unit.empty() || unit == "absent" || unit == "renamed" ? n : n + " " + unit;
 }
 

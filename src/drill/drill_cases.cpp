@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
+#include "alerts/rules_generator.h"
 #include "dialect/dialect.h"
-#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 
@@ -34,28 +34,28 @@ const std::vector<DrillCase>& drill_cases() {
   static const std::vector<DrillCase> kCases = [] {
     const nlohmann::json hide = {{"clear", true}, {"hide_metrics", hidden_latency_families()}};
     return std::vector<DrillCase>{
-        {"output_throughput", DrillHow::kLoad, "", {rules::kThroughputHalved},
+        {"output_throughput", DrillHow::kLoad, "", {alerts::kThroughputHalved},
          "after a steady baseline, each request gets 12 instead of 40 output tokens at the same request rate"},
-        {"error_rate", DrillHow::kFault, R"({"clear": true, "error_rate": 0.5})", {rules::kErrorRatioHigh},
+        {"error_rate", DrillHow::kFault, R"({"clear": true, "error_rate": 0.5})", {alerts::kErrorRatioHigh},
          "half of the requests answer 500"},
         {"dependency", DrillHow::kFault, R"({"clear": true, "dependency": {"name": "drill", "mean_ms": 15000}})",
-         {rules::kTtftP95OverSlo, rules::kE2eP95OverSlo, rules::kE2eP99OverSlo},
+         {alerts::kTtftP95OverSlo, alerts::kE2eP95OverSlo, alerts::kE2eP99OverSlo},
          "every request first waits ~15 s on a dependency: TTFT and e2e grow past their SLOs"},
-        {"decode_slowdown", DrillHow::kFault, R"({"clear": true, "decode_slowdown": 50})", {rules::kTpotP95OverSlo},
+        {"decode_slowdown", DrillHow::kFault, R"({"clear": true, "decode_slowdown": 50})", {alerts::kTpotP95OverSlo},
          "each decode step costs 50x: TPOT grows past its SLO"},
         {"max_num_seqs", DrillHow::kFault, R"({"clear": true, "max_num_seqs": 1, "decode_slowdown": 20})",
-         {rules::kRequestsWaiting}, "one sequence at a time, slowly: requests pile up waiting"},
+         {alerts::kRequestsWaiting}, "one sequence at a time, slowly: requests pile up waiting"},
         {"kv_capacity", DrillHow::kFault, R"({"clear": true, "kv_capacity": 0.0005, "decode_slowdown": 10})",
-         {rules::kKvCacheFull, rules::kPreemptionsRising},
+         {alerts::kKvCacheFull, alerts::kPreemptionsRising},
          "a few KV blocks left and slow decoding: the cache stays full, growing sequences are preempted"},
-        {"metrics_down", DrillHow::kFault, R"({"clear": true, "metrics_down": true})", {rules::kTargetDown},
+        {"metrics_down", DrillHow::kFault, R"({"clear": true, "metrics_down": true})", {alerts::kTargetDown},
          "GET /metrics answers 503: Prometheus' scrape fails (up = 0) while serving goes on"},
-        {"latency_absent", DrillHow::kFault, hide.dump(), {rules::kLatencyMetricsAbsent},
+        {"latency_absent", DrillHow::kFault, hide.dump(), {alerts::kLatencyMetricsAbsent},
          "the latency families leave /metrics, as after an upgrade that renamed them"},
-        {"gpu_memory", DrillHow::kFault, R"({"clear": true, "gpu_memory_other": 0.97})", {rules::kGpuMemoryHigh},
+        {"gpu_memory", DrillHow::kFault, R"({"clear": true, "gpu_memory_other": 0.97})", {alerts::kGpuMemoryHigh},
          "another process takes 97 % of the simulated GPU's memory"},
         {"notifications", DrillHow::kRefusingChannel, R"({"clear": true, "error_rate": 0.5})",
-         {rules::kNotificationsFailing},
+         {alerts::kNotificationsFailing},
          "up's drill robot refuses every message while an error-rate fault makes notifications"},
     };
   }();

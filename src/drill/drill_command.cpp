@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "common/prom_duration.h"
 #include "drill/drill_runner.h"
-#include "stack/prom_duration.h"
 
 namespace inferscope::drill {
 namespace {
@@ -32,7 +32,7 @@ extern "C" void on_stop_signal(int) { g_interrupted.store(true); }
 }
 
 std::chrono::seconds seconds_flag(const std::string& text, const char* flag) {
-  auto d = stack::parse_prom_duration(text);
+  auto d = common::parse_prom_duration(text);
   if (!d) fail(std::string(flag) + ": " + d.error().message);
   return std::chrono::duration_cast<std::chrono::seconds>(*d);
 }

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "common/atomic_file.h"
 #include "net/http_server.h"
-#include "stack/generated_files.h"
 
 namespace inferscope::drill {
 namespace {
@@ -42,7 +42,7 @@ Result<std::unique_ptr<DrillRobot>> DrillRobot::start(const std::filesystem::pat
   robot->server_ = std::move(*server);
   robot->url_ = "http://127.0.0.1:" + std::to_string(robot->server_->port()) + kRobotPath;
   robot->url_file_ = state_dir / "drill-robot.url";
-  if (auto w = stack::write_file_atomically(robot->url_file_, robot->url_); !w) return w.error();
+  if (auto w = common::write_file_atomically(robot->url_file_, robot->url_); !w) return w.error();
   ::chmod(robot->url_file_.c_str(), 0600);
   return robot;
 }

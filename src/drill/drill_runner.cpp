@@ -12,13 +12,13 @@
 #include <set>
 #include <thread>
 
+#include "alerts/rules_generator.h"
+#include "common/prom_duration.h"
 #include "drill/drill_cases.h"
 #include "drill/drill_robot.h"
 #include "drill/notification_route.h"
 #include "loadgen/request_runner.h"
 #include "stack/blocking_http.h"
-#include "stack/prom_duration.h"
-#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 namespace {
@@ -201,14 +201,14 @@ Result<ThroughputTiming> throughput_timing(const std::string& prometheus, const 
     for (const json& rule : group.value("rules", json::array())) {
       const std::string name = rule.value("name", ""), query = rule.value("query", "");
       std::smatch m;
-      if (name == rules::kThroughputHalved && std::regex_search(query, m, offset_re)) {
-        if (auto d = stack::parse_prom_duration(m[1].str())) t.offset = *d;
+      if (name == alerts::kThroughputHalved && std::regex_search(query, m, offset_re)) {
+        if (auto d = common::parse_prom_duration(m[1].str())) t.offset = *d;
       } else if (name == "inferscope:generation_tokens:rate" && std::regex_search(query, m, window_re)) {
-        if (auto d = stack::parse_prom_duration(m[1].str())) t.window = *d;
+        if (auto d = common::parse_prom_duration(m[1].str())) t.window = *d;
       }
     }
   }
-  if (t.offset.count() == 0) return make_error("job " + job + " has no " + rules::kThroughputHalved + " rule");
+  if (t.offset.count() == 0) return make_error("job " + job + " has no " + alerts::kThroughputHalved + " rule");
   if (t.window.count() == 0) return make_error("job " + job + " records no inferscope:generation_tokens:rate");
   return t;
 }
@@ -255,13 +255,13 @@ Result<void> cause(Shared& s, Lane& lane, LoadThread& load, const DrillCase& c, 
       if (hold > s.o.fire_timeout) {
         skip = fmt::format("needs {} of steady load first (alerts.throughput_baseline_offset {} + rate window), "
                            "more than --fire-timeout; set a short offset in up's config for drills",
-                           stack::format_prom_duration(hold), stack::format_prom_duration(timing->offset));
+                           common::format_prom_duration(hold), common::format_prom_duration(timing->offset));
         return {};
       }
       const auto until = load.started() + hold;
       if (Clock::now() < until) {
         s.say(fmt::format("drill: {}: holding steady load until the {} baseline is in place ({:.0f} s)", c.name,
-                          stack::format_prom_duration(timing->offset),
+                          common::format_prom_duration(timing->offset),
                           std::chrono::duration<double>(until - Clock::now()).count()));
       }
       while (Clock::now() < until && !stopped(s.o)) std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -333,7 +333,7 @@ void run_lane(Shared& s, Lane& lane) {
       const Seen seen{e.value("fingerprint", ""), e.value("starts_at", 0.0)};
       const json labels = e.value("labels", json::object());
       // Relay failures are per channel: that alert carries the channel, not the target.
-      const bool ours = row.alert == rules::kNotificationsFailing ? labels.value("channel", "") == kDrillChannel
+      const bool ours = row.alert == alerts::kNotificationsFailing ? labels.value("channel", "") == kDrillChannel
                                                                   : labels.value("job", "") == row.job;
       if (before.count(seen) || !ours) return false;
       row.fired = true;

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "loadgen/duration_text.h"
+#include "common/duration_text.h"
 
 namespace inferscope::loadgen {
 namespace {
@@ -25,7 +25,7 @@ Result<double> parse_number(std::string_view text, std::string_view what) {
 Result<LoadStage> parse_stage(std::string_view text) {
   LoadStage stage;
   std::size_t colon = text.find(':');
-  auto duration = parse_duration(text.substr(0, colon), "--stages");
+  auto duration = common::parse_duration(text.substr(0, colon), "--stages");
   if (!duration) return duration.error();
   stage.duration = *duration;
   if (stage.duration.count() == 0) return make_error("cannot parse stage from --stages: a stage needs a duration > 0");

@@ -7,10 +7,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "config/stack_config.h"
 #include "doctor/doctor_api.h"
-#include "stack/report_send.h"
-#include "stack/stack_config.h"
+#include "relay/report_send.h"
 
 namespace inferscope::report {
 namespace {
@@ -32,12 +33,14 @@ void run(const ReportOptions& o) {
   double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto request = request_from_flags(o.flags, now);
   if (!request) fail(request.error().message);
-  if (!o.config.empty() && o.flags.state_dir.empty()) {
-    // The fired alerts come from the relay.db of the `up` that --config describes.
-    auto config = stack::load_stack_config(o.config);
-    if (!config) fail(config.error().message);
-    request->state_dir = config->state_dir.string();
+  std::optional<config::StackConfig> config;
+  if (!o.config.empty()) {
+    auto loaded = config::load_stack_config(o.config);
+    if (!loaded) fail(loaded.error().message);
+    config = std::move(*loaded);
   }
+  // The fired alerts come from the relay.db of the `up` that --config describes.
+  if (config && o.flags.state_dir.empty()) request->state_dir = config->state_dir.string();
   auto report = build_report(*request);
   if (!report) fail(report.error().message);
   std::string text = o.format == "html"   ? render_html(*report)
@@ -46,7 +49,7 @@ void run(const ReportOptions& o) {
   if (!o.send.empty()) {
     const relay::Document document{report_title(*report), render_markdown(*report), render_html(*report),
                                    render_chat(*report)};
-    auto sent = stack::send_report_with_config(o.config, o.send, document);
+    auto sent = relay::send_report(config->relay, o.config, o.send, document);  // --send needs --config
     if (!sent) fail(sent.error().message);
     std::cout << "report sent to " << o.send << " (" << *sent << " bytes)\n";
     std::cout.flush();

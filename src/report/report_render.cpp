@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/duration_text.h"
 #include "doctor/diagnosis_format.h"
 #include "report/report.h"
 
@@ -35,12 +36,7 @@ double unix_of(std::chrono::system_clock::time_point tp) {
 
 constexpr const char* kNoData = "no data";
 
-std::string seconds(const Value& v) {
-  if (!v) return kNoData;
-  double s = *v;
-  if (s < 1) return printf_text(s < 0.01 ? "%.2f ms" : "%.0f ms", s * 1000);
-  return printf_text("%.2f s", s);
-}
+std::string seconds(const Value& v) { return v ? common::format_seconds_readable(*v) : kNoData; }
 std::string ratio_pct(const Value& v) { return v ? printf_text("%.2f %%", *v * 100) : kNoData; }
 std::string per_s(const Value& v, const char* unit) {
   return v ? printf_text("%.3g", *v) + " " + unit : kNoData;

@@ -14,7 +14,8 @@
 
 #include <inferscope/common/result.h>
 
-#include "stack/stack_config.h"
+#include "alerts/rules_generator.h"
+#include "config/stack_config.h"
 
 namespace inferscope::stack {
 
@@ -29,11 +30,9 @@ struct StackPorts {
   std::uint16_t node_exporter = 0;
 };
 
-// RuleFile is one generated rule file: its file name (no folder) and YAML text.
-struct RuleFile {
-  std::string name;
-  std::string text;
-};
+// RuleFile is one generated rule file (name without folder, YAML text), as the rules generator
+// makes it.
+using RuleFile = alerts::RuleFile;
 
 // GeneratedFiles are the absolute paths written.
 struct GeneratedFiles {
@@ -46,21 +45,17 @@ struct GeneratedFiles {
 // (not in agent mode), rule_files (not in agent mode), one job per target with its kind as the
 // `inferscope_kind` label, up's own /metrics, Alertmanager's, Prometheus' own and node-exporter's
 // when their ports are known, and remote_write blocks.
-std::string render_prometheus_yml(const StackConfig& config, const StackPorts& ports,
+std::string render_prometheus_yml(const config::StackConfig& config, const StackPorts& ports,
                                   const std::vector<std::string>& rule_file_names);
 
 // render_alertmanager_yml renders alertmanager.yml: one route grouped by alertname and target
 // (job, model) to a webhook receiver at up's API, send_resolved on.
-std::string render_alertmanager_yml(const StackConfig& config, const StackPorts& ports);
+std::string render_alertmanager_yml(const config::StackConfig& config, const StackPorts& ports);
 
 // write_generated_files renders all files and writes them atomically (temp file + rename) into
 // <state_dir>/config/ and <state_dir>/config/rules/ (stale rule files there are removed). Fails
 // with "cannot write <path>: <cause>".
-Result<GeneratedFiles> write_generated_files(const StackConfig& config, const StackPorts& ports,
+Result<GeneratedFiles> write_generated_files(const config::StackConfig& config, const StackPorts& ports,
                                              const std::vector<RuleFile>& rule_files);
-
-// write_file_atomically writes `text` to `path` through a temporary file and rename, so a
-// reader (Prometheus on reload) never sees half a file.
-Result<void> write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace inferscope::stack

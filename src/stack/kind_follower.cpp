@@ -58,7 +58,7 @@ std::string not_answering(std::chrono::system_clock::time_point since) {
 
 }  // namespace
 
-KindFollower::KindFollower(StackConfig config, std::vector<std::string> followed, const UpRules& rules,
+KindFollower::KindFollower(config::StackConfig config, std::vector<std::string> followed, const UpRules& rules,
                            KindFollowerHooks hooks, KindFollowerOptions options)
     : config_(std::move(config)), hooks_(std::move(hooks)), options_(options) {
   snapshot_.dialects = rules.dialects;
@@ -66,7 +66,7 @@ KindFollower::KindFollower(StackConfig config, std::vector<std::string> followed
   const auto start = std::chrono::steady_clock::now();
   for (const std::string& job : followed) {
     const auto it = std::find_if(config_.targets.begin(), config_.targets.end(),
-                                 [&](const TargetConfig& t) { return t.name == job; });
+                                 [&](const config::TargetConfig& t) { return t.name == job; });
     if (it == config_.targets.end()) continue;
     Followed f;
     f.index = static_cast<std::size_t>(it - config_.targets.begin());
@@ -142,7 +142,7 @@ void KindFollower::follow_unknown(Followed& f, const std::optional<std::set<std:
   const bool scraped = names && !names->empty() && names != f.last_names;
   if (names) f.last_names = names;
   if (now < f.next_probe && !scraped) return;
-  const TargetConfig& target = config_.targets[f.index];
+  const config::TargetConfig& target = config_.targets[f.index];
   const TargetProbe probe = hooks_.probe(target, "auto");
   if (probe.kind) {
     if (switch_kind(f, *probe.kind, "")) {
@@ -169,7 +169,7 @@ void KindFollower::follow_known(Followed& f, const std::optional<std::set<std::s
   f.last_names = names;
   // No names: the target is down (its series went stale); InferscopeTargetDown speaks for it.
   if (!changed || names->empty()) return;
-  const TargetConfig& target = config_.targets[f.index];
+  const config::TargetConfig& target = config_.targets[f.index];
   const std::string kind = target.kind;
   const TargetProbe probe = hooks_.probe(target, kind);
   if (!probe.answered) return;
@@ -208,7 +208,7 @@ void KindFollower::follow_known(Followed& f, const std::optional<std::set<std::s
 }
 
 bool KindFollower::switch_kind(Followed& f, const std::string& kind, const std::string& detail) {
-  TargetConfig& target = config_.targets[f.index];
+  config::TargetConfig& target = config_.targets[f.index];
   const std::string previous = target.kind;
   target.kind = kind;
   auto rules = generate_up_rules(config_);

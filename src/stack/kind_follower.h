@@ -30,7 +30,7 @@
 #include <inferscope/common/result.h>
 
 #include "stack/generated_files.h"
-#include "stack/stack_config.h"
+#include "config/stack_config.h"
 #include "stack/up_rules.h"
 
 namespace inferscope::stack {
@@ -38,12 +38,12 @@ namespace inferscope::stack {
 // KindFollowerHooks are the follower's ways out; up wires the real ones (up_command.cpp), tests fakes.
 struct KindFollowerHooks {
   // probe scrapes a target once (probe_target).
-  std::function<TargetProbe(const TargetConfig&, const std::string& expected_kind)> probe;
+  std::function<TargetProbe(const config::TargetConfig&, const std::string& expected_kind)> probe;
   // scraped_names returns the metric names Prometheus holds now for a job (up, scrape_* and rule
   // output left out; empty while the target is down), or nullopt when Prometheus cannot be asked.
   std::function<std::optional<std::set<std::string>>(const std::string& job)> scraped_names;
   // apply writes the files for the config and loads the rules (MonitoringStack::apply_rules).
-  std::function<Result<void>(const StackConfig&, const std::vector<RuleFile>&)> apply;
+  std::function<Result<void>(const config::StackConfig&, const std::vector<RuleFile>&)> apply;
   // print prints one event line (without the "inferscope up: " prefix).
   std::function<void(const std::string&)> print;
 };
@@ -66,7 +66,7 @@ class KindFollower {
  public:
   // `config` has the kinds as settled at start (make_up_rules), `followed` the names of the
   // targets whose kind was `auto` in the config, `rules` what make_up_rules produced.
-  KindFollower(StackConfig config, std::vector<std::string> followed, const UpRules& rules, KindFollowerHooks hooks,
+  KindFollower(config::StackConfig config, std::vector<std::string> followed, const UpRules& rules, KindFollowerHooks hooks,
                KindFollowerOptions options);
   ~KindFollower();
   KindFollower(const KindFollower&) = delete;
@@ -100,7 +100,7 @@ class KindFollower {
   // reverted, error printed) when that fails.
   bool switch_kind(Followed& f, const std::string& kind, const std::string& detail);
 
-  StackConfig config_;  // only the follower's thread changes it
+  config::StackConfig config_;  // only the follower's thread changes it
   std::vector<Followed> followed_;
   KindFollowerHooks hooks_;
   KindFollowerOptions options_;

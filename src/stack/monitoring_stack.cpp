@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
+#include "common/prom_duration.h"
 #include "stack/blocking_http.h"
 #include "stack/child_process.h"
-#include "stack/prom_duration.h"
 
 namespace inferscope::stack {
 namespace {
@@ -53,7 +53,7 @@ Result<std::string> run_check(const std::string& binary, std::vector<std::string
   return what + ": " + one_line(r->output);
 }
 
-std::string amtool_path(const StackConfig& config) {
+std::string amtool_path(const config::StackConfig& config) {
   return (std::filesystem::path(config.binaries.alertmanager).parent_path() / "amtool").string();
 }
 
@@ -66,7 +66,7 @@ std::vector<std::string> external_url_args(const std::string& configured, std::u
   return {};
 }
 
-ChildSpec alertmanager_spec(const StackConfig& config, const GeneratedFiles& files, const std::filesystem::path& state) {
+ChildSpec alertmanager_spec(const config::StackConfig& config, const GeneratedFiles& files, const std::filesystem::path& state) {
   ChildSpec spec;
   spec.name = "alertmanager";
   spec.binary = config.binaries.alertmanager;
@@ -86,7 +86,7 @@ ChildSpec alertmanager_spec(const StackConfig& config, const GeneratedFiles& fil
   return spec;
 }
 
-ChildSpec prometheus_spec(const StackConfig& config, const GeneratedFiles& files, const std::filesystem::path& state) {
+ChildSpec prometheus_spec(const config::StackConfig& config, const GeneratedFiles& files, const std::filesystem::path& state) {
   ChildSpec spec;
   spec.name = "prometheus";
   spec.binary = config.binaries.prometheus;
@@ -97,7 +97,7 @@ ChildSpec prometheus_spec(const StackConfig& config, const GeneratedFiles& files
   const std::string config_file = files.prometheus_yml.string();
   const bool agent = config.agent;
   const std::string data = (state / (agent ? "prometheus-agent" : "prometheus")).string();
-  const std::string retention = format_prom_duration(config.retention);
+  const std::string retention = common::format_prom_duration(config.retention);
   const std::string external = config.prometheus_external_url;
   spec.args = [config_file, data, retention, agent, external](std::uint16_t port) {
     std::vector<std::string> args{"--config.file=" + config_file, "--web.listen-address=" + address(port),
@@ -117,7 +117,7 @@ ChildSpec prometheus_spec(const StackConfig& config, const GeneratedFiles& files
   return spec;
 }
 
-ChildSpec node_exporter_spec(const StackConfig& config, const std::filesystem::path& state) {
+ChildSpec node_exporter_spec(const config::StackConfig& config, const std::filesystem::path& state) {
   ChildSpec spec;
   spec.name = "node-exporter";
   spec.binary = config.binaries.node_exporter;
@@ -132,7 +132,7 @@ ChildSpec node_exporter_spec(const StackConfig& config, const std::filesystem::p
 
 }  // namespace
 
-Result<CheckReport> check_generated_files(const StackConfig& config, const StackPorts& ports,
+Result<CheckReport> check_generated_files(const config::StackConfig& config, const StackPorts& ports,
                                           const std::vector<RuleFile>& rule_files) {
   CheckReport report;
   auto files = write_generated_files(config, ports, rule_files);
@@ -166,7 +166,7 @@ MonitoringStack::~MonitoringStack() { stop(); }
 
 void MonitoringStack::stop() { supervisor_.stop_all(); }
 
-Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const StackConfig& config, std::uint16_t api_port,
+Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const config::StackConfig& config, std::uint16_t api_port,
                                                                 const std::vector<RuleFile>& rule_files,
                                                                 metrics::Registry& registry, SupervisorEvents events) {
   std::error_code ec;
@@ -217,7 +217,7 @@ Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const StackConfi
   return stack;
 }
 
-Result<void> MonitoringStack::apply_rules(const StackConfig& config, const std::vector<RuleFile>& rule_files) {
+Result<void> MonitoringStack::apply_rules(const config::StackConfig& config, const std::vector<RuleFile>& rule_files) {
   auto files = write_generated_files(config, ports_, rule_files);
   if (!files) return files.error();
   auto reload = blocking_http_request("POST", prometheus_url_ + "/-/reload", {}, {}, seconds(10));

@@ -16,8 +16,8 @@
 #include <inferscope/common/result.h>
 #include <inferscope/metrics/registry.h>
 
+#include "config/stack_config.h"
 #include "stack/generated_files.h"
-#include "stack/stack_config.h"
 #include "stack/supervisor.h"
 
 namespace inferscope::stack {
@@ -32,7 +32,7 @@ struct CheckReport {
 // configured ports) and runs `promtool check config` (also checks the rule files), `promtool
 // check rules` on each rule file and `amtool check-config` when amtool is installed. Fails with the
 // tool's first error line.
-Result<CheckReport> check_generated_files(const StackConfig& config, const StackPorts& ports,
+Result<CheckReport> check_generated_files(const config::StackConfig& config, const StackPorts& ports,
                                           const std::vector<RuleFile>& rule_files);
 
 class MonitoringStack {
@@ -42,7 +42,7 @@ class MonitoringStack {
   // Alertmanager in agent mode) and waits until each is ready. `api_port` is up's own HTTP port
   // (webhook target and self-scrape). Data stays in <state_dir>/prometheus and
   // <state_dir>/alertmanager across restarts. `events` gets each restart line.
-  static Result<std::unique_ptr<MonitoringStack>> start(const StackConfig& config, std::uint16_t api_port,
+  static Result<std::unique_ptr<MonitoringStack>> start(const config::StackConfig& config, std::uint16_t api_port,
                                                         const std::vector<RuleFile>& rule_files,
                                                         metrics::Registry& registry, SupervisorEvents events);
   ~MonitoringStack();
@@ -60,7 +60,7 @@ class MonitoringStack {
   // makes the running Prometheus load them (POST /-/reload); a restarted Prometheus reads them
   // too. Fails with Prometheus' answer when it refuses them (it keeps the old ones then). Call
   // from one thread at a time, only after start succeeded with its own Prometheus.
-  Result<void> apply_rules(const StackConfig& config, const std::vector<RuleFile>& rule_files);
+  Result<void> apply_rules(const config::StackConfig& config, const std::vector<RuleFile>& rule_files);
 
   // stop stops every child (Prometheus first). Idempotent.
   void stop();

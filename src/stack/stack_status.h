@@ -15,7 +15,7 @@
 
 #include <inferscope/common/result.h>
 
-#include "stack/stack_config.h"
+#include "config/stack_config.h"
 #include "stack/supervisor.h"
 
 namespace inferscope::stack {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/prom_duration.h"
 #include "dashboard/dashboard_routes.h"
 #include "dashboard/grafana_export.h"
 #include "doctor/doctor_api.h"
@@ -23,7 +24,6 @@
 #include "stack/blocking_http.h"
 #include "stack/kind_follower.h"
 #include "stack/monitoring_stack.h"
-#include "stack/prom_duration.h"
 #include "stack/stack_status.h"
 #include "stack/up_context.h"
 #include "stack/up_report.h"
@@ -49,7 +49,7 @@ struct UpFlags {
   std::vector<std::string> remote_write;
   bool agent = false;
   std::string prometheus;
-  BinaryPaths binaries;
+  config::BinaryPaths binaries;
   std::string export_grafana;  // write Grafana dashboards + provisioning here, start nothing
 };
 
@@ -74,16 +74,16 @@ class EventPrinter {
 
 bool given(const CLI::App& cmd, const char* flag) { return cmd.count(flag) > 0; }
 
-StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
-  StackConfig config;
+config::StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
+  config::StackConfig config;
   if (!f.config_file.empty()) {
-    auto loaded = load_stack_config(f.config_file);
+    auto loaded = config::load_stack_config(f.config_file);
     if (!loaded) fail(loaded.error().message);
     config = std::move(*loaded);
   }
   if (given(cmd, "--kind") && f.targets.empty()) fail("--kind applies to --target: give at least one --target");
   for (const std::string& text : f.targets) {
-    auto target = parse_target_url(text);
+    auto target = config::parse_target_url(text);
     if (!target) fail("--target: " + target.error().message);
     if (target->kind == "auto") target->kind = f.kind;  // NAME=KIND@URL wins over --kind
     config.targets.push_back(std::move(*target));
@@ -93,7 +93,7 @@ StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
   if (given(cmd, "--alertmanager-port")) config.alertmanager_port = f.alertmanager_port;
   if (given(cmd, "--state-dir")) config.state_dir = f.state_dir;
   if (given(cmd, "--scrape-interval")) {
-    auto d = parse_prom_duration(f.scrape_interval);
+    auto d = common::parse_prom_duration(f.scrape_interval);
     if (!d) fail("--scrape-interval: " + d.error().message);
     config.scrape_interval = *d;
   }
@@ -105,7 +105,7 @@ StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
   if (given(cmd, "--alertmanager-bin")) config.binaries.alertmanager = f.binaries.alertmanager;
   if (given(cmd, "--promtool-bin")) config.binaries.promtool = f.binaries.promtool;
   if (given(cmd, "--node-exporter-bin")) config.binaries.node_exporter = f.binaries.node_exporter;
-  if (auto v = validate_stack_config(config); !v) fail(v.error().message);
+  if (auto v = config::validate_stack_config(config); !v) fail(v.error().message);
   return config;
 }
 
@@ -124,7 +124,7 @@ void run_status(const UpFlags& f) {
   }
 }
 
-void run_check(const StackConfig& config, const UpRules& rules) {
+void run_check(const config::StackConfig& config, const UpRules& rules) {
   const StackPorts ports{.api = config.port, .alertmanager = config.alertmanager_port};
   auto report = check_generated_files(config, ports, rules.files);
   if (!report) fail(report.error().message);
@@ -145,7 +145,7 @@ void run_export_grafana(const UpFlags& f) {
   for (const std::string& path : *files) std::printf("%s\n", path.c_str());
 }
 
-double config_scrape_seconds(const StackConfig& config) {
+double config_scrape_seconds(const config::StackConfig& config) {
   return std::chrono::duration<double>(config.scrape_interval).count();
 }
 
@@ -174,9 +174,9 @@ int wait_for_stop_signal(const sigset_t& signals) {
 void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
   if (!f.export_grafana.empty()) return run_export_grafana(f);
-  StackConfig config = build_config(f, cmd);
+  config::StackConfig config = build_config(f, cmd);
   std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
-  for (const TargetConfig& t : config.targets) {
+  for (const config::TargetConfig& t : config.targets) {
     if (t.kind == "auto") followed.push_back(t.name);
   }
   auto rules = make_up_rules(config);
@@ -303,11 +303,11 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     // followed while up runs; in agent mode or with --prometheus they are settled once at start.
     const bool evaluates_rules = config.external_prometheus.empty() && !config.agent;
     KindFollowerHooks hooks{
-        .probe = [](const TargetConfig& t, const std::string& kind) { return probe_target(t, kind); },
+        .probe = [](const config::TargetConfig& t, const std::string& kind) { return probe_target(t, kind); },
         .scraped_names = [url = stack->prometheus_url()](const std::string& job) {
           return prometheus_scraped_names(url, job);
         },
-        .apply = [s = stack.get()](const StackConfig& c, const std::vector<RuleFile>& files) {
+        .apply = [s = stack.get()](const config::StackConfig& c, const std::vector<RuleFile>& files) {
           return s->apply_rules(c, files);
         },
         .print = [&print](const std::string& line) { print("inferscope up: " + line); }};

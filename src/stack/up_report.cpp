@@ -24,7 +24,7 @@ std::string join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-UpReport::UpReport(relay::Relay& relay, std::optional<ReportSchedule> schedule, std::vector<std::string> all_channels,
+UpReport::UpReport(relay::Relay& relay, std::optional<config::ReportSchedule> schedule, std::vector<std::string> all_channels,
                    std::string state_dir, std::function<std::string()> prometheus_url,
                    std::function<void(const std::string&)> print, std::function<Clock::time_point()> clock)
     : relay_(relay),
@@ -69,7 +69,7 @@ nlohmann::json UpReport::status_json() {
     out["schedule"] = {{"daily_at", daily_at},
                        {"timezone", schedule_->timezone},
                        {"channels", schedule_->channels.empty() ? all_channels_ : schedule_->channels},
-                       {"next_run", format_utc(next_report_time(*schedule_, clock_()))}};
+                       {"next_run", format_utc(config::next_report_time(*schedule_, clock_()))}};
   }
   std::lock_guard lock(mutex_);
   out["last"] = last_;
@@ -145,7 +145,7 @@ void UpReport::stop() {
 
 void UpReport::loop() {
   for (;;) {
-    const Clock::time_point next = next_report_time(*schedule_, clock_());
+    const Clock::time_point next = config::next_report_time(*schedule_, clock_());
     {
       std::unique_lock lock(mutex_);
       // Wake at least once a minute so that a wall-clock jump is noticed.

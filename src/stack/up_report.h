@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/report_schedule.h"
 #include "net/router.h"
 #include "relay/relay.h"
-#include "stack/report_schedule.h"
 
 namespace inferscope::stack {
 
@@ -43,7 +43,7 @@ class UpReport {
  public:
   // schedule: the config's report section (none: only the route works, for every channel).
   // clock: the wall clock the schedule follows (tests shift it; unset = system_clock::now).
-  UpReport(relay::Relay& relay, std::optional<ReportSchedule> schedule, std::vector<std::string> all_channels,
+  UpReport(relay::Relay& relay, std::optional<config::ReportSchedule> schedule, std::vector<std::string> all_channels,
            std::string state_dir, std::function<std::string()> prometheus_url,
            std::function<void(const std::string&)> print,
            std::function<std::chrono::system_clock::time_point()> clock = {});
@@ -77,7 +77,7 @@ class UpReport {
   ReportQueued build_and_queue(std::vector<std::string> channels, double since, double until);
 
   relay::Relay& relay_;
-  std::optional<ReportSchedule> schedule_;
+  std::optional<config::ReportSchedule> schedule_;
   std::vector<std::string> all_channels_;
   std::string state_dir_;
   std::function<std::string()> prometheus_url_;

@@ -6,8 +6,8 @@
 #include "dialect/detect.h"
 #include "dialect/dialect.h"
 #include "stack/blocking_http.h"
-#include "stack/rules/rules_generator.h"
-#include "stack/rules/stack_rules_config.h"
+#include "alerts/rules_generator.h"
+#include "stack/stack_rules_config.h"
 
 namespace inferscope::stack {
 namespace {
@@ -23,7 +23,7 @@ int count_alerts(const std::string& rule_file_text) {
 
 }  // namespace
 
-TargetProbe probe_target(const TargetConfig& target, const std::string& expected_kind) {
+TargetProbe probe_target(const config::TargetConfig& target, const std::string& expected_kind) {
   TargetProbe probe;
   auto reply = blocking_http_request("GET", target.url, {}, {}, std::chrono::seconds(3));
   if (!reply) {
@@ -56,10 +56,10 @@ TargetProbe probe_target(const TargetConfig& target, const std::string& expected
   return probe;
 }
 
-Result<UpRules> make_up_rules(StackConfig& config) {
+Result<UpRules> make_up_rules(config::StackConfig& config) {
   std::vector<std::string> warnings;
   std::map<std::string, TargetProbe> probes;
-  for (TargetConfig& target : config.targets) {
+  for (config::TargetConfig& target : config.targets) {
     if (target.kind != "auto") continue;
     TargetProbe probe = probe_target(target);
     if (probe.kind) {
@@ -78,28 +78,28 @@ Result<UpRules> make_up_rules(StackConfig& config) {
   return rules;
 }
 
-Result<UpRules> generate_up_rules(const StackConfig& config) {
+Result<UpRules> generate_up_rules(const config::StackConfig& config) {
   UpRules rules;
-  for (const TargetConfig& target : config.targets) rules.dialects[target.name] = target.kind;
+  for (const config::TargetConfig& target : config.targets) rules.dialects[target.name] = target.kind;
   for (const auto& [name, duration] : config.alert_for) {
-    bool known = name == rules::kWatchdog || name == rules::kNotificationsFailing;
-    for (const char* alert : rules::kTargetAlerts) known = known || name == alert;
+    bool known = name == alerts::kWatchdog || name == alerts::kNotificationsFailing;
+    for (const char* alert : alerts::kTargetAlerts) known = known || name == alert;
     if (!known) {
       std::string list;
-      for (const char* alert : rules::kTargetAlerts) list += (list.empty() ? "" : ", ") + std::string(alert);
+      for (const char* alert : alerts::kTargetAlerts) list += (list.empty() ? "" : ", ") + std::string(alert);
       return make_error("key 'alerts.for." + name + "': unknown alert (known: " + list + ", " +
-                        rules::kNotificationsFailing + ")");
+                        alerts::kNotificationsFailing + ")");
     }
   }
-  auto generated = rules::generate_rules(rules::rules_config_from(config));
+  auto generated = alerts::generate_rules(rules_config_from(config));
   if (!generated) return make_error("cannot generate the alert rules: " + generated.error().message);
   // The generator writes the common file first, then one file per target in config order.
   for (std::size_t i = 0; i < config.targets.size() && i + 1 < generated->files.size(); ++i) {
     rules.alert_counts[config.targets[i].name] = count_alerts(generated->files[i + 1].text);
   }
-  for (rules::RuleFile& file : generated->files) rules.files.push_back({std::move(file.name), std::move(file.text)});
+  for (alerts::RuleFile& file : generated->files) rules.files.push_back({std::move(file.name), std::move(file.text)});
   for (const auto& [job, lacking] : generated->lacking) {
-    for (const rules::LackingAlert& alert : lacking) rules.missing_alerts[job].push_back(alert.alert + " (" + alert.reason + ")");
+    for (const alerts::LackingAlert& alert : lacking) rules.missing_alerts[job].push_back(alert.alert + " (" + alert.reason + ")");
   }
   return rules;
 }

@@ -18,7 +18,7 @@
 #include <inferscope/common/result.h>
 
 #include "stack/generated_files.h"
-#include "stack/stack_config.h"
+#include "config/stack_config.h"
 
 namespace inferscope::stack {
 
@@ -46,13 +46,13 @@ struct UpRules {
 // probe_target scrapes `target.url` once (3 s), detects its dialect and, when `expected_kind`
 // names a dialect, lists the expected metrics of that dialect the exposition lacks. The one place
 // up fetches a target's /metrics itself.
-TargetProbe probe_target(const TargetConfig& target, const std::string& expected_kind = "auto");
+TargetProbe probe_target(const config::TargetConfig& target, const std::string& expected_kind = "auto");
 
 // make_up_rules resolves `auto` kinds in `config.targets` (in place) and generates the rules.
-Result<UpRules> make_up_rules(StackConfig& config);
+Result<UpRules> make_up_rules(config::StackConfig& config);
 
 // generate_up_rules generates the rules for the kinds in `config.targets` as they are (a target
 // still "auto" gets the generic rules only). Fails on an unknown alerts.for name.
-Result<UpRules> generate_up_rules(const StackConfig& config);
+Result<UpRules> generate_up_rules(const config::StackConfig& config);
 
 }  // namespace inferscope::stack

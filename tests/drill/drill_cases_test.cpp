@@ -7,10 +7,10 @@
 
 #include <algorithm>
 
+#include "alerts/rules_generator.h"
 #include "drill/drill_robot.h"
 #include "drill/drill_runner.h"
 #include "drill/notification_route.h"
-#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 namespace {
@@ -18,8 +18,8 @@ namespace {
 // Tests that every alert the rules generator makes (per target and the relay's) has a drill case,
 // and that every fault body starts from no other fault.
 TEST(DrillCasesTest, CatalogCoversEveryAlert) {
-  std::vector<std::string> alerts(std::begin(rules::kTargetAlerts), std::end(rules::kTargetAlerts));
-  alerts.emplace_back(rules::kNotificationsFailing);
+  std::vector<std::string> alerts(std::begin(alerts::kTargetAlerts), std::end(alerts::kTargetAlerts));
+  alerts.emplace_back(alerts::kNotificationsFailing);
   for (const std::string& alert : alerts) {
     bool covered = false;
     for (const DrillCase& c : drill_cases()) {

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "alerts/rules_generator.h"
 #include "stack/blocking_http.h"
-#include "stack/rules/rules_generator.h"
 
 namespace inferscope::drill {
 namespace {
@@ -201,8 +201,8 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
     ADD_FAILURE() << (history ? history->body : history.error().message) << "\n" << up_->out() << err;
   }
   EXPECT_TRUE(json["skipped"].empty()) << out;
-  std::set<std::string> expected(std::begin(rules::kTargetAlerts), std::end(rules::kTargetAlerts));
-  expected.insert(rules::kNotificationsFailing);
+  std::set<std::string> expected(std::begin(alerts::kTargetAlerts), std::end(alerts::kTargetAlerts));
+  expected.insert(alerts::kNotificationsFailing);
   EXPECT_EQ(alerts, expected) << out;
   EXPECT_TRUE(json["all_fired"].get<bool>());
   // The relay really failed to deliver to the refusing robot, and the drill turned the refusal off.

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "loadgen/run_stats.h"
-#include "loadgen/summary_report.h"
+#include "bench/run_stats.h"
+#include "bench/summary_report.h"
 #include "loadgen/test_llm_server.h"
 
 namespace inferscope::loadgen {
@@ -164,7 +164,7 @@ TEST(RequestRunnerIntegrationTest, OpenLoopRateMatchesSchedule) {
   EXPECT_LT(achieved, 300.0);
   // The io-loop lag probe sampled the run (every 2 ms for 500 ms, fewer when the thread stalled).
   EXPECT_GT(r.io_loop_lag_us.size(), 20u);
-  EXPECT_EQ(compute_stats(r, {}).metric("io_loop_lag").count, r.io_loop_lag_us.size());
+  EXPECT_EQ(bench::compute_stats(r, {}).metric("io_loop_lag").count, r.io_loop_lag_us.size());
 }
 
 // Tests that a rate above what a concurrency cap allows makes corrected (from intended) latency
@@ -254,7 +254,7 @@ TEST(RequestRunnerIntegrationTest, RecordedErrorStreamsFail) {
     ASSERT_EQ(r.records.size(), 5u);
     EXPECT_EQ(count_kind(r, ErrorKind::kStreamError), 5) << file << ": " << to_string(r.records[0].error);
     EXPECT_EQ(r.records[0].http_status, 200);
-    RunStats st = compute_stats(r, {});
+    bench::RunStats st = bench::compute_stats(r, {});
     EXPECT_EQ(st.completed, 0u) << file;
     EXPECT_EQ(st.metric("ttft").count, 0u) << file;
     EXPECT_EQ(st.metric("e2el").count, 0u) << file;
@@ -280,7 +280,7 @@ TEST(RequestRunnerIntegrationTest, RecordsKeepClassAndInputEstimate) {
   }
   EXPECT_GT(long_ones, 0);
   EXPECT_LT(long_ones, 20);
-  EXPECT_GT(compute_stats(r, {}).total_input_tokens, 0u);
+  EXPECT_GT(bench::compute_stats(r, {}).total_input_tokens, 0u);
 }
 
 // Tests that when the target goes away mid-run, the queued requests fail (refused) and the
@@ -296,14 +296,14 @@ TEST(RequestRunnerIntegrationTest, TargetGoneIsReported) {
   });
   RunResult r = b.run();
   killer.join();
-  RunStats st = compute_stats(r, {});
+  bench::RunStats st = bench::compute_stats(r, {});
   ASSERT_GT(st.completed, 0u);
   ASSERT_GT(count_kind(r, ErrorKind::kRefused), 0);
   ASSERT_TRUE(st.target_loss.lost);
   EXPECT_FALSE(st.target_loss.never_reached);
   EXPECT_GE(st.target_loss.at_s, st.target_loss.last_success_s);
   EXPECT_GE(st.target_loss.failed_after, static_cast<std::size_t>(count_kind(r, ErrorKind::kRefused)));
-  std::string report = format_summary(st, {});
+  std::string report = bench::format_summary(st, {});
   EXPECT_NE(report.find("TARGET WENT AWAY at "), std::string::npos) << report;
 }
 

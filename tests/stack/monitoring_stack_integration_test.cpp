@@ -27,12 +27,12 @@ struct Fixture {
   metrics::Registry up_registry;
   std::mutex events_mutex;
   std::vector<std::string> events;
-  StackConfig config;
+  config::StackConfig config;
 
   Fixture() {
     target_registry.counter({.name = "demo_requests_total", .help = "Requests."}).with({}).inc();
     target = std::move(metrics::MetricsServer::start(target_registry, {.port = 0}).value());
-    config.targets.push_back(*parse_target_url("sim=http://127.0.0.1:" + std::to_string(target->port())));
+    config.targets.push_back(*config::parse_target_url("sim=http://127.0.0.1:" + std::to_string(target->port())));
     config.targets.back().kind = "inferscope";
     config.scrape_interval = 1s;
     config.port = 0;

@@ -13,12 +13,12 @@
 #include <regex>
 #include <sstream>
 
+#include "alerts/rules_generator.h"
 #include "stack/blocking_http.h"
-#include "stack/rules/rules_generator.h"
 #include "stack_test_support.h"
 #include "support/prometheus_process.h"
 
-namespace inferscope::rules {
+namespace inferscope::alerts {
 namespace {
 
 using dialect::DialectId;
@@ -138,4 +138,4 @@ TEST(RulesLiveTest, RulesWorkOnRealServeExposition) {
 }
 
 }  // namespace
-}  // namespace inferscope::rules
+}  // namespace inferscope::alerts

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/run_stats.h"
 #include "loadgen/request_runner.h"
-#include "loadgen/run_stats.h"
 #include "serve/server.h"
 
 namespace inferscope::loadgen {
@@ -66,7 +66,7 @@ TEST(BenchServeIntegrationTest, LoadModes) {
   RunResult c = closed.run();
   ASSERT_EQ(c.records.size(), 24u);
   EXPECT_EQ(c.peak_in_flight, 4u);
-  EXPECT_EQ(compute_stats(c, {}).peak_concurrency, 4u);
+  EXPECT_EQ(bench::compute_stats(c, {}).peak_concurrency, 4u);
   for (const auto& r : c.records) EXPECT_TRUE(r.ok()) << to_string(r.error);
 
   Bench open{server->port()};
@@ -78,7 +78,7 @@ TEST(BenchServeIntegrationTest, LoadModes) {
     EXPECT_EQ(o.records[i].intended_ns, static_cast<std::int64_t>(i + 1) * 10'000'000);
     EXPECT_TRUE(o.records[i].ok());
   }
-  RunStats os = compute_stats(o, {});
+  bench::RunStats os = bench::compute_stats(o, {});
   EXPECT_GT(os.request_throughput, 40);  // loose on purpose: 100/s offered, nothing limits it
   EXPECT_LT(os.request_throughput, 160);
 
@@ -87,7 +87,7 @@ TEST(BenchServeIntegrationTest, LoadModes) {
   capped.bounds = RunBounds{.max_requests = 30};
   RunResult k = capped.run();
   EXPECT_EQ(k.peak_in_flight, 3u);
-  EXPECT_EQ(compute_stats(k, {}).completed, 30u);
+  EXPECT_EQ(bench::compute_stats(k, {}).completed, 30u);
 }
 
 // Tests that against an overloaded server (rate far above what a cap of 2 lets through) the
@@ -99,7 +99,7 @@ TEST(BenchServeIntegrationTest, OverloadCorrectedLargerThanService) {
   b.plan = LoadPlan{{LoadStage{Nanos(0), 400, 2}}, ArrivalKind::kPoisson, 1};
   b.bounds = RunBounds{.max_requests = 60};
   b.output_len = 16;
-  RunStats st = compute_stats(b.run(), {});
+  bench::RunStats st = bench::compute_stats(b.run(), {});
   ASSERT_EQ(st.completed, 60u);
   EXPECT_GT(st.metric("e2el_corrected").median(), st.metric("e2el").median());
   EXPECT_GT(st.metric("ttft_corrected").quantile(99), st.metric("ttft").quantile(99));
@@ -136,10 +136,10 @@ TEST(BenchServeIntegrationTest, FaultErrorsAndGoodput) {
   ASSERT_TRUE(failing);
   Bench b{failing->port()};
   b.bounds.max_requests = 8;
-  auto slo = parse_slo("e2e=1h");
+  auto slo = bench::parse_slo("e2e=1h");
   ASSERT_TRUE(slo);
   RunResult r = b.run();
-  RunStats st = compute_stats(r, *slo);
+  bench::RunStats st = bench::compute_stats(r, *slo);
   EXPECT_EQ(st.errors[static_cast<std::size_t>(ErrorKind::kHttpStatus)], 8u);
   EXPECT_EQ(r.records[0].http_status, 500);
   EXPECT_EQ(st.slo_attainment, 0);
@@ -148,10 +148,10 @@ TEST(BenchServeIntegrationTest, FaultErrorsAndGoodput) {
   ASSERT_TRUE(healthy);
   Bench h{healthy->port()};
   RunResult ok = h.run();
-  EXPECT_DOUBLE_EQ(compute_stats(ok, *slo).slo_attainment, 1.0);
-  auto impossible = parse_slo("ttft=1us");
+  EXPECT_DOUBLE_EQ(bench::compute_stats(ok, *slo).slo_attainment, 1.0);
+  auto impossible = bench::parse_slo("ttft=1us");
   ASSERT_TRUE(impossible);
-  EXPECT_DOUBLE_EQ(compute_stats(ok, *impossible).slo_attainment, 0.0);
+  EXPECT_DOUBLE_EQ(bench::compute_stats(ok, *impossible).slo_attainment, 0.0);
 }
 
 }  // namespace

@@ -22,12 +22,12 @@ struct FakeWorld {
   std::vector<std::string> lines;
 
   KindFollowerHooks hooks() {
-    return {.probe = [this](const TargetConfig&, const std::string& kind) {
+    return {.probe = [this](const config::TargetConfig&, const std::string& kind) {
               probed_kinds.push_back(kind);
               return next_probe;
             },
             .scraped_names = [this](const std::string&) { return names; },
-            .apply = [this](const StackConfig& c, const std::vector<RuleFile>& files) -> Result<void> {
+            .apply = [this](const config::StackConfig& c, const std::vector<RuleFile>& files) -> Result<void> {
               if (refuse_reload) return make_error("cannot reload Prometheus: HTTP 500");
               EXPECT_FALSE(files.empty());
               applied_kinds.push_back(c.targets[0].kind);
@@ -43,9 +43,9 @@ TargetProbe speaking(const std::string& kind, std::set<std::string> families, st
   return {.answered = true, .kind = kind, .families = std::move(families), .expected_missing = std::move(missing)};
 }
 
-StackConfig config_with(const std::string& kind) {
-  StackConfig c;
-  c.targets.push_back(*parse_target_url("demo=http://127.0.0.1:1/metrics"));
+config::StackConfig config_with(const std::string& kind) {
+  config::StackConfig c;
+  c.targets.push_back(*config::parse_target_url("demo=http://127.0.0.1:1/metrics"));
   c.targets[0].kind = kind;
   return c;
 }
@@ -59,7 +59,7 @@ int alerts_for(const std::string& kind) {
 // answering since", and is probed at once and detected when Prometheus starts holding its series.
 TEST(KindFollowerTest, UnknownTargetBacksOffThenDetectsWhenScraped) {
   FakeWorld world;
-  StackConfig config = config_with("auto");
+  config::StackConfig config = config_with("auto");
   UpRules rules = *generate_up_rules(config);
   rules.probes["demo"] = silent();
   KindFollower follower(config, {"demo"}, rules, world.hooks(), {.interval = 1s, .max_backoff = 4s});
@@ -94,7 +94,7 @@ TEST(KindFollowerTest, UnknownTargetBacksOffThenDetectsWhenScraped) {
 // Tests that an answering target whose metrics match no dialect says so, not "not answering".
 TEST(KindFollowerTest, AnsweringWithoutKnownDialectIsNotSilent) {
   FakeWorld world;
-  StackConfig config = config_with("auto");
+  config::StackConfig config = config_with("auto");
   UpRules rules = *generate_up_rules(config);
   rules.probes["demo"] = silent();
   KindFollower follower(config, {"demo"}, rules, world.hooks(), {.interval = 1s});
@@ -108,7 +108,7 @@ TEST(KindFollowerTest, AnsweringWithoutKnownDialectIsNotSilent) {
 // expected metrics going missing under the same kind are reported without a reload.
 TEST(KindFollowerTest, KnownTargetReprobesOnlyOnChange) {
   FakeWorld world;
-  StackConfig config = config_with("inferscope");
+  config::StackConfig config = config_with("inferscope");
   UpRules rules = *generate_up_rules(config);
   rules.probes["demo"] = speaking("inferscope", {"inferscope_requests_total", "process_cpu_seconds_total"});
   KindFollower follower(config, {"demo"}, rules, world.hooks(), {.interval = 1s});
@@ -157,7 +157,7 @@ TEST(KindFollowerTest, KnownTargetReprobesOnlyOnChange) {
 TEST(KindFollowerTest, RefusedReloadKeepsTheKindAndRetries) {
   FakeWorld world;
   world.refuse_reload = true;
-  StackConfig config = config_with("auto");
+  config::StackConfig config = config_with("auto");
   UpRules rules = *generate_up_rules(config);
   rules.probes["demo"] = silent();
   KindFollower follower(config, {"demo"}, rules, world.hooks(), {.interval = 1s});
@@ -176,7 +176,7 @@ TEST(KindFollowerTest, RefusedReloadKeepsTheKindAndRetries) {
 // Tests that targets not followed (an explicit kind) are never probed.
 TEST(KindFollowerTest, ExplicitKindIsNeverProbed) {
   FakeWorld world;
-  StackConfig config = config_with("vllm");
+  config::StackConfig config = config_with("vllm");
   KindFollower follower(config, {}, *generate_up_rules(config), world.hooks(), {.interval = 1s});
   world.names = std::set<std::string>{"tgi_request_count"};
   world.next_probe = speaking("tgi", {"tgi_request_count"});

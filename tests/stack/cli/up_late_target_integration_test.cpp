@@ -19,7 +19,7 @@
 #include "serve/server.h"
 #include "stack/blocking_http.h"
 #include "stack/child_process.h"
-#include "stack/rules/rules_generator.h"
+#include "alerts/rules_generator.h"
 #include "stack/stack_test_support.h"
 #include "load_loop.h"
 #include "up_process.h"
@@ -47,9 +47,9 @@ std::unique_ptr<serve::Server> start_serve(std::uint16_t port) {
 
 // expected_alerts lists the alerting rules the generator writes for a job of `kind`, sorted.
 std::vector<std::string> expected_alerts(const std::string& job, dialect::DialectId kind) {
-  rules::RulesConfig config;
+  alerts::RulesConfig config;
   config.targets.push_back({.job = job, .dialect = kind});
-  auto generated = rules::generate_rules(config);
+  auto generated = alerts::generate_rules(config);
   EXPECT_TRUE(generated) << generated.error().message;
   std::vector<std::string> names;
   if (!generated) return names;
@@ -128,7 +128,7 @@ void late_serve(std::chrono::seconds late) {
     EXPECT_EQ(demo.value("kind_note", "").rfind("kind unknown yet (not answering since 20", 0), 0u) << demo.dump();
     const std::string text = status_text(*urls);
     EXPECT_NE(text.find("kind unknown yet (not answering since 20"), std::string::npos) << text;
-    EXPECT_TRUE(loaded_alerts(urls->prometheus, "demo") == std::vector<std::string>{rules::kTargetDown})
+    EXPECT_TRUE(loaded_alerts(urls->prometheus, "demo") == std::vector<std::string>{alerts::kTargetDown})
         << "a target of unknown kind has only the generic alerts";
     // The dashboard's target list says the same (once Prometheus has scraped the job's `up`).
     EXPECT_TRUE(wait_until(

@@ -47,7 +47,7 @@ TEST(UpReportScheduleIntegrationTest, FiresAtDailyAtForThePrevious24Hours) {
   // Yesterday 09:00 UTC +08:00 is 01:00 UTC: the schedule's clock starts half a second before it.
   const auto run = floor<days>(system_clock::now()) - days(1) + hours(1);
   const auto offset = (run - 500ms) - system_clock::now();
-  ReportSchedule schedule;
+  config::ReportSchedule schedule;
   schedule.hour = 9;
   schedule.minute = 0;
   schedule.utc_offset_minutes = 480;

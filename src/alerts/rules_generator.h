@@ -1,0 +1,92 @@
+// File: alerts/rules_generator.h
+// Generates the Prometheus rule files of `inferscope up` from the targets' dialects and the SLO
+// thresholds: per target, recording rules under uniform names (inferscope:e2e_seconds:p99{job,model},
+// ...) computed from that dialect's own metric names, and alerts on them; plus one common file
+// (watchdog, relay notifications failing). Alerts a dialect cannot support are listed, not faked.
+// Example: RulesConfig c; c.targets = {{.job = "vllm", .dialect = dialect::DialectId::kVllm}};
+//          Result<GeneratedRules> r = generate_rules(c);  // r->files[i].name / .text
+// Pure and thread-safe: builds text only, touches no file. Docs: src/alerts/README.md.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <inferscope/common/result.h>
+
+#include "alerts/slo_thresholds.h"
+#include "dialect/dialect.h"
+
+namespace inferscope::alerts {
+
+// Alert names (stable: runbooks, the relay, the drill and tests refer to them).
+inline constexpr const char* kE2eP99OverSlo = "InferscopeE2eP99OverSlo";
+inline constexpr const char* kE2eP95OverSlo = "InferscopeE2eP95OverSlo";
+inline constexpr const char* kTtftP95OverSlo = "InferscopeTtftP95OverSlo";
+inline constexpr const char* kTpotP95OverSlo = "InferscopeTpotP95OverSlo";
+inline constexpr const char* kRequestsWaiting = "InferscopeRequestsWaiting";
+inline constexpr const char* kErrorRatioHigh = "InferscopeErrorRatioHigh";
+inline constexpr const char* kKvCacheFull = "InferscopeKvCacheFull";
+inline constexpr const char* kPreemptionsRising = "InferscopePreemptionsRising";
+inline constexpr const char* kGpuMemoryHigh = "InferscopeGpuMemoryHigh";
+inline constexpr const char* kThroughputHalved = "InferscopeOutputThroughputHalved";
+inline constexpr const char* kTargetDown = "InferscopeTargetDown";
+inline constexpr const char* kLatencyMetricsAbsent = "InferscopeLatencyMetricsAbsent";
+inline constexpr const char* kNotificationsFailing = "InferscopeNotificationsFailing";
+inline constexpr const char* kWatchdog = "InferscopeWatchdog";
+
+// kTargetAlerts lists the per-target alerts in the order the files carry them.
+inline constexpr const char* kTargetAlerts[] = {
+    kTargetDown,    kLatencyMetricsAbsent, kE2eP99OverSlo,      kE2eP95OverSlo,  kTtftP95OverSlo,
+    kTpotP95OverSlo, kRequestsWaiting,     kErrorRatioHigh,     kKvCacheFull,    kPreemptionsRising,
+    kGpuMemoryHigh, kThroughputHalved};
+
+// RulesTarget is one scrape job. dialect nullopt = not known (auto-detection failed): the target
+// only gets the generic alerts (down), and every dialect alert is listed as lacking.
+struct RulesTarget {
+  std::string job;
+  std::optional<dialect::DialectId> dialect;
+};
+
+// RulesConfig is what the stack fills from its config and flags.
+struct RulesConfig {
+  std::vector<RulesTarget> targets;
+  SloThresholds slo;
+  // alert_for overrides an alert's `for` by name (kE2eP99OverSlo -> 0s in a drill); unnamed
+  // alerts keep default_for(name).
+  std::map<std::string, std::chrono::milliseconds> alert_for;
+  std::chrono::milliseconds rate_window{std::chrono::minutes(5)};   // rate() range of recording rules
+  std::chrono::milliseconds notification_window{std::chrono::minutes(15)};  // relay failures looked back
+  std::chrono::milliseconds throughput_baseline_offset{std::chrono::hours(1)};  // "vs 1 h ago"
+  std::optional<std::chrono::milliseconds> evaluation_interval;     // group `interval:`; unset = global
+};
+
+// RuleFile is one generated file: name (no folder, e.g. "target-vllm.rules.yml") and YAML text.
+struct RuleFile {
+  std::string name;
+  std::string text;
+};
+
+// LackingAlert is an alert a target cannot have, and why (for `up --status`).
+struct LackingAlert {
+  std::string alert;
+  std::string reason;  // e.g. "llama.cpp exposes no latency histograms: put `inferscope gateway` in front"
+};
+
+// GeneratedRules are the files plus, per job, the alerts it lacks.
+struct GeneratedRules {
+  std::vector<RuleFile> files;                                 // common file first, then one per target
+  std::map<std::string, std::vector<LackingAlert>> lacking;    // job -> lacking alerts (empty if none)
+};
+
+// default_for returns the default `for` of an alert (10m for e2e p99, 5m for p95, 2m for the
+// error ratio, ...). 0 for unknown names.
+std::chrono::milliseconds default_for(const std::string& alert);
+
+// generate_rules builds all rule files. Fails (one line naming the field) on an empty or duplicate
+// job name, a negative or NaN threshold, a ratio threshold outside (0, 1], or a zero rate window.
+Result<GeneratedRules> generate_rules(const RulesConfig& config);
+
+}  // namespace inferscope::alerts

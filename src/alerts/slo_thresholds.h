@@ -1,0 +1,26 @@
+// File: slo_thresholds.h
+// SloThresholds: the thresholds the alerts compare against (seconds, ratios, counts), the one
+// struct up's config (`slo:` in inferscope.yaml) fills and the rules generator reads. Example:
+//   SloThresholds slo;  slo.ttft_p95_seconds = 1.5;  config.slo = slo;
+// Plain value type. Defaults from common practice (../shared/reference/alerting-and-dashboards.md §2).
+#pragma once
+
+namespace inferscope::alerts {
+
+// SloThresholds are the alert thresholds. The first eight are the config's `slo:` keys; the
+// last three tune the preemption and throughput alerts and keep their defaults in the config.
+struct SloThresholds {
+  double e2e_p99_seconds = 10.0;
+  double e2e_p95_seconds = 5.0;
+  double ttft_p95_seconds = 3.0;
+  double tpot_p95_seconds = 0.1;
+  double error_ratio = 0.05;
+  double waiting_requests = 20;
+  double kv_cache_usage = 0.95;
+  double gpu_memory_ratio = 0.90;
+  double preemptions_per_second = 0;         // alert while the preemption rate stays above this
+  double throughput_drop_ratio = 0.5;        // output tokens/s below this share of the baseline ...
+  double same_request_rate_tolerance = 0.2;  // ... while requests/s is within +-20 % of it
+};
+
+}  // namespace inferscope::alerts

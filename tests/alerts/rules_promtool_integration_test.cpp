@@ -1,0 +1,534 @@
+// Tests the generated rule files with Debian's promtool: `check rules` on every file, and
+// `promtool test rules` for every alert of every dialect: synthetic series in each dialect's own
+// names drive the alert; it must not fire on a spike shorter than its `for`, fire after a
+// sustained condition with the right labels and annotations, and resolve when the condition ends.
+#include "alerts/rules_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include "dialect/promql.h"
+#include "support/promtool_run.h"
+
+namespace inferscope::alerts {
+namespace {
+
+using dialect::DialectId;
+using dialect::MetricBinding;
+using dialect::Role;
+using inferscope::testing::promtool_available;
+using inferscope::testing::run_promtool;
+using Labels = std::map<std::string, std::string>;
+using namespace std::chrono_literals;
+
+constexpr int kSteps = 121;               // 30 minutes of samples, 15 s apart
+constexpr const char* kInstance = "127.0.0.1:9000";
+constexpr const char* kModel = "m";
+
+// The standard timeline: a 1-minute spike at 5m (shorter than the 3m `for`, even with the 1m rate
+// window smearing it) and a sustained condition from 10m to 20m.
+bool standard_bad(int step) { return (step >= 20 && step < 24) || (step >= 40 && step < 80); }
+
+std::string number(double v) { return dialect::format_number(v); }
+
+std::string yaml_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string selector(const std::string& name, const Labels& labels) {
+  std::string out = name + "{";
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    out += (first ? "" : ",") + k + "=\"" + v + "\"";  // test values need no escaping
+    first = false;
+  }
+  return out + "}";
+}
+
+// Series is one input series with a value (or nothing) per step.
+struct Series {
+  std::string name;
+  Labels labels;
+  std::vector<std::optional<double>> values;
+};
+
+// Scenario is one `tests:` entry: input series plus expected alerts at evaluation times.
+struct Scenario {
+  std::string alert;
+  std::vector<Series> series;
+  std::vector<std::pair<std::string, bool>> checks;  // eval time, whether the alert fires then
+  Labels labels;                                     // expected labels when firing (alertname implied)
+  Labels annotations;                                // expected annotations when firing
+};
+
+std::vector<std::pair<std::string, bool>> standard_checks() {
+  return {{"6m", false}, {"7m", false}, {"8m", false}, {"11m30s", false}, {"14m", true}, {"19m", true},
+          {"22m", false}, {"25m", false}};
+}
+
+Series counter(const std::string& name, Labels labels, const std::function<double(int)>& increment) {
+  Series s{name, std::move(labels), {}};
+  double total = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    if (step > 0) total += increment(step);
+    s.values.push_back(total);
+  }
+  return s;
+}
+
+Series gauge(const std::string& name, Labels labels, const std::function<double(int)>& value) {
+  Series s{name, std::move(labels), {}};
+  for (int step = 0; step < kSteps; ++step) s.values.push_back(value(step));
+  return s;
+}
+
+// fixed_labels turns a binding's `=` matchers into labels (`!=` ones are satisfied by omission).
+Labels fixed_labels(const MetricBinding& b) {
+  Labels out;
+  std::string_view text = b.matchers;
+  while (!text.empty()) {
+    const auto comma = text.find(",");
+    const std::string_view part = text.substr(0, comma);
+    const auto eq = part.find("=\"");
+    if (eq != std::string_view::npos && (eq == 0 || part[eq - 1] != '!')) {
+      out[std::string(part.substr(0, eq))] = std::string(part.substr(eq + 2, part.size() - eq - 3));
+    }
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return out;
+}
+
+// Target is one dialect under test with the labels its series carry.
+struct Target {
+  DialectId id;
+  std::string job;
+  Labels base() const {
+    Labels l{{"job", job}, {"instance", kInstance}};
+    const auto& d = dialect::dialect(id);
+    if (!d.model_label.empty()) l[std::string(d.model_label)] = kModel;
+    if (id == DialectId::kVllm) l["engine"] = "0";
+    return l;
+  }
+  Labels series_labels(const MetricBinding& b) const {
+    Labels l = base();
+    for (const auto& [k, v] : fixed_labels(b)) l[k] = v;
+    return l;
+  }
+  // alert_labels: labels of an alert on a per-model recorded series.
+  Labels model_alert_labels(const std::string& severity) const {
+    Labels l{{"job", job}, {"severity", severity}};
+    if (!dialect::dialect(id).model_label.empty()) l["model"] = kModel;
+    return l;
+  }
+  std::string where(const std::string& what) const {
+    return what + " of " + job + (dialect::dialect(id).model_label.empty() ? "" : std::string(" model ") + kModel);
+  }
+};
+
+// histogram: 10 observations per step, <= 0.05 s when good, in (10 s, 60 s] when bad; bucket
+// bounds in the binding's raw unit (Triton's ms histogram gets 50, 10000, 60000).
+std::vector<Series> histogram(const Target& t, const MetricBinding& b, const std::function<bool(int)>& bad) {
+  const std::string base(b.metric);
+  std::vector<Series> out;
+  const Labels labels = t.series_labels(b);
+  for (double le : {0.05, 10.0, 60.0, static_cast<double>(INFINITY)}) {
+    Labels bucket = labels;
+    bucket["le"] = std::isinf(le) ? "+Inf" : number(le / b.scale);
+    out.push_back(counter(base + "_bucket", bucket, [&, le](int step) {
+      return bad(step) ? (le >= 60 ? 10.0 : 0.0) : 10.0;
+    }));
+  }
+  out.push_back(counter(base + "_sum", labels, [&](int step) { return (bad(step) ? 10 * 30.0 : 10 * 0.02) / b.scale; }));
+  out.push_back(counter(base + "_count", labels, [](int) { return 10.0; }));
+  return out;
+}
+
+Series up_series(const Target& t, const std::function<bool(int)>& down) {
+  return gauge("up", {{"job", t.job}, {"instance", kInstance}}, [&](int step) { return down(step) ? 0.0 : 1.0; });
+}
+
+const char* kRunbookE2e =
+    "Find the stage that grew: inferscope:stage_seconds:p95 by stage (or `inferscope doctor`); queue growth with "
+    "waiting requests up means capacity, one stage alone means a slowdown there.";
+
+Scenario latency_scenario(const Target& t, const char* alert, Role role, double q, const char* slo_text,
+                          const char* severity) {
+  const MetricBinding& b = *dialect::find_binding(t.id, role);
+  const std::string label = role == Role::kE2e ? "e2e latency" : role == Role::kTtft ? "TTFT" : "TPOT";
+  const std::string qname = q == 0.99 ? "p99" : "p95";
+  Scenario s{alert, histogram(t, b, standard_bad), standard_checks(), t.model_alert_labels(severity), {}};
+  char value[32];
+  std::snprintf(value, sizeof value, "%.4gs", 10 + 50 * q);  // Go's humanizeDuration below a minute
+  s.annotations["summary"] = t.where(label + " " + qname) + " over its SLO";
+  s.annotations["description"] = label + " " + qname + " is " + value + " (SLO " + slo_text + ", from " +
+                                 std::string(b.metric) + ").";
+  if (role == Role::kE2e) {
+    s.annotations["runbook"] = kRunbookE2e;
+  } else if (role == Role::kTtft) {
+    s.annotations["runbook"] =
+        "TTFT = queue + prefill (+ preprocess): check waiting requests, prompt lengths "
+        "(inferscope:prompt_tokens:rate) and prefix-cache hits; then `inferscope doctor`.";
+  } else {
+    s.annotations["runbook"] =
+        "TPOT is decode speed: check running batch size, KV usage and preemptions, GPU clocks/thermals; then "
+        "`inferscope doctor`.";
+  }
+  return s;
+}
+
+Scenario waiting_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kWaiting);
+  Scenario s{kRequestsWaiting,
+             {gauge(std::string(b.metric), t.series_labels(b), [](int step) { return standard_bad(step) ? 30.0 : 2.0; })},
+             standard_checks(),
+             t.model_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", t.where("waiting requests")},
+                   {"description", "30 requests are waiting to be scheduled (threshold 20)."},
+                   {"runbook", "Requests queue faster than they are served: compare request rate with its baseline "
+                               "(load surge), check running batch size and KV usage (capacity), then scale out or "
+                               "lower max tokens."}};
+  return s;
+}
+
+// error_series: 3 good requests per step, plus 1 failed one per step while bad (ratio 0.25).
+std::vector<Series> error_series(const Target& t) {
+  const MetricBinding& requests = *dialect::find_binding(t.id, Role::kRequests);
+  const MetricBinding& errors = *dialect::find_binding(t.id, Role::kErrors);
+  auto bad_increment = [](int step) { return standard_bad(step) ? 1.0 : 0.0; };
+  Labels failed = t.series_labels(errors);
+  if (!failed.count(std::string(errors.kind_label))) failed[std::string(errors.kind_label)] = "5xx";
+  if (errors.metric == requests.metric) {  // one counter, errors are a labelled subset
+    Labels good = failed;
+    for (auto& [k, v] : good) {
+      if (fixed_labels(errors).count(k)) v = "stop";
+    }
+    if (good[std::string(errors.kind_label)] == "5xx") good[std::string(errors.kind_label)] = "2xx";
+    return {counter(std::string(requests.metric), good, [](int) { return 3.0; }),
+            counter(std::string(errors.metric), failed, bad_increment)};
+  }
+  const bool disjoint = dialect::dialect(t.id).error_accounting == dialect::ErrorAccounting::kDisjointFromRequests;
+  return {counter(std::string(requests.metric), t.series_labels(requests),
+                  [&](int step) { return 3.0 + (disjoint ? 0.0 : bad_increment(step)); }),
+          counter(std::string(errors.metric), failed, bad_increment)};
+}
+
+Scenario error_scenario(const Target& t) {
+  Scenario s{kErrorRatioHigh, error_series(t), standard_checks(), t.model_alert_labels("critical"), {}};
+  s.annotations = {{"summary", t.where("error ratio") + " is high"},
+                   {"description", "25% of requests fail (threshold 5 %)."},
+                   {"runbook", "Break errors down by kind (" +
+                                   std::string(dialect::find_binding(t.id, Role::kErrors)->kind_label) +
+                                   " label); check the server log; overload errors (429/503) go with a full queue."}};
+  return s;
+}
+
+Scenario kv_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kKvUsage);
+  Scenario s{kKvCacheFull,
+             {gauge(std::string(b.metric), t.series_labels(b), [](int step) { return standard_bad(step) ? 0.98 : 0.5; })},
+             standard_checks(),
+             t.model_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", t.where("KV-cache usage") + " is near full"},
+                   {"description", "KV cache reached 98% in the last 1m (threshold 95 %)."},
+                   {"runbook", "A full KV cache causes preemptions and queueing: lower --max-num-seqs or "
+                               "--max-model-len, raise --gpu-memory-utilization, enable prefix caching, or scale out."}};
+  return s;
+}
+
+Scenario preemption_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kPreemptions);
+  Scenario s{kPreemptionsRising,
+             {counter(std::string(b.metric), t.series_labels(b), [](int step) { return standard_bad(step) ? 3.0 : 0.0; })},
+             standard_checks(),
+             t.model_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", t.where("preemptions")},
+                   {"description", "0.20 preemptions per second: sequences are evicted and recomputed."},
+                   {"runbook", "Preemptions mean KV-cache pressure: see KV usage and the running batch; lower "
+                               "concurrency or context length, or add capacity."}};
+  return s;
+}
+
+Scenario gpu_scenario(const Target& t) {
+  const DialectId gpu = t.id == DialectId::kInferscope ? DialectId::kDcgm : t.id;
+  const std::string device(dialect::dialect(gpu).device_label);
+  Labels labels{{"job", t.job}, {"instance", kInstance}, {device, "0"}};
+  Scenario s{kGpuMemoryHigh, {}, standard_checks(), {{"job", t.job}, {"instance", kInstance}, {device, "0"}, {"severity", "warning"}}, {}};
+  auto used = [](int step) { return standard_bad(step) ? 950.0 : 100.0; };
+  if (gpu == DialectId::kDcgm) {
+    s.series = {gauge("DCGM_FI_DEV_FB_USED", labels, used),
+                gauge("DCGM_FI_DEV_FB_FREE", labels, [&](int step) { return 1000.0 - used(step); })};
+  } else {
+    s.series = {gauge("nv_gpu_memory_used_bytes", labels, [&](int step) { return used(step) * 1e6; }),
+                gauge("nv_gpu_memory_total_bytes", labels, [](int) { return 1e9; })};
+  }
+  s.annotations = {{"summary", std::string("GPU memory of ") + kInstance + " (" + t.job + ") is nearly full"},
+                   {"description", "GPU memory is 95% used (threshold 90 %)."},
+                   {"runbook", "Look for another process on the GPU, a memory leak, or a --gpu-memory-utilization "
+                               "set too high."}};
+  return s;
+}
+
+// Throughput: 1 request/s throughout; 100 output tokens/s, 40/s during a 1m dip at 7m and from 16m
+// to 28m. With the 1m rate window and a 5m baseline offset the condition holds from about 17m
+// (window fully in the dip) to about 21m45s (baseline window reaches the dip): firing from 20m.
+Scenario throughput_scenario(const Target& t) {
+  const MetricBinding& requests = *dialect::find_binding(t.id, Role::kRequests);
+  const MetricBinding& tokens = *dialect::find_binding(t.id, Role::kGenerationTokens);
+  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
+  Labels request_labels = t.series_labels(requests);
+  Scenario s{kThroughputHalved,
+             {counter(std::string(requests.metric), request_labels, [](int) { return 15.0; }),
+              counter(std::string(tokens.metric), t.series_labels(tokens),
+                      [&](int step) { return dropped(step) ? 600.0 : 1500.0; })},
+             {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+             t.model_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", t.where("output token throughput") + " fell below 50 % of 5m ago"},
+                   {"description", "Output is 40 tokens/s at about the same request rate as 5m ago: each request "
+                                   "now gets fewer tokens per second."},
+                   {"runbook", "Same load, less output: look at TPOT and decode stage time, preemptions and KV "
+                               "usage, GPU utilisation and clocks; a shorter-output request mix also shows here "
+                               "(prompt/generation lengths)."}};
+  return s;
+}
+
+Scenario down_scenario(const Target& t) {
+  Scenario s{kTargetDown, {up_series(t, standard_bad)}, standard_checks(),
+             {{"job", t.job}, {"instance", kInstance}, {"severity", "critical"}}, {}};
+  s.annotations = {{"summary", std::string(kInstance) + " (" + t.job + ") is down"},
+                   {"description", std::string("Prometheus cannot scrape ") + kInstance + " of job " + t.job +
+                                       " (up = 0)."},
+                   {"runbook", "Check that the server process runs and listens; `inferscope up --status` shows the "
+                               "last scrape error; Prometheus /targets has it too."}};
+  return s;
+}
+
+// absent_scenario: every expected latency family present throughout except the first one, which
+// disappears for 1m at 5m and from 10m to 20m. vLLM's ITL is given under its old name only, so an
+// alert for it would show that legacy names are not accepted.
+Scenario absent_scenario(const Target& t) {
+  Scenario s{kLatencyMetricsAbsent, {up_series(t, [](int) { return false; })}, standard_checks(), {}, {}};
+  std::vector<std::string> seen;
+  const MetricBinding* target = nullptr;
+  for (const MetricBinding& b : dialect::dialect(t.id).bindings) {
+    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional) continue;
+    if (std::find(seen.begin(), seen.end(), b.metric) != seen.end()) continue;
+    seen.emplace_back(b.metric);
+    const bool toggled = target == nullptr;
+    if (toggled) target = &b;
+    std::string name = dialect::presence_series(b.kind, b.legacy.empty() || b.role != Role::kItl ? b.metric : b.legacy[0].name);
+    Series presence = gauge(name, t.series_labels(b), [](int) { return 1.0; });
+    if (toggled) {
+      for (int step = 0; step < kSteps; ++step) {
+        if (standard_bad(step)) presence.values[step] = standard_bad(step - 1) ? std::nullopt : std::optional(NAN);
+      }
+    }
+    s.series.push_back(std::move(presence));
+  }
+  if (const MetricBinding* requests = dialect::find_binding(t.id, Role::kRequests)) {
+    s.series.push_back(counter(std::string(requests->metric), t.series_labels(*requests), [](int) { return 1.0; }));
+  }
+  s.labels = {{"job", t.job}, {"instance", kInstance}, {"metric", std::string(target->metric)}, {"severity", "warning"}};
+  std::string legacy;
+  for (const auto& name : target->legacy) legacy += (legacy.empty() ? " (or its older name " : ", ") + std::string(name.name);
+  if (!legacy.empty()) legacy += ")";
+  s.annotations = {
+      {"summary", std::string(kInstance) + " (" + t.job + ") is up but exposes no " + std::string(target->metric)},
+      {"description", "Expected " + std::string(dialect::to_string(target->role)) + " metric " +
+                          std::string(target->metric) + legacy +
+                          " is absent while the target is up (up = 1): latency panels and alerts on it are silently "
+                          "empty."},
+      {"runbook", "A server upgrade often renames metrics (vLLM: gpu_cache_usage_perc -> kv_cache_usage_perc, "
+                  "time_per_output_token_seconds -> inter_token_latency_seconds). Run `inferscope doctor "
+                  "--check-metrics <url>` to see what the target exposes now."}};
+  return s;
+}
+
+std::optional<Scenario> scenario_for(const Target& t, const std::string& alert) {
+  if (alert == kE2eP99OverSlo) return latency_scenario(t, kE2eP99OverSlo, Role::kE2e, 0.99, "10s", "critical");
+  if (alert == kE2eP95OverSlo) return latency_scenario(t, kE2eP95OverSlo, Role::kE2e, 0.95, "5s", "warning");
+  if (alert == kTtftP95OverSlo) return latency_scenario(t, kTtftP95OverSlo, Role::kTtft, 0.95, "3s", "warning");
+  if (alert == kTpotP95OverSlo) return latency_scenario(t, kTpotP95OverSlo, Role::kTpot, 0.95, "100ms", "warning");
+  if (alert == kRequestsWaiting) return waiting_scenario(t);
+  if (alert == kErrorRatioHigh) return error_scenario(t);
+  if (alert == kKvCacheFull) return kv_scenario(t);
+  if (alert == kPreemptionsRising) return preemption_scenario(t);
+  if (alert == kGpuMemoryHigh) return gpu_scenario(t);
+  if (alert == kThroughputHalved) return throughput_scenario(t);
+  if (alert == kTargetDown) return down_scenario(t);
+  if (alert == kLatencyMetricsAbsent) return absent_scenario(t);
+  return std::nullopt;
+}
+
+std::string render_values(const Series& s) {
+  std::string out;
+  for (const auto& v : s.values) {
+    if (!out.empty()) out += " ";
+    out += !v ? "_" : std::isnan(*v) ? "stale" : number(*v);
+  }
+  return out;
+}
+
+std::string render_map(const Labels& m, const std::string& indent) {
+  std::string out;
+  for (const auto& [k, v] : m) out += indent + k + ": " + yaml_quote(v) + "\n";
+  return out;
+}
+
+std::string render_scenario(const Scenario& s) {
+  std::string out = "  - name: " + yaml_quote(s.alert) + "\n    interval: 15s\n    input_series:\n";
+  for (const Series& series : s.series) {
+    out += "      - series: " + yaml_quote(selector(series.name, series.labels)) + "\n";
+    out += "        values: " + yaml_quote(render_values(series)) + "\n";
+  }
+  out += "    alert_rule_test:\n";
+  for (const auto& [time, fires] : s.checks) {
+    out += "      - eval_time: " + time + "\n        alertname: " + s.alert + "\n";
+    if (!fires) {
+      out += "        exp_alerts: []\n";
+      continue;
+    }
+    out += "        exp_alerts:\n          - exp_labels:\n" + render_map(s.labels, "              ");
+    out += "            exp_annotations:\n" + render_map(s.annotations, "              ");
+  }
+  return out;
+}
+
+RulesConfig test_config() {
+  RulesConfig config;
+  for (const char* alert : kTargetAlerts) config.alert_for[alert] = 3min;
+  config.rate_window = 1min;
+  config.throughput_baseline_offset = 5min;
+  config.notification_window = 5min;
+  return config;
+}
+
+class RulesPromtoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+    char pattern[] = "/tmp/inferscope-rules-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
+  std::string dir_;
+};
+
+// Tests that `promtool check rules` accepts every generated file of every dialect (default
+// config and the short test config), with no lint finding.
+TEST_F(RulesPromtoolTest, CheckRulesAcceptsEveryFile) {
+  for (const RulesConfig& base : {RulesConfig{}, test_config()}) {
+    RulesConfig config = base;
+    for (DialectId id : dialect::kAllDialects) config.targets.push_back({"t-" + std::string(dialect::to_string(id)), id});
+    config.targets.push_back({"t-unknown", std::nullopt});
+    auto rules = generate_rules(config);
+    ASSERT_TRUE(rules) << rules.error().message;
+    for (const RuleFile& f : rules->files) {
+      write(f.name, f.text);
+      const auto result = run_promtool({"check", "rules", "--lint-fatal", f.name}, dir_);
+      EXPECT_EQ(result.exit_code, 0) << f.name << ":\n" << result.output;
+      EXPECT_NE(result.output.find("SUCCESS"), std::string::npos) << result.output;
+    }
+  }
+}
+
+// Tests every alert of every dialect with `promtool test rules` (fires after `for`, not on a
+// shorter spike, resolves, labels and annotations as expected).
+TEST_F(RulesPromtoolTest, EveryAlertOfEveryDialectFiresAndResolves) {
+  std::size_t tested = 0;
+  for (DialectId id : dialect::kAllDialects) {
+    const Target target{id, "t-" + std::string(dialect::to_string(id))};
+    RulesConfig config = test_config();
+    config.targets = {{target.job, id}};
+    auto rules = generate_rules(config);
+    ASSERT_TRUE(rules) << rules.error().message;
+    const RuleFile& file = rules->files.at(1);
+    write(file.name, file.text);
+    std::string test = "rule_files:\n  - " + file.name + "\nevaluation_interval: 15s\ntests:\n";
+    for (const char* alert : kTargetAlerts) {
+      if (file.text.find(std::string("- alert: ") + alert + "\n") == std::string::npos) continue;
+      auto scenario = scenario_for(target, alert);
+      ASSERT_TRUE(scenario) << "no scenario for " << alert;
+      test += render_scenario(*scenario);
+      ++tested;
+    }
+    const std::string test_name = "test-" + target.job + ".yml";
+    write(test_name, test);
+    const auto result = run_promtool({"test", "rules", test_name}, dir_);
+    EXPECT_EQ(result.exit_code, 0) << target.job << ":\n" << result.output;
+  }
+  EXPECT_GE(tested, 50u);
+}
+
+// Tests the common file: the watchdog always fires; relay failures fire and resolve.
+TEST_F(RulesPromtoolTest, CommonAlerts) {
+  RulesConfig config = test_config();
+  auto rules = generate_rules(config);
+  ASSERT_TRUE(rules);
+  write(rules->files[0].name, rules->files[0].text);
+  Scenario watchdog{kWatchdog, {gauge("up", {{"job", "x"}}, [](int) { return 1.0; })}, {{"1m", true}, {"29m", true}},
+                    {{"severity", "none"}}, {}};
+  watchdog.annotations = {{"summary", "Watchdog: the alerting pipeline is alive"},
+                          {"description", "Always firing (value 1) so that its absence means Prometheus, "
+                                          "Alertmanager or the relay stopped."},
+                          {"runbook", "Nothing to do while it arrives. When the relay reports it missing, check "
+                                      "`inferscope up --status` for a dead child."}};
+  // One notification to "ops" fails for good at 10m; deliveries keep succeeding.
+  Scenario failing{kNotificationsFailing,
+                   {counter("inferscope_notifications_total", {{"channel", "ops"}, {"result", "failed"}},
+                            [](int step) { return step == 40 ? 1.0 : 0.0; }),
+                    counter("inferscope_notifications_total", {{"channel", "ops"}, {"result", "delivered"}},
+                            [](int) { return 1.0; })},
+                   {{"9m45s", false}, {"12m", true}, {"16m", false}},
+                   {{"channel", "ops"}, {"severity", "critical"}},
+                   {}};
+  failing.annotations = {
+      {"summary", "Notifications to channel ops are failing"},
+      {"description", "1 notifications to ops failed after every retry in the last 5m; they are kept in the relay "
+                      "outbox."},
+      {"runbook", "See `inferscope up --status` and up's log for the channel's last error (bad token or signature, "
+                  "rate limit, network); fix the channel config and restart up: kept notifications are resent."}};
+  write("test-common.yml", "rule_files:\n  - " + rules->files[0].name + "\nevaluation_interval: 15s\ntests:\n" +
+                               render_scenario(watchdog) + render_scenario(failing));
+  const auto result = run_promtool({"test", "rules", "test-common.yml"}, dir_);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// Tests the lazy guard: an inferscope target that never served a request has no latency series
+// yet; that is not "metrics absent". Like `inferscope serve`, it exposes its outcome counters at 0
+// from the start, so the guard must look at the counter's value, not only at its presence.
+TEST_F(RulesPromtoolTest, IdleInferscopeTargetIsNotMissingMetrics) {
+  RulesConfig config = test_config();
+  config.targets = {{"t-idle", DialectId::kInferscope}};
+  auto rules = generate_rules(config);
+  ASSERT_TRUE(rules);
+  write(rules->files[1].name, rules->files[1].text);
+  const Target target{DialectId::kInferscope, "t-idle"};
+  const MetricBinding& requests = *dialect::find_binding(target.id, Role::kRequests);
+  Scenario idle{kLatencyMetricsAbsent,
+                {up_series(target, [](int) { return false; }),
+                 counter(std::string(requests.metric), target.series_labels(requests), [](int) { return 0.0; })},
+                {{"10m", false}, {"29m", false}}, {}, {}};
+  write("test-idle.yml", "rule_files:\n  - " + rules->files[1].name + "\nevaluation_interval: 15s\ntests:\n" +
+                             render_scenario(idle));
+  const auto result = run_promtool({"test", "rules", "test-idle.yml"}, dir_);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+}  // namespace
+}  // namespace inferscope::alerts
