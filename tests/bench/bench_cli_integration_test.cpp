@@ -19,8 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::Behavior;
-using testing::TestLlmServer;
+using loadgen::testing::Behavior;
+using loadgen::testing::TestLlmServer;
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / ("inferscope-bench-" + std::to_string(::getpid()) + "-" +
