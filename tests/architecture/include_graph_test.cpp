@@ -5,8 +5,6 @@
 // and so does a cycle among the allowed includes.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "support/temp_dir.h"
 
 namespace inferscope::architecture {
 namespace {
@@ -239,18 +239,14 @@ TEST(IncludeGraphTest, SourceTreeFollowsTheArchitectureDoc) {
 // PlantedTree is a small src/ tree with its own architecture table, removed afterwards.
 class PlantedTree : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) / ("inferscope_include_graph_" + std::to_string(::getpid()) + "_" +
-                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(root_ / "src");
-  }
-  void TearDown() override { fs::remove_all(root_); }
+  void SetUp() override { fs::create_directories(root_ / "src"); }
   void write(const std::string& path, const std::string& text) {
     fs::create_directories((root_ / path).parent_path());
     std::ofstream(root_ / path) << text;
   }
   std::vector<std::string> check(const std::string& doc) { return check_include_graph(doc, root_ / "src"); }
-  fs::path root_;
+  inferscope::testing::TempDir dir_{"include_graph"};
+  fs::path root_ = dir_.path();
 };
 
 const char* const kHeader = "| path | what | may include |\n|---|---|---|\n";

@@ -6,22 +6,16 @@
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
+#include "support/temp_dir.h"
 
 namespace inferscope::common {
 namespace {
 
-// AtomicFileTest writes into a folder of its own under gtest's temp dir, removed afterwards.
+// AtomicFileTest writes into a fresh folder of its own, removed afterwards.
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("inferscope_atomic_file_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  inferscope::testing::TempDir dir_holder_{"atomic_file"};
+  const std::filesystem::path& dir_ = dir_holder_.path();
 };
 
 std::string read_all(const std::filesystem::path& path) {
