@@ -34,7 +34,14 @@ double Evaluation::direct_stage_strength(Stage stage) const {
   if (!(delta > threshold)) return 0;
   // How much the stage alone adds to what a request felt before, not its share of a change
   // other causes may dominate (two causes at once must both show).
-  return ramp(delta / std::max(e2e->baseline.mean, 1e-9), 0.04, 0.25);
+  double strength = ramp(delta / std::max(e2e->baseline.mean, 1e-9), 0.04, 0.25);
+  // A stage in front of the first token is what a streaming user waits for before any output:
+  // it also counts by how far it moves TTFT (x1.5 starts, x3 is full), however long decode is.
+  bool before_first_token = stage == Stage::kGatewayQueue || stage == Stage::kPreprocess || stage == Stage::kDependency;
+  const Quantity* ttft = find(SignalId::kTtft);
+  if (before_first_token && ttft && ttft->baseline.mean > 0)
+    strength = std::max(strength, ramp(delta / ttft->baseline.mean, 0.5, 2.0));
+  return strength;
 }
 
 // An incident that began late in the window (an alert fires soon after the onset) moves the

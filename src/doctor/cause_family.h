@@ -54,6 +54,14 @@ struct Found {
   std::map<CauseId, double> decode_caps;
 };
 
+// Symptom is one latency the verdict weighs against its own baseline noise besides e2e: mean
+// TTFT, or a stage's time per finished request. `far` when it moved far outside that noise.
+struct Symptom {
+  std::string name;  // "TTFT" or the stage's name
+  Change change;
+  bool far = false;
+};
+
 // Evaluation is what the families read (the snapshot and the slowdown measured so far) and
 // write (hypotheses, Found).
 struct Evaluation {
@@ -64,6 +72,7 @@ struct Evaluation {
   const Quantity* e2e = nullptr;
   Change e2e_change;
   std::map<std::string, double> stage_deltas;  // stage name -> per-request change, measured stages only
+  std::vector<Symptom> symptoms;  // TTFT and the measured stages, each against its own noise
   Found found;
   std::vector<Hypothesis> hypotheses;
 
@@ -132,5 +141,11 @@ void evaluate_direct_stages(Evaluation& e);
 // Errors: error_spike (server-side failures or a burst of 4xx).
 std::vector<CauseSpec> error_causes();
 void evaluate_errors(Evaluation& e);
+
+// Unexplained: the verdict is degraded and no cause above was reported. Not weighed like the
+// others: the flow's last step builds it from what moved (the stage table, else the symptoms)
+// and what was ruled out (considered[]), so a degraded verdict always carries a finding.
+std::vector<CauseSpec> unexplained_causes();
+Finding unexplained_finding(const Evaluation& e, const Diagnosis& d);
 
 }  // namespace inferscope::doctor::detail

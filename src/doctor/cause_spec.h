@@ -47,6 +47,8 @@ enum class CauseId : std::uint8_t {
   kGatewayQueue,
   // Errors.
   kErrorSpike,
+  // The flow's last word: latency moved and no cause above fits (a finding, never a hypothesis).
+  kUnexplained,
 };
 
 // to_string returns the stable id ("load_increase", "kv_cache_pressure", ...). Never fails.

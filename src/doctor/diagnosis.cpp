@@ -24,6 +24,9 @@ using detail::number;
 using detail::percent;
 using detail::seconds;
 
+// The name TTFT goes by among the symptoms (the stages go by their own).
+constexpr std::string_view kTtftSymptom = "TTFT";
+
 std::string stage_name(const std::optional<Stage>& stage) {
   return stage ? std::string(dialect::to_string(*stage)) : std::string();
 }
@@ -123,6 +126,64 @@ class Reasoner {
       d_.notes.push_back("mean e2e rose by " + seconds(change.delta) + " (" + percent(change.ratio - 1) +
                          "), below the noise floor of " + seconds(change.threshold) +
                          " set by the baseline's own variation");
+    measure_symptoms();
+  }
+
+  // measure_symptoms weighs TTFT and each stage's time per request against its own baseline
+  // noise, as e2e is. A streaming user waits for the first token: a stage in front of it that
+  // multiplies TTFT is a regression even when e2e, dominated by decode, stays within its noise.
+  // "Far outside" its noise: twice its floor (itself >= 3 standard errors and >= 10 %) and at
+  // least x1.5; a stage must also add a real amount (>= 4 % of the baseline e2e, as a direct
+  // stage's cause needs), so a millisecond stage that doubles does not call a server degraded.
+  void measure_symptoms() {
+    constexpr double kFarNoise = 2, kFarRatio = 1.5, kStageShareOfE2e = 0.04;
+    auto far = [&](const detail::Change& c) {
+      return c.delta > kFarNoise * c.threshold && c.ratio >= kFarRatio;
+    };
+    if (const Quantity* ttft = s_.find(SignalId::kTtft)) {
+      detail::Change c = compare(ttft, o_.min_relative_change, o_.noise_sigmas, 1e-4);
+      e_.symptoms.push_back({std::string(kTtftSymptom), c, far(c)});
+    }
+    for (Stage stage : detail::pipeline()) {
+      const Quantity* q = s_.find(stage);
+      if (!q || std::isnan(q->baseline.per_request) || std::isnan(q->incident.per_request)) continue;
+      // The stage's time per finished request, so stages add up to e2e; its floor is its own.
+      detail::Change c = e_.compare_per_request(q);
+      c.baseline = q->baseline.per_request;
+      c.incident = q->incident.per_request;
+      c.delta = c.incident - c.baseline;
+      c.ratio = detail::ratio(c.baseline, c.incident);
+      c.up = c.delta > c.threshold;
+      bool real = c.delta >= kStageShareOfE2e * e2e_->baseline.mean;
+      e_.symptoms.push_back({std::string(dialect::to_string(stage)), c, far(c) && real});
+    }
+    for (const detail::Symptom& sym : e_.symptoms) symptom_slow_ = symptom_slow_ || sym.far;
+  }
+
+  // symptom_phrase names what moved beyond e2e: TTFT (what the user waits for) first, then the
+  // stages by their rise in seconds: "TTFT x4.0, preprocess x30.0, e2e +7% (within its noise)".
+  std::string symptom_phrase() const {
+    std::vector<const detail::Symptom*> far;
+    for (const detail::Symptom& sym : e_.symptoms)
+      if (sym.far) far.push_back(&sym);
+    // measure_symptoms puts TTFT first; a stable sort by rise keeps it there.
+    std::stable_sort(far.begin() + (far.empty() || far.front()->name != kTtftSymptom ? 0 : 1), far.end(),
+                     [](const detail::Symptom* a, const detail::Symptom* b) { return a->change.delta > b->change.delta; });
+    std::string text;
+    for (const detail::Symptom* sym : far)
+      text += (text.empty() ? "" : ", ") + sym->name + " " +
+              (std::isfinite(sym->change.ratio) ? fmt("x%.1f", sym->change.ratio) : std::string("new"));
+    const detail::Change& e2e = e_.e2e_change;
+    if (!std::isnan(e2e.ratio)) text += ", e2e " + fmt("%+.0f%%", (e2e.ratio - 1) * 100) + " (within its noise)";
+    return text;
+  }
+
+  // far_symptom_delta: the largest rise (seconds) among the symptoms that carry the verdict.
+  double far_symptom_delta() const {
+    double delta = 0;
+    for (const detail::Symptom& sym : e_.symptoms)
+      if (sym.far) delta = std::max(delta, sym.change.delta);
+    return delta;
   }
 
   void build_stage_table() {
@@ -215,21 +276,27 @@ class Reasoner {
   }
 
   void rank_and_decide() {
-    bool latency_changed = slow_ || tail_slow_;
+    // Without an e2e change the symptom that moved far outside its noise is what a cause explains
+    // (its share of the e2e change would divide by noise).
+    const bool symptom_only = !slow_ && !tail_slow_ && symptom_slow_;
+    bool latency_changed = slow_ || tail_slow_ || symptom_slow_;
     const detail::Change& e2e_change = e_.e2e_change;
     double change = e2e_change.delta;
+    double reference = symptom_only ? far_symptom_delta() : change;
     for (auto& h : e_.hypotheses) {
       const std::string cause(to_string(h.cause));
       double explained = 0;
       for (auto& [stage, sec] : h.portions) explained += sec;
-      double share = change > 0 && !h.portions.empty() ? explained / change : kNaN;
+      double part = reference > 0 && !h.portions.empty() ? explained / reference : kNaN;
+      double share = symptom_only ? kNaN : part;
       double score = h.strength;
       if (spec(h.cause).needs_slowdown) {
         if (!latency_changed) {
           if (h.strength > 0) d_.considered.push_back({cause, h.strength, "no significant latency change"});
           continue;
         }
-        if (!std::isnan(share)) score = h.strength * (0.4 + 0.6 * std::min(1.0, share / 0.5));
+        if (symptom_only) h.summary += " (" + symptom_phrase() + ")";
+        if (!std::isnan(part)) score = h.strength * (0.4 + 0.6 * std::min(1.0, part / 0.5));
         else if (!e_.stage_deltas.empty()) score = h.strength * 0.4;  // explains no measured stage change
       }
       if (score < o_.min_score) {
@@ -248,17 +315,26 @@ class Reasoner {
     }
     if (latency_changed || (has_cause && !only_data)) {
       d_.verdict = "degraded";
-      if (e2e_ && !std::isnan(change)) {
+      // A degraded verdict always says where to look: what moved and what was ruled out.
+      if (d_.findings.empty() || only_data) {
+        d_.findings.push_back(detail::unexplained_finding(e_, d_));
+        if (symptom_only) d_.findings.back().summary += " (" + symptom_phrase() + ")";
+        std::stable_sort(d_.findings.begin(), d_.findings.end(),
+                         [](const Finding& a, const Finding& b) { return a.score > b.score; });
+      }
+      const Finding& top = d_.findings.front();
+      if (symptom_only) {
+        d_.headline = "degraded: " + symptom_phrase();
+      } else if (e2e_ && !std::isnan(change)) {
         d_.headline = "degraded: mean e2e " + seconds(e2e_change.baseline) + " -> " + seconds(e2e_change.incident) +
                       " (" + fmt("%+.0f%%", (e2e_change.ratio - 1) * 100) + ")";
       } else {
         d_.headline = "degraded";
       }
-      if (!d_.findings.empty() && d_.findings.front().cause != to_string(CauseId::kMetricsMissing))
-        d_.headline += "; top cause " + d_.findings.front().cause +
-                       (d_.findings.front().stage.empty() ? "" : " (" + d_.findings.front().stage + ")");
-      if (latency_changed && (d_.findings.empty() || only_data))
-        d_.notes.push_back("latency rose but no known cause matches the evidence; see the stage table");
+      if (top.cause == to_string(CauseId::kUnexplained))
+        d_.headline += "; no known cause fits" + (top.stage.empty() ? "" : " (" + top.stage + " moved most)");
+      else if (top.cause != to_string(CauseId::kMetricsMissing))
+        d_.headline += "; top cause " + top.cause + (top.stage.empty() ? "" : " (" + top.stage + ")");
     } else if (has_cause) {
       d_.verdict = "no_data";
       d_.headline = "no data: cannot confirm health, metrics are missing or renamed";
@@ -281,6 +357,7 @@ class Reasoner {
   Diagnosis d_;
   const Quantity* e2e_ = nullptr;
   bool slow_ = false, tail_slow_ = false;
+  bool symptom_slow_ = false;  // TTFT or a stage far outside its own noise
 };
 
 }  // namespace

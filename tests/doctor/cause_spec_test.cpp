@@ -27,7 +27,7 @@ TEST(CauseSpecTest, EveryCauseHasOneSpecInIdOrder) {
     EXPECT_EQ(to_string(c.id), c.name);
     EXPECT_FALSE(c.next_steps.empty()) << c.name;
   }
-  EXPECT_EQ(i, static_cast<std::size_t>(CauseId::kErrorSpike) + 1);
+  EXPECT_EQ(i, static_cast<std::size_t>(CauseId::kUnexplained) + 1);
   EXPECT_EQ(cause_from_string("no_such_cause"), std::nullopt);
 }
 
@@ -42,6 +42,7 @@ TEST(CauseSpecTest, PipelineCausesWeighTheirOwnStageFully) {
   EXPECT_EQ(to_string(CauseId::kKvCachePressure), "kv_cache_pressure");
   EXPECT_EQ(to_string(CauseId::kGatewayQueue), "gateway_queue");
   EXPECT_EQ(to_string(CauseId::kErrorSpike), "error_spike");
+  EXPECT_EQ(to_string(CauseId::kUnexplained), "unexplained");
 }
 
 // Tests that signal ids round-trip and land in the right Snapshot map.

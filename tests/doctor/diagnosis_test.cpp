@@ -426,6 +426,57 @@ TEST(DiagnosisTest, LoadAndErrors) {
   EXPECT_EQ(e.findings.front().cause, "error_spike");
 }
 
+// Tests that a stage in front of the first token that multiplies TTFT is degraded even while e2e,
+// dominated by a long decode, stays within its own noise, that the finding names the symptom,
+// and that a small stage doubling (a few ms on seconds) does not call the server degraded.
+TEST(DiagnosisTest, TtftRegressionWithinE2eNoiseIsDegraded) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(3.000, 3.165, 100, "s", 0.3);  // +5.5 % inside a +-30 % spread
+  s.latency["ttft"] = quantity(0.060, 0.225);                 // x3.75
+  s.stages["preprocess"] = quantity(0.005, 0.170);
+  s.stages["decode"] = quantity(2.940, 2.940);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "preprocess_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "preprocess");
+  EXPECT_NE(top.summary.find("TTFT x3.8"), std::string::npos) << top.summary;
+  EXPECT_NE(top.summary.find("e2e +5% (within its noise)"), std::string::npos) << top.summary;
+  EXPECT_EQ(d.headline.rfind("degraded: TTFT x3.8", 0), 0u) << d.headline;
+
+  Snapshot small = steady();
+  small.latency["e2e"] = quantity(3.000, 3.010, 100, "s", 0.3);
+  small.stages["queue"] = quantity(0.005, 0.015);  // x3, but 10 ms on a 3 s request
+  small.stages["decode"] = quantity(2.945, 2.945);
+  EXPECT_EQ(run(small).verdict, "healthy") << to_text(run(small));
+}
+
+// Tests that a degraded verdict with no matching cause carries an `unexplained` finding that
+// names the stage that moved, by how much, and the causes ruled out, in every format.
+TEST(DiagnosisTest, DegradedWithoutCauseIsUnexplained) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(0.300, 0.600, 100, "s", 0.02);
+  s.stages["queue"] = quantity(0.005, 0.305);  // nothing waits longer by any known mechanism
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_EQ(d.findings.size(), 1u) << to_text(d);
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "unexplained");
+  EXPECT_EQ(f.stage, "queue");
+  EXPECT_NEAR(f.share, 1.0, 1e-6);
+  EXPECT_NE(f.summary.find("queue per request moved most, 5.0 ms -> 305 ms (x61.0)"), std::string::npos) << f.summary;
+  ASSERT_FALSE(d.considered.empty());
+  const Considered* runner_up = &d.considered.front();
+  for (const Considered& c : d.considered)
+    if (c.score > runner_up->score) runner_up = &c;
+  EXPECT_NE(f.summary.find("ruled out: " + runner_up->cause + " (score"), std::string::npos) << f.summary;
+  EXPECT_NE(d.headline.find("no known cause fits (queue moved most)"), std::string::npos) << d.headline;
+  EXPECT_EQ(to_json(d)["findings"].at(0)["cause"], "unexplained");
+  EXPECT_NE(to_text(d).find("unexplained"), std::string::npos);
+  EXPECT_NE(to_markdown(d).find("unexplained"), std::string::npos);
+}
+
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.
 TEST(DiagnosisFormatTest, JsonSchemaAndMarkdownSize) {
   Snapshot slow = steady();
