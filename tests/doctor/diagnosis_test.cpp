@@ -465,7 +465,7 @@ TEST(DiagnosisTest, DegradedWithoutCauseIsUnexplained) {
   EXPECT_EQ(f.cause, "unexplained");
   EXPECT_EQ(f.stage, "queue");
   EXPECT_NEAR(f.share, 1.0, 1e-6);
-  EXPECT_NE(f.summary.find("queue per request moved most, 5.0 ms -> 305 ms (x61.0)"), std::string::npos) << f.summary;
+  EXPECT_NE(f.summary.find("queue per request moved most, 5.00 ms -> 305 ms (x61.0)"), std::string::npos) << f.summary;
   ASSERT_FALSE(d.considered.empty());
   const Considered* runner_up = &d.considered.front();
   for (const Considered& c : d.considered)
