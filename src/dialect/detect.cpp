@@ -106,6 +106,20 @@ std::string variant_of(const ParsedExposition& e, DialectId id) {
       if (old_tpot || old_kv) return "legacy aliases on";
       return "";
     }
+    case DialectId::kSglang: {
+      if (has_family(e, "sglang:num_requests_waiting") || has_family(e, "sglang:waiting_request_latency_seconds")) {
+        return "v0.3.5 names (num_requests_waiting, label name, cache_hit_rate in percent)";
+      }
+      if (has_family(e, "sglang:time_per_output_token_seconds")) {
+        return "before inter_token_latency_seconds (time_per_output_token_seconds, no queue_time_seconds)";
+      }
+      return "";
+    }
+    case DialectId::kLitellm: {
+      if (!has_family(e, "litellm_request_queue_time_seconds")) return "before Dec 2025 (no request queue time)";
+      if (!has_family(e, "litellm_in_flight_requests")) return "before Feb 2026 (no in-flight gauge)";
+      return "";
+    }
     case DialectId::kDcgm: {
       for (const auto& family : e.families) {
         if (!starts_with(family.name, "DCGM_FI_")) continue;

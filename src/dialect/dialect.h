@@ -1,6 +1,7 @@
 // File: dialect/dialect.h
 // The one dialect table: for each kind of server inferscope understands (inferscope serve and
-// gateway, vLLM V1, llama.cpp, TGI, Triton, DCGM exporter, node-exporter) which exposed metric plays
+// gateway, vLLM V1, llama.cpp, TGI, Triton, SGLang, LiteLLM proxy, DCGM exporter, node-exporter) which
+// exposed metric plays
 // each role (e2e, TTFT, queue, KV usage, ...), with its kind, unit and the older names it had.
 // Example: const MetricBinding* e2e = find_binding(DialectId::kVllm, Role::kE2e);
 // Thread-safe: immutable constant data. Never add a binding that is not in the server's real
@@ -23,20 +24,26 @@ enum class DialectId : std::uint8_t {
   kLlamaCpp,    // llama.cpp llama-server (llamacpp:*), older (b4748) and newer sets
   kTgi,         // Hugging Face TGI (tgi_*)
   kTriton,      // NVIDIA Triton Inference Server (nv_inference_*, nv_gpu_*)
+  kSglang,      // SGLang (sglang:*), with the v0.3.5 / 0.4 names it renamed
+  kLitellm,     // LiteLLM proxy (litellm_*): a gateway, no engine metrics
+  // Exporters last: detection and every consumer rank serving software above them in this order.
   kDcgm,        // NVIDIA dcgm-exporter (DCGM_FI_*)
   kNode,        // prometheus-node-exporter (node_*)
 };
 
-inline constexpr std::array<DialectId, 8> kAllDialects = {
-    DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp,
-    DialectId::kTgi,        DialectId::kTriton,  DialectId::kDcgm, DialectId::kNode};
+inline constexpr std::array<DialectId, 10> kAllDialects = {
+    DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm,    DialectId::kLlamaCpp, DialectId::kTgi,
+    DialectId::kTriton,     DialectId::kSglang,  DialectId::kLitellm, DialectId::kDcgm,     DialectId::kNode};
+
+// is_exporter reports whether `id` is an exporter (DCGM, node) rather than serving software.
+inline constexpr bool is_exporter(DialectId id) noexcept { return id == DialectId::kDcgm || id == DialectId::kNode; }
 
 // to_string returns the config spelling: "inferscope", "gateway", "vllm", "llamacpp", "tgi",
-// "triton", "dcgm", "node". Never fails.
+// "triton", "sglang", "litellm", "dcgm", "node". Never fails.
 std::string_view to_string(DialectId id) noexcept;
 
 // parse_dialect maps a config spelling (or a common alias: "llama.cpp", "node-exporter",
-// "dcgm-exporter", "inferscope-gateway") to a DialectId; nullopt for anything else ("auto" too).
+// "dcgm-exporter", "inferscope-gateway", "litellm-proxy") to a DialectId; nullopt for anything else ("auto" too).
 std::optional<DialectId> parse_dialect(std::string_view name) noexcept;
 
 // Role is what a metric means, independent of how a server spells it.

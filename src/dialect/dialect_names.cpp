@@ -7,7 +7,7 @@ namespace inferscope::dialect {
 namespace {
 
 constexpr std::array<std::string_view, kAllDialects.size()> kDialectNames = {
-    "inferscope", "gateway", "vllm", "llamacpp", "tgi", "triton", "dcgm", "node"};
+    "inferscope", "gateway", "vllm", "llamacpp", "tgi", "triton", "sglang", "litellm", "dcgm", "node"};
 
 constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "e2e",          "ttft",          "queue",           "prefill",          "decode",
@@ -33,6 +33,7 @@ std::optional<DialectId> parse_dialect(std::string_view name) noexcept {
   if (name == "llama.cpp" || name == "llama-cpp" || name == "llama_cpp") return DialectId::kLlamaCpp;
   if (name == "node-exporter" || name == "node_exporter") return DialectId::kNode;
   if (name == "dcgm-exporter" || name == "dcgm_exporter") return DialectId::kDcgm;
+  if (name == "litellm-proxy" || name == "litellm_proxy") return DialectId::kLitellm;
   if (name == "inferscope-gateway" || name == "inferscope_gateway") return DialectId::kGateway;
   return std::nullopt;
 }

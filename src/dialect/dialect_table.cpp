@@ -1,5 +1,6 @@
 // The dialect table itself. Every name, kind, unit and label below comes from
-// ../shared/reference/metric-dialects.md (sections named per dialect) or, for inferscope's own
+// ../shared/reference/metric-dialects.md (sections named per dialect),
+// ../shared/reference/dialects-sglang-litellm.md (SGLang, LiteLLM) or, for inferscope's own
 // families, from docs/metrics-reference.md. Kept as constant data so it can be read top to bottom.
 #include "dialect/dialect.h"
 
@@ -292,6 +293,123 @@ constexpr MetricBinding kTritonBindings[] = {
     {.role = R::kHostMemoryTotal, .kind = K::kGauge, .metric = "nv_cpu_memory_total_bytes", .unit = U::kBytes},
 };
 
+// ---- SGLang (../shared/reference/dialects-sglang-litellm.md, SGLang section) -----------------
+// Request families carry model_name (v0.3.5: `name`); scheduler gauges one series per rank.
+constexpr std::string_view kSglangPrefixes[] = {"sglang:"};
+constexpr LegacyName kSglangQueueLegacy[] = {
+    {"sglang:waiting_request_latency_seconds", "v0.3.5 name (#1853); queue_time_seconds succeeded it"}};
+constexpr LegacyName kSglangItlLegacy[] = {
+    {"sglang:time_per_output_token_seconds",
+     "v0.3.5/0.4 name, also observed once per token; inter_token_latency_seconds added in #3988, this removed in #4914"}};
+constexpr LegacyName kSglangWaitingLegacy[] = {
+    {"sglang:num_requests_waiting", "v0.3.5 name; num_queue_reqs since #1981 (Nov 2024)"},
+    {"sglang:queue_req", "v0.3.5 duplicate of num_requests_waiting"}};
+constexpr LegacyName kSglangRunningLegacy[] = {
+    {"sglang:num_requests_running", "v0.3.5 name; num_running_reqs since #1981 (Nov 2024)"}};
+constexpr LegacyName kSglangPromptLengthLegacy[] = {
+    {"sglang:request_prompt_tokens", "v0.3.5 name of the prompt-length histogram"}};
+constexpr LegacyName kSglangGenerationLengthLegacy[] = {
+    {"sglang:request_generation_tokens", "v0.3.5 name of the output-length histogram"}};
+
+constexpr MetricBinding kSglangBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "sglang:e2e_request_latency_seconds", .unit = U::kSeconds,
+     .presence = P::kLazy, .note = "buckets 0.1 .. 2400 s (v0.3.5: 1-2-5 steps from 1 s; 0.4: 0.3 .. 60 s)"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "sglang:time_to_first_token_seconds", .unit = U::kSeconds,
+     .presence = P::kLazy, .note = "buckets from 0.1 s (v0.3.5/0.4: from 0.001 s)"},
+    {.role = R::kQueue, .kind = K::kHistogram, .metric = "sglang:queue_time_seconds", .unit = U::kSeconds,
+     .presence = P::kOptional, .legacy = kSglangQueueLegacy,
+     .note = "scheduler wait queue -> first forward; absent in 0.4 (when it appeared is not pinned)"},
+    {.role = R::kItl, .kind = K::kHistogram, .metric = "sglang:inter_token_latency_seconds", .unit = U::kSeconds,
+     .presence = P::kLazy, .legacy = kSglangItlLegacy,
+     .note = "per token: a chunk's gap / its n tokens, observed n times (_count = output tokens)"},
+    {.role = R::kStage, .kind = K::kHistogram, .metric = "sglang:per_stage_req_latency_seconds",
+     .unit = U::kSeconds, .presence = P::kOptional, .kind_label = "stage",
+     .note = "newer builds; stages such as request_process, prefill_forward, chunked_prefill"},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "sglang:num_queue_reqs", .unit = U::kRequests,
+     .legacy = kSglangWaitingLegacy, .note = "one series per scheduler rank"},
+    {.role = R::kRunning, .kind = K::kGauge, .metric = "sglang:num_running_reqs", .unit = U::kRequests,
+     .legacy = kSglangRunningLegacy, .note = "one series per scheduler rank"},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "sglang:token_usage", .unit = U::kRatio,
+     .aggregation = A::kMax, .note = "KV-cache token pool in use, 0..1, per rank"},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "sglang:num_requests_total", .unit = U::kRequests,
+     .presence = P::kOptional, .note = "finished requests; absent in 0.4"},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "sglang:http_responses_total",
+     .matchers = R"(status_code=~"5..",endpoint!="/metrics")", .unit = U::kRequests, .presence = P::kOptional,
+     .kind_label = "status_code",
+     .note = "2026 builds only, the only error signal; HTTP responses of every endpoint, no model label",
+     .no_model_label = true},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "sglang:prompt_tokens_total", .unit = U::kTokens},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "sglang:generation_tokens_total",
+     .unit = U::kTokens},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "sglang:prompt_tokens_histogram",
+     .unit = U::kTokens, .presence = P::kOptional, .legacy = kSglangPromptLengthLegacy,
+     .note = "opt-in in newer builds"},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "sglang:generation_tokens_histogram",
+     .unit = U::kTokens, .presence = P::kOptional, .legacy = kSglangGenerationLengthLegacy,
+     .note = "opt-in in newer builds"},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "sglang:http_requests_active", .unit = U::kRequests,
+     .presence = P::kOptional, .note = "2026 builds; HTTP requests being served (scrapes included), no model label",
+     .no_model_label = true},
+    {.role = R::kClientErrors, .kind = K::kCounter, .metric = "sglang:http_responses_total",
+     .matchers = R"(status_code=~"4..")", .unit = U::kRequests, .presence = P::kOptional,
+     .kind_label = "status_code", .note = "2026 builds only", .no_model_label = true},
+};
+constexpr DeprecatedName kSglangDeprecated[] = {
+    {"sglang:gen_throughput", "rate(sglang:generation_tokens_total[5m]) (a gauge over the last log interval)"},
+    {"sglang:cache_hit_rate",
+     "a gauge over the last log interval, 0..1 now but a percentage in v0.3.5: compare versions before trusting it"},
+    {"sglang:func_latency_seconds", "nothing (0.4 internal function timings, label name = function)"},
+};
+
+// ---- LiteLLM proxy (dialects-sglang-litellm.md, LiteLLM section): a gateway ------------------
+// Health checks (hashed_api_key="litellm-internal-health-check") would inflate every count.
+constexpr std::string_view kLitellmNoHealthChecks = R"(hashed_api_key!="litellm-internal-health-check")";
+constexpr std::string_view kLitellmPrefixes[] = {"litellm_"};
+constexpr MetricBinding kLitellmBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "litellm_request_total_latency_metric",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "proxy arrival -> response; buckets 0.005 .. 300 s (#5335)"},
+    {.role = R::kPreprocess, .kind = K::kHistogram, .metric = "litellm_overhead_latency_metric",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "the proxy's own time (total - upstream call: auth, routing, callbacks); HELP says ms, values are "
+             "seconds (#7913); labelled model_group, not model",
+     .no_model_label = true},
+    {.role = R::kGatewayQueue, .kind = K::kHistogram, .metric = "litellm_request_queue_time_seconds",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kSeconds, .presence = P::kOptional,
+     .note = "arrival -> handler start (#17973, Dec 2025), always 0 before #21918 (Feb 2026); the uvicorn "
+             "accept backlog stays invisible"},
+    {.role = R::kInference, .kind = K::kHistogram, .metric = "litellm_llm_api_latency_metric",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "the whole upstream LLM API call: the model server's queue, prefill and decode plus the network"},
+    {.role = R::kUpstreamTtft, .kind = K::kHistogram, .metric = "litellm_llm_api_time_to_first_token_metric",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kSeconds, .presence = P::kLazy,
+     .note = "upstream call -> first chunk, streaming requests only (#6334, #7740)"},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "litellm_proxy_total_requests_metric_total",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kRequests, .presence = P::kLazy,
+     .note = "every outcome, labelled requested_model and status_code (no model label)", .no_model_label = true},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "litellm_proxy_failed_requests_metric_total",
+     .matchers = R"(exception_status=~"5..",hashed_api_key!="litellm-internal-health-check")",
+     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_class",
+     .note = "5xx failures (#5789); 401s are never logged; labelled requested_model", .no_model_label = true},
+    {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "litellm_input_tokens_metric_total",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "litellm_output_tokens_metric_total",
+     .matchers = kLitellmNoHealthChecks, .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "litellm_in_flight_requests", .unit = U::kRequests,
+     .presence = P::kOptional, .note = "per uvicorn worker, no labels (#22319, Feb 2026)", .no_model_label = true},
+    {.role = R::kClientErrors, .kind = K::kCounter, .metric = "litellm_proxy_failed_requests_metric_total",
+     .matchers = R"(exception_status=~"4..",hashed_api_key!="litellm-internal-health-check")",
+     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_class", .no_model_label = true},
+};
+constexpr DeprecatedName kLitellmDeprecated[] = {
+    {"litellm_requests_metric_total", "litellm_proxy_total_requests_metric_total (deprecated duplicate)"},
+    {"litellm_llm_api_failed_requests_metric_total",
+     "litellm_proxy_failed_requests_metric_total, or litellm_deployment_failure_responses_total for the upstream"},
+    {"litellm_deployment_latency_per_output_token",
+     "neither TPOT nor ITL: (TTFT if streaming, else total time) / output tokens; use "
+     "litellm_llm_api_time_to_first_token_metric and litellm_llm_api_latency_metric"},
+};
+
 // ---- NVIDIA dcgm-exporter (§7): per GPU, memory in MiB, utilisation in % ---------------------
 constexpr std::string_view kDcgmPrefixes[] = {"DCGM_FI_"};
 constexpr MetricBinding kDcgmBindings[] = {
@@ -337,12 +455,28 @@ constexpr Dialect kDialects[] = {
      .prefixes = kTritonPrefixes, .bindings = kTritonBindings,
      .error_accounting = ErrorAccounting::kDisjointFromRequests,
      .note = "latency as cumulative µs counters: means only, no quantiles"},
+    {.id = DialectId::kSglang, .title = "SGLang", .model_label = "model_name", .prefixes = kSglangPrefixes,
+     .bindings = kSglangBindings, .deprecated = kSglangDeprecated,
+     .note = "multiprocess prometheus_client: no _created, no process families; v0.3.5 labels the model `name`; "
+             "no GPU metrics (scrape dcgm-exporter)"},
+    {.id = DialectId::kLitellm, .title = "LiteLLM proxy", .model_label = "model", .prefixes = kLitellmPrefixes,
+     .bindings = kLitellmBindings, .deprecated = kLitellmDeprecated,
+     .note = "a gateway: no engine queue, KV-cache or GPU metric (scrape the servers behind it); per-caller labels "
+             "(client_ip, user_agent, end_user, keys) multiply series"},
     {.id = DialectId::kDcgm, .title = "NVIDIA dcgm-exporter", .model_label = "", .device_label = "gpu",
      .prefixes = kDcgmPrefixes,
      .bindings = kDcgmBindings, .note = "per GPU: labels gpu, UUID, device, modelName, Hostname"},
     {.id = DialectId::kNode, .title = "prometheus-node-exporter", .model_label = "", .prefixes = kNodePrefixes,
      .bindings = kNodeBindings},
 };
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kDialects); ++i) {
+    if (static_cast<std::size_t>(kDialects[i].id) != i) return false;
+  }
+  return std::size(kDialects) == kAllDialects.size();
+}
+static_assert(in_enum_order(), "kDialects must list every DialectId in enum order");
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// Tests of dialect detection and coverage checks on recorded (and, for vLLM, constructed)
+// Tests of dialect detection and coverage checks on recorded (and, for vLLM and 2025 LiteLLM, constructed)
 // expositions in tests/dialect/testdata (see its README for where each comes from).
 #include "dialect/detect.h"
 
@@ -135,6 +135,135 @@ TEST(DetectTest, VllmWithoutLatencyFamiliesLacksLatency) {
   const Coverage c = check_coverage(e, DialectId::kVllm);
   EXPECT_TRUE(c.missing_latency());
   EXPECT_TRUE(contains(missing_names(c.missing), std::string("e2e=vllm:e2e_request_latency_seconds")));
+}
+
+std::vector<std::string> renamed_names(const Coverage& c) {
+  std::vector<std::string> names;
+  for (const RenamedMetric& r : c.renamed) names.push_back(r.legacy + "->" + r.current);
+  return names;
+}
+
+std::vector<std::string> deprecated_names(const Coverage& c) {
+  std::vector<std::string> names;
+  for (const DeprecatedUse& d : c.deprecated) names.push_back(d.name);
+  return names;
+}
+
+// Tests the real 2026 SGLang scrape: every current name, per-stage histogram, HTTP error signal
+// declared but without a 5xx series (the capture has 200/400/404 only), traps named.
+TEST(DetectTest, SglangRecorded2026) {
+  const ParsedExposition e = load("sglang-main2026-qwen3.8-flash-next-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kSglang) << d.evidence;
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_EQ(d.found[0].variant, "");
+  const Coverage c = check_coverage(e, DialectId::kSglang);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(c.optional_missing.empty()) << ::testing::PrintToString(missing_names(c.optional_missing));
+  EXPECT_TRUE(c.renamed.empty()) << ::testing::PrintToString(renamed_names(c));
+  EXPECT_EQ(c.present.size(), dialect(DialectId::kSglang).bindings.size());
+  for (Role role : {Role::kQueue, Role::kItl, Role::kStage, Role::kWaiting, Role::kKvUsage, Role::kRequests,
+                    Role::kClientErrors, Role::kPromptLength}) {
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+  EXPECT_TRUE(contains(c.without_series, Role::kErrors));
+  EXPECT_TRUE(contains(c.unsupported, Role::kPrefill));
+  EXPECT_TRUE(contains(c.unsupported, Role::kGpuUtilization));
+  EXPECT_EQ(deprecated_names(c), (std::vector<std::string>{"sglang:gen_throughput", "sglang:cache_hit_rate"}));
+}
+
+// Tests SGLang 0.4 (its documentation's scrape): ITL under its older TPOT name, no queue
+// histogram and no request counter (optional absences), nothing expected missing.
+TEST(DetectTest, SglangRecorded04) {
+  const ParsedExposition e = load("sglang-0.4-llama-3.1-8b-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kSglang) << d.evidence;
+  EXPECT_NE(d.found[0].variant.find("before inter_token_latency_seconds"), std::string::npos) << d.found[0].variant;
+  const Coverage c = check_coverage(e, DialectId::kSglang);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_EQ(renamed_names(c), (std::vector<std::string>{
+                                  "sglang:time_per_output_token_seconds->sglang:inter_token_latency_seconds"}));
+  EXPECT_FALSE(c.renamed[0].current_present);
+  EXPECT_TRUE(contains(c.present, Role::kItl));
+  EXPECT_TRUE(contains(missing_names(c.optional_missing), std::string("queue=sglang:queue_time_seconds")));
+  EXPECT_TRUE(contains(missing_names(c.optional_missing), std::string("requests=sglang:num_requests_total")));
+  EXPECT_EQ(deprecated_names(c), (std::vector<std::string>{"sglang:gen_throughput", "sglang:cache_hit_rate",
+                                                           "sglang:func_latency_seconds"}));
+}
+
+// Tests SGLang v0.3.5 (the first exporter): every role it has is read under its old name.
+TEST(DetectTest, SglangRecorded035) {
+  const ParsedExposition e = load("sglang-0.3.5-gemma-2-9b-it-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kSglang) << d.evidence;
+  EXPECT_NE(d.found[0].variant.find("v0.3.5"), std::string::npos) << d.found[0].variant;
+  const Coverage c = check_coverage(e, DialectId::kSglang);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  const auto renamed = renamed_names(c);
+  for (const char* pair : {"sglang:waiting_request_latency_seconds->sglang:queue_time_seconds",
+                           "sglang:time_per_output_token_seconds->sglang:inter_token_latency_seconds",
+                           "sglang:num_requests_waiting->sglang:num_queue_reqs", "sglang:queue_req->sglang:num_queue_reqs",
+                           "sglang:num_requests_running->sglang:num_running_reqs",
+                           "sglang:request_prompt_tokens->sglang:prompt_tokens_histogram",
+                           "sglang:request_generation_tokens->sglang:generation_tokens_histogram"}) {
+    EXPECT_TRUE(contains(renamed, std::string(pair))) << pair << " in " << ::testing::PrintToString(renamed);
+  }
+  for (Role role : {Role::kE2e, Role::kTtft, Role::kQueue, Role::kItl, Role::kWaiting, Role::kRunning, Role::kKvUsage}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+}
+
+// Tests the real mid-2026 LiteLLM proxy scrape: a gateway with every role of the table, health
+// checks excluded from the series that count, 4xx failures only (so errors have no series).
+TEST(DetectTest, LitellmRecorded2026) {
+  const ParsedExposition e = load("litellm-2026-06-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLitellm) << d.evidence;
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_EQ(d.found[0].variant, "");
+  const Coverage c = check_coverage(e, DialectId::kLitellm);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(c.optional_missing.empty()) << ::testing::PrintToString(missing_names(c.optional_missing));
+  EXPECT_EQ(c.present.size(), dialect(DialectId::kLitellm).bindings.size());
+  for (Role role : {Role::kE2e, Role::kInference, Role::kUpstreamTtft, Role::kRequests, Role::kClientErrors,
+                    Role::kPromptTokens}) {
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+  EXPECT_TRUE(contains(c.without_series, Role::kErrors));
+  for (Role role : {Role::kWaiting, Role::kKvUsage, Role::kGpuUtilization, Role::kDecode}) {
+    EXPECT_TRUE(contains(c.unsupported, role)) << to_string(role);
+  }
+  EXPECT_EQ(deprecated_names(c),
+            (std::vector<std::string>{"litellm_requests_metric_total", "litellm_llm_api_failed_requests_metric_total",
+                                      "litellm_deployment_latency_per_output_token"}));
+}
+
+// Tests a 2025 LiteLLM proxy (constructed, see testdata/README.md): queue time and the in-flight
+// gauge are optional absences, the variant says why, and a 5xx failure is an error series.
+TEST(DetectTest, LitellmConstructed2025) {
+  const ParsedExposition e = load("litellm-2025-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLitellm) << d.evidence;
+  EXPECT_NE(d.found[0].variant.find("before Dec 2025"), std::string::npos) << d.found[0].variant;
+  const Coverage c = check_coverage(e, DialectId::kLitellm);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_EQ(missing_names(c.optional_missing),
+            (std::vector<std::string>{"gateway_queue=litellm_request_queue_time_seconds",
+                                      "in_flight=litellm_in_flight_requests"}));
+  EXPECT_FALSE(contains(c.without_series, Role::kErrors));
+  EXPECT_TRUE(contains(c.without_series, Role::kClientErrors));
+}
+
+// Tests that a health-check-only LiteLLM series does not count as traffic.
+TEST(DetectTest, LitellmHealthChecksAreNoTraffic) {
+  const ParsedExposition e = parse(
+      "# TYPE litellm_proxy_total_requests_metric_total counter\n"
+      "litellm_proxy_total_requests_metric_total{hashed_api_key=\"litellm-internal-health-check\","
+      "status_code=\"200\"} 8268.0\n");
+  const Coverage c = check_coverage(e, DialectId::kLitellm);
+  EXPECT_TRUE(contains(c.present, Role::kRequests));
+  EXPECT_TRUE(contains(c.without_series, Role::kRequests));
 }
 
 // Tests the real `inferscope serve` exposition: inferscope with vLLM and simulated DCGM families.
