@@ -166,7 +166,7 @@ TargetConfig read_target(const Reader& r, const YAML::Node& node, const std::str
     target->kind = r.scalar(node["kind"], path + ".kind");
     if (std::find(std::begin(kTargetKinds), std::end(kTargetKinds), target->kind) == std::end(kTargetKinds)) {
       r.fail(node["kind"], path + ".kind",
-             "unknown kind \"" + target->kind + "\" (inferscope, vllm, llamacpp, tgi, triton, dcgm, node, auto)");
+             "unknown kind \"" + target->kind + "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node, auto)");
     }
   }
   return *target;
@@ -404,7 +404,7 @@ Result<TargetConfig> parse_target_url(std::string_view text) {
     url.remove_prefix(at + 1);
     if (t.kind == "auto" || std::find(std::begin(kTargetKinds), std::end(kTargetKinds), t.kind) == std::end(kTargetKinds)) {
       return make_error("unknown kind \"" + t.kind + "\" in \"" + std::string(text) +
-                        "\" (inferscope, vllm, llamacpp, tgi, triton, dcgm, node; leave KIND@ out to detect it)");
+                        "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node; leave KIND@ out to detect it)");
     }
   }
   const auto bad = [&](std::string_view why) {

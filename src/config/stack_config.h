@@ -27,8 +27,8 @@ namespace inferscope::config {
 
 // kTargetKinds lists the accepted target kinds; "auto" detects the dialect while up runs (and
 // follows it when the target's metric names change); any other kind skips detection.
-inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm", "llamacpp", "tgi", "triton",
-                                                    "dcgm",       "node", "auto"};
+inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm",    "llamacpp", "tgi",  "triton",
+                                                    "sglang",     "litellm", "dcgm",     "node", "auto"};
 
 // TargetConfig is one scrape target. url is the full /metrics URL as given.
 struct TargetConfig {

@@ -152,8 +152,11 @@ json variables(DialectId id) {
 }  // namespace
 
 std::vector<DialectId> grafana_dialects() {
-  return {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp, DialectId::kTgi,
-          DialectId::kTriton};
+  std::vector<DialectId> out;
+  for (DialectId id : dialect::kAllDialects) {
+    if (!dialect::is_exporter(id)) out.push_back(id);
+  }
+  return out;
 }
 
 std::string grafana_dashboard_json(DialectId id) {

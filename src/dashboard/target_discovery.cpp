@@ -12,9 +12,7 @@ namespace {
 using dialect::DialectId;
 
 // Precedence of dialect/detect.h: the serving software first, exporters last.
-constexpr DialectId kPrecedence[] = {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm,
-                                     DialectId::kLlamaCpp,   DialectId::kTgi,     DialectId::kTriton,
-                                     DialectId::kDcgm,       DialectId::kNode};
+constexpr const auto& kPrecedence = dialect::kAllDialects;
 
 std::set<std::string> dialect_names(DialectId id) {
   std::set<std::string> names;
@@ -55,14 +53,17 @@ std::optional<DialectId> classify(const std::set<std::string>& present) {
 
 std::size_t rank(const JobInfo& job) {
   if (!job.dialect) return std::size(kPrecedence);
-  const DialectId order[] = {DialectId::kInferscope, DialectId::kVllm, DialectId::kTgi, DialectId::kLlamaCpp,
-                             DialectId::kTriton, DialectId::kGateway, DialectId::kDcgm, DialectId::kNode};
+  const DialectId order[] = {DialectId::kInferscope, DialectId::kVllm,    DialectId::kSglang,
+                             DialectId::kTgi,        DialectId::kLlamaCpp, DialectId::kTriton,
+                             DialectId::kGateway,    DialectId::kLitellm, DialectId::kDcgm,
+                             DialectId::kNode};
+  static_assert(std::size(order) == dialect::kAllDialects.size(), "rank every dialect");
   return static_cast<std::size_t>(std::find(std::begin(order), std::end(order), *job.dialect) - std::begin(order));
 }
 
 }  // namespace
 
-bool is_serving_dialect(DialectId id) noexcept { return id != DialectId::kDcgm && id != DialectId::kNode; }
+bool is_serving_dialect(DialectId id) noexcept { return !dialect::is_exporter(id); }
 
 Result<Targets> discover_targets(const promapi::PrometheusClient& client, double now) {
   std::set<std::string> all_names;

@@ -97,8 +97,7 @@ bool expected_role(Role r) {
   }
 }
 
-const DialectId kOrder[] = {DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm, DialectId::kLlamaCpp,
-                            DialectId::kTgi,        DialectId::kTriton,  DialectId::kDcgm,   DialectId::kNode};
+constexpr const auto& kOrder = dialect::kAllDialects;
 
 }  // namespace
 

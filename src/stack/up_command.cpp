@@ -340,7 +340,7 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--config", flags->config_file, "YAML config (see deploy/inferscope.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--target", flags->targets,
                   "[NAME=][KIND@]URL of a /metrics endpoint to scrape (repeatable); KIND (inferscope, vllm, llamacpp, "
-                  "tgi, triton, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics");
+                  "tgi, triton, sglang, litellm, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics");
   cmd->add_option("--kind", flags->kind,
                   "kind of the --target servers without KIND@; auto: detected once each answers, and followed when "
                   "its metric names change")
