@@ -1,5 +1,6 @@
 // Tests the doctor's role mapping (from src/dialect) on recorded and constructed expositions:
-// llama.cpp b4748 (recorded), vLLM V1 0.12 and 0.8 (constructed from the reference), inferscope serve.
+// llama.cpp b4748, SGLang v0.3.5/0.4/2026 and LiteLLM 2026-06 (recorded), vLLM V1 0.12 and 0.8
+// (constructed from the reference), inferscope serve.
 #include "doctor/role_spec.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,58 @@ TEST(RoleSpecTest, VllmCurrentAndRenamed) {
   bool kv_renamed = false;
   for (const auto& r : o.renamed) kv_renamed |= r.find("vllm:gpu_cache_usage_perc") != std::string::npos;
   EXPECT_TRUE(kv_renamed) << to_text(o);
+}
+
+// Tests SGLang on its three recordings (../shared/samples, copied to tests/dialect/testdata):
+// detected alone, nothing expected missing, the 2026 build on current names, v0.3.5 and 0.4 read
+// under their old names and reported renamed; the queue stage reads the current name first.
+TEST(RoleSpecTest, SglangRecorded) {
+  MetricsCheck now = check_exposition("sglang", load("sglang-main2026-qwen3.8-flash-next-metrics.txt"));
+  ASSERT_EQ(now.dialects, std::vector<std::string>{"sglang"});
+  EXPECT_TRUE(now.missing.empty()) << to_text(now);
+  EXPECT_TRUE(now.renamed.empty()) << to_text(now);
+  MetricsCheck v04 = check_exposition("sglang-0.4", load("sglang-0.4-llama-3.1-8b-metrics.txt"));
+  ASSERT_EQ(v04.dialects, std::vector<std::string>{"sglang"});
+  EXPECT_TRUE(v04.missing.empty()) << to_text(v04);
+  EXPECT_EQ(v04.renamed, std::vector<std::string>{
+                             "sglang:time_per_output_token_seconds (renamed to sglang:inter_token_latency_seconds)"});
+  MetricsCheck v035 = check_exposition("sglang-0.3.5", load("sglang-0.3.5-gemma-2-9b-it-metrics.txt"));
+  EXPECT_TRUE(v035.missing.empty()) << to_text(v035);
+  EXPECT_NE(to_text(v035).find("sglang:waiting_request_latency_seconds (renamed to sglang:queue_time_seconds)"),
+            std::string::npos)
+      << to_text(v035);
+
+  auto specs = role_specs_for(now.dialects);
+  const RoleSpec* queue = find(specs, "queue");
+  ASSERT_NE(queue, nullptr);
+  EXPECT_EQ(queue->group, RoleGroup::kStage);
+  EXPECT_EQ(queue->metrics, (std::vector<std::string>{"sglang:queue_time_seconds",
+                                                      "sglang:waiting_request_latency_seconds"}));
+  EXPECT_EQ(queue->model_label, "model_name");
+  EXPECT_FALSE(queue->expected);  // absent in 0.4: not metrics_missing
+  const RoleSpec* e2e = find(specs, "e2e");
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_TRUE(e2e->expected);
+  EXPECT_EQ(find(specs, "prefill"), nullptr);  // SGLang has no per-request prefill/decode histograms
+}
+
+// Tests LiteLLM's proxy on its recording: a gateway whose stages are the proxy's overhead and the
+// upstream call, health checks filtered out of what counts, no model label on the request counters.
+TEST(RoleSpecTest, LitellmRecorded) {
+  MetricsCheck c = check_exposition("litellm", load("litellm-2026-06-metrics.txt"));
+  ASSERT_EQ(c.dialects, std::vector<std::string>{"litellm"});
+  EXPECT_TRUE(c.missing.empty()) << to_text(c);
+  EXPECT_TRUE(c.renamed.empty()) << to_text(c);
+  auto specs = role_specs_for(c.dialects);
+  for (const char* stage : {"preprocess", "gateway_queue", "inference", "upstream_ttft"}) {
+    const RoleSpec* s = find(specs, stage);
+    ASSERT_NE(s, nullptr) << stage;
+    EXPECT_EQ(s->group, RoleGroup::kStage) << stage;
+    EXPECT_NE(s->matchers.find(R"(hashed_api_key!="litellm-internal-health-check")"), std::string::npos) << stage;
+  }
+  EXPECT_EQ(find(specs, "preprocess")->model_label, "");  // the overhead histogram says model_group
+  EXPECT_EQ(find(specs, "inference")->model_label, "model");
+  EXPECT_EQ(find(specs, "queue"), nullptr);  // the model servers' queues are not visible to the proxy
 }
 
 // Tests that inferscope serve (which also speaks vLLM and DCGM) maps to inferscope's richer stages first.
