@@ -333,11 +333,8 @@ constexpr MetricBinding kSglangBindings[] = {
      .aggregation = A::kMax, .note = "KV-cache token pool in use, 0..1, per rank"},
     {.role = R::kRequests, .kind = K::kCounter, .metric = "sglang:num_requests_total", .unit = U::kRequests,
      .presence = P::kOptional, .note = "finished requests; absent in 0.4"},
-    {.role = R::kErrors, .kind = K::kCounter, .metric = "sglang:http_responses_total",
-     .matchers = R"(status_code=~"5..",endpoint!="/metrics")", .unit = U::kRequests, .presence = P::kOptional,
-     .kind_label = "status_code",
-     .note = "2026 builds only, the only error signal; HTTP responses of every endpoint, no model label",
-     .no_model_label = true},
+    // No kErrors: the only error signal, sglang:http_responses_total{status_code=~"5.."} (2026 builds),
+    // has no model_name, so an error ratio over num_requests_total by model would always read 0.
     {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "sglang:prompt_tokens_total", .unit = U::kTokens},
     {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "sglang:generation_tokens_total",
      .unit = U::kTokens},
@@ -389,8 +386,9 @@ constexpr MetricBinding kLitellmBindings[] = {
      .note = "every outcome, labelled requested_model and status_code (no model label)", .no_model_label = true},
     {.role = R::kErrors, .kind = K::kCounter, .metric = "litellm_proxy_failed_requests_metric_total",
      .matchers = R"(exception_status=~"5..",hashed_api_key!="litellm-internal-health-check")",
-     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_class",
-     .note = "5xx failures (#5789); 401s are never logged; labelled requested_model", .no_model_label = true},
+     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_status",
+     .note = "5xx failures (#5789), exception_class names the kind; 401s are never logged; labelled "
+             "requested_model", .no_model_label = true},
     {.role = R::kPromptTokens, .kind = K::kCounter, .metric = "litellm_input_tokens_metric_total",
      .matchers = kLitellmNoHealthChecks, .unit = U::kTokens, .presence = P::kLazy},
     {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "litellm_output_tokens_metric_total",
@@ -399,7 +397,7 @@ constexpr MetricBinding kLitellmBindings[] = {
      .presence = P::kOptional, .note = "per uvicorn worker, no labels (#22319, Feb 2026)", .no_model_label = true},
     {.role = R::kClientErrors, .kind = K::kCounter, .metric = "litellm_proxy_failed_requests_metric_total",
      .matchers = R"(exception_status=~"4..",hashed_api_key!="litellm-internal-health-check")",
-     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_class", .no_model_label = true},
+     .unit = U::kRequests, .presence = P::kLazy, .kind_label = "exception_status", .no_model_label = true},
 };
 constexpr DeprecatedName kLitellmDeprecated[] = {
     {"litellm_requests_metric_total", "litellm_proxy_total_requests_metric_total (deprecated duplicate)"},
@@ -458,7 +456,8 @@ constexpr Dialect kDialects[] = {
     {.id = DialectId::kSglang, .title = "SGLang", .model_label = "model_name", .prefixes = kSglangPrefixes,
      .bindings = kSglangBindings, .deprecated = kSglangDeprecated,
      .note = "multiprocess prometheus_client: no _created, no process families; v0.3.5 labels the model `name`; "
-             "no GPU metrics (scrape dcgm-exporter)"},
+             "no GPU metrics (scrape dcgm-exporter); server errors only as sglang:http_responses_total 5xx "
+             "(no model label), not mapped"},
     {.id = DialectId::kLitellm, .title = "LiteLLM proxy", .model_label = "model", .prefixes = kLitellmPrefixes,
      .bindings = kLitellmBindings, .deprecated = kLitellmDeprecated,
      .note = "a gateway: no engine queue, KV-cache or GPU metric (scrape the servers behind it); per-caller labels "
