@@ -96,7 +96,8 @@ TEST(GrafanaExportIntegrationTest, WritesDashboardsAndProvisioning) {
   auto files = write_grafana_export({.directory = dir.string(), .prometheus_url = "http://127.0.0.1:9999"});
   ASSERT_TRUE(files) << files.error().message;
   EXPECT_EQ(files->size(), grafana_dialects().size() + 2);
-  for (const char* name : {"inferscope-inferscope.json", "inferscope-vllm.json", "inferscope-llamacpp.json"}) {
+  for (const char* name : {"inferscope-inferscope.json", "inferscope-vllm.json", "inferscope-llamacpp.json",
+                           "inferscope-sglang.json", "inferscope-litellm.json"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / "dashboards" / name)) << name;
   }
   std::ifstream provider(dir / "provisioning" / "dashboards" / "inferscope.yaml");
