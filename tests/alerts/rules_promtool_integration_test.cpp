@@ -14,6 +14,7 @@
 #include <map>
 
 #include "dialect/promql.h"
+#include "support/peers.h"
 #include "support/promtool_run.h"
 
 namespace inferscope::alerts {
@@ -22,7 +23,6 @@ namespace {
 using dialect::DialectId;
 using dialect::MetricBinding;
 using dialect::Role;
-using inferscope::testing::promtool_available;
 using inferscope::testing::run_promtool;
 using Labels = std::map<std::string, std::string>;
 using namespace std::chrono_literals;
@@ -417,7 +417,7 @@ RulesConfig test_config() {
 class RulesPromtoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+    ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
     char pattern[] = "/tmp/inferscope-rules-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;

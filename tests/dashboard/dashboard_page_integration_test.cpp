@@ -66,9 +66,9 @@ std::optional<int> prometheus_pid(const std::string& api) {
 // Tests that the page draws every panel from a loaded server, shows a fault's alert (and the
 // doctor's finding), and says "unreachable" on every panel when Prometheus stops answering.
 TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
-  if (!stack::testing::stack_binaries_installed() || !std::filesystem::exists("/usr/bin/chromium")) {
-    GTEST_SKIP() << "Prometheus, Alertmanager, node-exporter or chromium not installed";
-  }
+  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(
+      inferscope::testing::peers_installed({inferscope::testing::kNodeExporter, inferscope::testing::kChromium}));
   const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
   stack::testing::TempDir dir;

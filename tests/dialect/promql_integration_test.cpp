@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/peers.h"
 #include "support/promtool_run.h"
 
 namespace inferscope::dialect {
 namespace {
 
-using inferscope::testing::promtool_available;
 using inferscope::testing::run_promtool;
 
 std::string temp_dir() {
@@ -29,7 +29,7 @@ std::string yaml_quote(const std::string& text) {
 
 // Tests that all builders' output parses: one recording rule per expression, `promtool check rules`.
 TEST(PromqlIntegrationTest, EveryBuiltExpressionParses) {
-  if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
   const std::string dir = temp_dir();
   ASSERT_FALSE(dir.empty());
   std::ofstream rules(dir + "/rules.yml");
@@ -87,7 +87,7 @@ std::string yaml_double_quote(const std::string& text) {
 // Tests that Prometheus decodes promql_string back to exactly the original text: each literal is
 // put into a label by label_replace, and promtool compares the alert's label with the raw value.
 TEST(PromqlIntegrationTest, StringLiteralRoundTrips) {
-  if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
   const std::string dir = temp_dir();
   ASSERT_FALSE(dir.empty());
   const std::vector<std::string> values = {
@@ -114,7 +114,7 @@ TEST(PromqlIntegrationTest, StringLiteralRoundTrips) {
 // Tests values: a histogram quantile and mean, a llama.cpp counter ratio, a scaled Triton mean,
 // DCGM memory total in bytes, node CPU busy share and the vLLM error ratio without error series.
 TEST(PromqlIntegrationTest, ExpressionsComputeExpectedValues) {
-  if (!promtool_available()) GTEST_SKIP() << "promtool not installed";
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
   const std::string dir = temp_dir();
   ASSERT_FALSE(dir.empty());
   const QueryScope s{"", {}, "2m"};

@@ -21,6 +21,7 @@
 
 #include "alerts/rules_generator.h"
 #include "stack/blocking_http.h"
+#include "support/peers.h"
 
 namespace inferscope::drill {
 namespace {
@@ -98,9 +99,8 @@ class Process {
 class DrillTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* binary : {"/usr/bin/prometheus", "/usr/bin/prometheus-alertmanager", "/usr/bin/promtool"}) {
-      if (access(binary, X_OK) != 0) GTEST_SKIP() << binary << " not installed";
-    }
+    using namespace inferscope::testing;
+    ASSERT_TRUE(peers_installed({kPrometheus, kAlertmanager, kPromtool}));
     char pattern[] = "/tmp/inferscope-drill-test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/peers.h"
 #include "support/promtool.h"
 
 namespace inferscope::metrics {
@@ -45,7 +46,7 @@ void fill_everything(Registry& registry) {
 
 // Tests that promtool exits 0 (no parse error, no lint problem) on the 0.0.4 exposition.
 TEST(PromtoolIntegrationTest, Text004PassesPromtool) {
-  if (!testing::promtool_available()) GTEST_SKIP() << "promtool not installed at " << testing::kPromtoolPath;
+  ASSERT_TRUE(testing::peers_installed({testing::kPromtool}));
   Registry registry;
   fill_everything(registry);
   std::string text;
@@ -57,7 +58,7 @@ TEST(PromtoolIntegrationTest, Text004PassesPromtool) {
 
 // Tests that promtool really fails on broken input, so the check above cannot pass vacuously.
 TEST(PromtoolIntegrationTest, PromtoolRejectsBrokenText) {
-  if (!testing::promtool_available()) GTEST_SKIP() << "promtool not installed at " << testing::kPromtoolPath;
+  ASSERT_TRUE(testing::peers_installed({testing::kPromtool}));
   EXPECT_NE(testing::run_promtool_check_metrics("# HELP x a\nb\n# TYPE x gauge\nx 1\n").exit_code, 0);
 }
 

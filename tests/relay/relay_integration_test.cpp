@@ -24,6 +24,7 @@
 #include "relay/http_poster.h"
 #include "relay/relay.h"
 #include "relay_test_util.h"
+#include "support/peers.h"
 
 namespace inferscope::relay {
 namespace {
@@ -242,8 +243,7 @@ int listening_port(const std::string& log_path, std::chrono::seconds deadline) {
 // Tests the relay behind Debian's real Alertmanager: the webhook arrives, a 503 while the outbox
 // is locked makes Alertmanager retry, the firing and then the resolved notification reach the robot.
 TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
-  const char* kAlertmanager = "/usr/bin/prometheus-alertmanager";
-  if (::access(kAlertmanager, X_OK) != 0) GTEST_SKIP() << kAlertmanager << " is not installed";
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kAlertmanager}));
   FakeHttpServer robot;
   metrics::Registry registry;
   RelayConfig c = config({channel(ChannelKind::kSlack, "slack", robot.url("/services/T/B/X"))});
@@ -269,8 +269,9 @@ TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
   ASSERT_EQ(sqlite3_open(c.database_path.c_str(), &lock), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
   const std::string log = dir_.file("alertmanager.log");
-  Child am({kAlertmanager, "--config.file=" + dir_.file("alertmanager.yml"), "--storage.path=" + dir_.file("am"),
-            "--web.listen-address=127.0.0.1:0", "--cluster.listen-address=", "--web.external-url=http://127.0.0.1:9093"},
+  Child am({inferscope::testing::kAlertmanager.path, "--config.file=" + dir_.file("alertmanager.yml"),
+            "--storage.path=" + dir_.file("am"), "--web.listen-address=127.0.0.1:0", "--cluster.listen-address=",
+            "--web.external-url=http://127.0.0.1:9093"},
            log);
   const int port = listening_port(log, 10s);
   ASSERT_GT(port, 0) << "Alertmanager did not log its port; see " << log;

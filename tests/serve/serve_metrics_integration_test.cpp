@@ -9,6 +9,7 @@
 #include <inferscope/metrics/exposition.h>
 #include <inferscope/metrics/exposition_parser.h>
 
+#include "support/peers.h"
 #include "support/promtool.h"
 
 namespace inferscope::serve {
@@ -49,7 +50,7 @@ std::string full_exposition(metrics::ExpositionFormat format) {
 // histogram vllm:iteration_tokens_total and the camelCase label lint on DCGM_FI_* names (DCGM's own
 // `modelName` label), and that it parses the text (rc 0 or 3).
 TEST(ServeMetricsIntegrationTest, PromtoolAcceptsExposition) {
-  if (!testing::promtool_available()) GTEST_SKIP() << "promtool not installed at " << testing::kPromtoolPath;
+  ASSERT_TRUE(testing::peers_installed({testing::kPromtool}));
   const testing::PromtoolResult result =
       testing::run_promtool_check_metrics(full_exposition(metrics::ExpositionFormat::kPrometheusText004));
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.exit_code << "\n" << result.output;

@@ -66,7 +66,7 @@ class Process {
 };
 
 TEST(RulesLiveTest, RulesWorkOnRealServeExposition) {
-  if (!stack::testing::stack_binaries_installed()) GTEST_SKIP() << "Prometheus not installed";
+  ASSERT_TRUE(stack::testing::stack_binaries_installed());
   TempDir dir;
   Process serve({"serve", "--port", "0", "--enable-admin", "--time-scale", "20", "--model", "m"},
                 (dir.path() / "serve.log").string());

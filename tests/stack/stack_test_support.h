@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "promapi/prometheus_client.h"
+#include "support/peers.h"
 #include "support/wait_until.h"
 
 namespace inferscope::stack::testing {
@@ -68,9 +69,10 @@ inline bool process_alive(int pid) {
   return n == 3 && state != 'Z';
 }
 
-inline bool stack_binaries_installed() {
-  return ::access("/usr/bin/prometheus", X_OK) == 0 && ::access("/usr/bin/prometheus-alertmanager", X_OK) == 0 &&
-         ::access("/usr/bin/promtool", X_OK) == 0;
+// stack_binaries_installed fails a test (naming the package) when a program `up` runs is missing.
+inline ::testing::AssertionResult stack_binaries_installed() {
+  using namespace inferscope::testing;
+  return peers_installed({kPrometheus, kAlertmanager, kPromtool});
 }
 
 }  // namespace inferscope::stack::testing

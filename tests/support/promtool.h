@@ -27,9 +27,6 @@ struct PromtoolResult {
   std::string output;
 };
 
-// promtool_available reports whether promtool is installed, so a test can GTEST_SKIP with a reason.
-inline bool promtool_available() { return access(kPromtoolPath, X_OK) == 0; }
-
 // run_promtool_check_metrics feeds text to `promtool check metrics` on stdin (through a temporary
 // file, so a chatty child can never deadlock on a pipe) and waits for it.
 inline PromtoolResult run_promtool_check_metrics(std::string_view text) {

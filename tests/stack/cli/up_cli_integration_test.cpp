@@ -53,7 +53,7 @@ nlohmann::json get_status(const testing::ReadyUrls& urls) {
 // target detected as inferscope, answers --status, leaves no child behind when SIGKILLed, and
 // finds its TSDB again when started anew on the same state dir.
 TEST(UpCliIntegrationTest, ReadyScrapesStatusSigkillAndRestart) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
   auto serve = start_serve();
   ASSERT_TRUE(serve);
@@ -130,7 +130,7 @@ TEST(UpCliIntegrationTest, BadConfigIsOneLineWithPositionAndKey) {
 
 // Tests that --check writes and validates the files, prints their paths and starts nothing.
 TEST(UpCliIntegrationTest, CheckPrintsGeneratedPaths) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
   const auto file = dir.path() / "ok.yaml";
   std::ofstream(file) << "targets:\n  - name: vllm-a\n    url: http://127.0.0.1:1/metrics\n    kind: vllm\n"
@@ -151,7 +151,7 @@ TEST(UpCliIntegrationTest, CheckPrintsGeneratedPaths) {
 // Tests the remote-write topology: up runs Prometheus in agent mode and forwards to a central
 // Prometheus (remote-write receiver on), where the target's samples can be queried.
 TEST(UpCliIntegrationTest, AgentRemoteWritesToCentralPrometheus) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
   std::ofstream(dir.path() / "central.yml") << "global:\n  scrape_interval: 1s\n";
   std::atomic<std::uint16_t> central_port{0};

@@ -190,13 +190,13 @@ void late_serve(std::chrono::seconds late) {
 
 // Tests that a serve started 3 s after up gets its rules and alerts without a restart of up.
 TEST(UpLateTargetIntegrationTest, ServeStartedThreeSecondsAfterUp) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   late_serve(3s);
 }
 
 // Tests the same with the target down for the first 60 s (back-off must not leave it waiting).
 TEST(UpLateTargetIntegrationTest, ServeDownForTheFirstMinute) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   late_serve(60s);
 }
 
@@ -232,7 +232,7 @@ class SwitchingTarget {
 // rules without a restart of up and the event line says so, while `--target NAME=KIND@URL` on the
 // same exposition keeps its kind.
 TEST(UpLateTargetIntegrationTest, TargetSwitchedToVllmNamesGetsVllmRules) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
   auto serve = start_serve(0);
   ASSERT_TRUE(serve);

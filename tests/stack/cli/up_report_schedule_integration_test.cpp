@@ -25,7 +25,7 @@ using testing::TempDir;
 using testing::wait_until;
 
 TEST(UpReportScheduleIntegrationTest, FiresAtDailyAtForThePrevious24Hours) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   inferscope::testing::PrometheusProcess prometheus(inferscope::testing::scrape_config_for({"127.0.0.1:1"}));
   ASSERT_TRUE(prometheus.ok()) << prometheus.error();
   FakeRobots robots;

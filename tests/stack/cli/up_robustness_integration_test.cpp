@@ -113,7 +113,7 @@ constexpr const char* kWebhookBody = R"({"receiver":"inferscope","status":"firin
 // (200) and /metrics answers before any of those calls has returned; and that the hung calls do
 // return once Prometheus runs again.
 TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
   serve::ServerOptions o;
   o.port = 0;
@@ -187,8 +187,8 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
 // external_urls (a proxy path): Prometheus gets it as --web.external-url and up still reaches
 // both children at their root.
 TEST(UpRobustnessIntegrationTest, NodeExporterIsScrapedRestartedAndGone) {
-  if (!testing::stack_binaries_installed()) GTEST_SKIP() << "Debian's prometheus packages are not installed";
-  if (!std::filesystem::exists("/usr/bin/prometheus-node-exporter")) GTEST_SKIP() << "node-exporter is not installed";
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNodeExporter}));
   TempDir dir;
   const auto config = dir.path() / "up.yaml";
   std::ofstream(config) << "external_urls:\n  prometheus: http://proxy.invalid:8080/prom/\n"
