@@ -13,21 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "loadgen/test_llm_server.h"
+#include "support/temp_dir.h"
 
 namespace inferscope::bench {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using inferscope::testing::TempDir;
 using loadgen::testing::Behavior;
 using loadgen::testing::TestLlmServer;
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("inferscope-bench-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -49,8 +44,8 @@ pid_t start(const std::vector<std::string>& args, const TempDir& dir) {
     std::vector<char*> argv{const_cast<char*>(INFERSCOPE_BINARY)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    std::freopen((dir.path / "out").c_str(), "w", stdout);
-    std::freopen((dir.path / "err").c_str(), "w", stderr);
+    std::freopen((dir.path() / "out").c_str(), "w", stdout);
+    std::freopen((dir.path() / "err").c_str(), "w", stderr);
     ::execv(INFERSCOPE_BINARY, argv.data());
     ::_exit(127);
   }
@@ -60,7 +55,7 @@ pid_t start(const std::vector<std::string>& args, const TempDir& dir) {
 Outcome wait_for(pid_t pid, const TempDir& dir) {
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir.path / "out"), slurp(dir.path / "err")};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir.path() / "out"), slurp(dir.path() / "err")};
 }
 
 Outcome run(const std::vector<std::string>& args, const TempDir& dir) { return wait_for(start(args, dir), dir); }
@@ -72,23 +67,23 @@ TEST(BenchCliIntegrationTest, RunWritesAllOutputs) {
   TempDir dir;
   Outcome o = run({"bench", "--base-url", server.base_url(), "--num-prompts", "30", "--max-concurrency", "3",
                    "--warmup", "5", "--random-input-len", "16", "--random-output-len", "4", "--slo", "ttft=10s,e2e=20s",
-                   "--json", (dir.path / "s.json").string(), "--csv", (dir.path / "r.csv").string(), "--jsonl",
-                   (dir.path / "r.jsonl").string(), "--no-progress"},
+                   "--json", (dir.path() / "s.json").string(), "--csv", (dir.path() / "r.csv").string(), "--jsonl",
+                   (dir.path() / "r.jsonl").string(), "--no-progress"},
                   dir);
   ASSERT_EQ(o.rc, 0) << o.err;
   EXPECT_NE(o.out.find("Successful requests:                     30"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("Request goodput (req/s):"), std::string::npos);
   EXPECT_EQ(server.requests(), 35);
-  nlohmann::json j = nlohmann::json::parse(slurp(dir.path / "s.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(dir.path() / "s.json"));
   EXPECT_EQ(j["completed"], 30);
   EXPECT_EQ(j["warmup_requests"], 5);
   EXPECT_DOUBLE_EQ(j["slo_attainment"].get<double>(), 1.0);
   EXPECT_EQ(j["total_output_tokens"], 120);
   EXPECT_EQ(j["token_sources"]["usage"], 30);
-  std::string csv = slurp(dir.path / "r.csv");
+  std::string csv = slurp(dir.path() / "r.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 36);  // header + 35 requests
   EXPECT_EQ(csv.rfind("index,class,warmup,http_status,error,intended_ms", 0), 0u);
-  std::istringstream lines(slurp(dir.path / "r.jsonl"));
+  std::istringstream lines(slurp(dir.path() / "r.jsonl"));
   std::string line;
   int n = 0;
   while (std::getline(lines, line)) {
@@ -99,7 +94,7 @@ TEST(BenchCliIntegrationTest, RunWritesAllOutputs) {
   }
   EXPECT_EQ(n, 35);
   // compare prints the difference of two summaries.
-  Outcome c = run({"bench", "compare", (dir.path / "s.json").string(), (dir.path / "s.json").string()}, dir);
+  Outcome c = run({"bench", "compare", (dir.path() / "s.json").string(), (dir.path() / "s.json").string()}, dir);
   ASSERT_EQ(c.rc, 0) << c.err;
   EXPECT_NE(c.out.find("median_ttft_ms"), std::string::npos);
 }
@@ -124,14 +119,14 @@ TEST(BenchCliIntegrationTest, BadFlagsAndSecretKey) {
   check({"--fail-under-goodput", "0.9"}, "--fail-under-goodput");  // needs --slo
   check({"--slo", "ttft=1s", "--fail-under-goodput", "1.5"}, "--fail-under-goodput");
   TestLlmServer server({.tokens = 2});
-  std::ofstream(dir.path / "key") << "sk-secret-123\n";
+  std::ofstream(dir.path() / "key") << "sk-secret-123\n";
   Outcome o = run({"bench", "--base-url", server.base_url(), "--num-prompts", "3", "--api-key-file",
-                   (dir.path / "key").string(), "--json", (dir.path / "s.json").string(), "--no-progress"},
+                   (dir.path() / "key").string(), "--json", (dir.path() / "s.json").string(), "--no-progress"},
                   dir);
   ASSERT_EQ(o.rc, 0) << o.err;
   EXPECT_EQ(o.out.find("sk-secret"), std::string::npos);
   EXPECT_EQ(o.err.find("sk-secret"), std::string::npos);
-  EXPECT_EQ(slurp(dir.path / "s.json").find("sk-secret"), std::string::npos);
+  EXPECT_EQ(slurp(dir.path() / "s.json").find("sk-secret"), std::string::npos);
 }
 
 // Tests that SIGINT ends a run against a server that never answers, with the partial report.
@@ -139,14 +134,14 @@ TEST(BenchCliIntegrationTest, CtrlCPrintsPartialReport) {
   TestLlmServer server({.behavior = Behavior::kHang});
   TempDir dir;
   pid_t pid = start({"bench", "--base-url", server.base_url(), "--num-prompts", "100", "--max-concurrency", "2",
-                     "--json", (dir.path / "s.json").string()},
+                     "--json", (dir.path() / "s.json").string()},
                     dir);
   ASSERT_TRUE(server.wait_for_requests(2, 20s));
   ::kill(pid, SIGINT);
   Outcome o = wait_for(pid, dir);
   EXPECT_EQ(o.rc, 130);
   EXPECT_NE(o.out.find("Interrupted: partial results."), std::string::npos) << o.out;
-  nlohmann::json j = nlohmann::json::parse(slurp(dir.path / "s.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(dir.path() / "s.json"));
   EXPECT_EQ(j["errors"]["cancelled"], 2);
   EXPECT_TRUE(j["interrupted"].get<bool>());
 }
@@ -157,12 +152,12 @@ TEST(BenchCliIntegrationTest, DurationBoundEndsRun) {
   TestLlmServer server({.behavior = Behavior::kHang});
   TempDir dir;
   Outcome o = run({"bench", "--base-url", server.base_url(), "--duration", "300ms", "--request-rate", "20",
-                   "--timeout", "200ms", "--json", (dir.path / "s.json").string()},
+                   "--timeout", "200ms", "--json", (dir.path() / "s.json").string()},
                   dir);
   // Every request timed out: the report is still written, and the exit status says all failed.
   EXPECT_EQ(o.rc, 2) << o.err;
   EXPECT_NE(o.err.find("inferscope bench: all "), std::string::npos) << o.err;
-  nlohmann::json j = nlohmann::json::parse(slurp(dir.path / "s.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(dir.path() / "s.json"));
   EXPECT_GT(j["errors"]["timeout"].get<int>(), 0);
   EXPECT_EQ(j["completed"], 0);
   EXPECT_NE(o.err.find("done "), std::string::npos) << o.err;  // the first plain progress line
@@ -175,13 +170,13 @@ TEST(BenchCliIntegrationTest, FailUnderGoodputGates) {
   TempDir dir;
   auto bench = [&](const std::string& slo) {
     return run({"bench", "--base-url", server.base_url(), "--num-prompts", "6", "--max-concurrency", "2", "--slo", slo,
-                "--fail-under-goodput", "0.9", "--json", (dir.path / "s.json").string(), "--no-progress"},
+                "--fail-under-goodput", "0.9", "--json", (dir.path() / "s.json").string(), "--no-progress"},
                dir);
   };
   Outcome strict = bench("ttft=1ms");  // the server waits 20 ms before the first token
   EXPECT_EQ(strict.rc, 3) << strict.err;
   EXPECT_NE(strict.err.find("--fail-under-goodput"), std::string::npos) << strict.err;
-  EXPECT_DOUBLE_EQ(nlohmann::json::parse(slurp(dir.path / "s.json"))["slo_attainment"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(slurp(dir.path() / "s.json"))["slo_attainment"].get<double>(), 0.0);
   Outcome loose = bench("ttft=60s");
   EXPECT_EQ(loose.rc, 0) << loose.err;
 }
@@ -192,13 +187,13 @@ TEST(BenchCliIntegrationTest, PerRequestClassAndInputSource) {
   TestLlmServer server({.usage = false, .tokens = 2});
   TempDir dir;
   Outcome o = run({"bench", "--base-url", server.base_url(), "--num-prompts", "40", "--max-concurrency", "4",
-                   "--mix", "small:1:8:2,big:1:64:2", "--csv", (dir.path / "r.csv").string(), "--jsonl",
-                   (dir.path / "r.jsonl").string(), "--no-progress"},
+                   "--mix", "small:1:8:2,big:1:64:2", "--csv", (dir.path() / "r.csv").string(), "--jsonl",
+                   (dir.path() / "r.jsonl").string(), "--no-progress"},
                   dir);
   ASSERT_EQ(o.rc, 0) << o.err;
   EXPECT_EQ(o.out.find("Total input tokens:                      0 "), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("Input tokens from estimated (req):       40"), std::string::npos) << o.out;
-  std::istringstream lines(slurp(dir.path / "r.jsonl"));
+  std::istringstream lines(slurp(dir.path() / "r.jsonl"));
   std::string line;
   int small = 0, big = 0;
   while (std::getline(lines, line)) {
@@ -216,7 +211,7 @@ TEST(BenchCliIntegrationTest, PerRequestClassAndInputSource) {
   EXPECT_EQ(small + big, 40);
   EXPECT_GT(small, 0);
   EXPECT_GT(big, 0);
-  std::string csv = slurp(dir.path / "r.csv");
+  std::string csv = slurp(dir.path() / "r.csv");
   EXPECT_NE(csv.find(",big,"), std::string::npos);
   EXPECT_NE(csv.find(",small,"), std::string::npos);
 }

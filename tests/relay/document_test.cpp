@@ -195,7 +195,7 @@ TEST(DocumentTest, EmailIsMultipartAlternative) {
 // rows read as alerts.
 TEST(DocumentTest, OutboxKeepsDocumentsAcrossReopen) {
   TempDir dir;
-  const std::string path = dir.file("relay.db");
+  const std::string path = (dir.path() / "relay.db").string();
   const Document d = big_document(5);
   {
     sqlite3* db = nullptr;  // the schema of the relay before documents
@@ -241,8 +241,8 @@ TEST(DocumentSendNowTest, EmailRobotAndUnknown) {
   FakeSmtpServer smtp;
   FakeHttpServer robot([](const FakeRequest&) { return FakeResponse{500, "down"}; });
   const auto url_file = [&](const std::string& name, const std::string& url) {
-    std::ofstream(dir.file(name)) << url << "\n";
-    return SecretSource{.env = "", .file = dir.file(name)};
+    std::ofstream((dir.path() / name).string()) << url << "\n";
+    return SecretSource{.env = "", .file = (dir.path() / name).string()};
   };
   RelayConfig c;
   ChannelConfig mail;

@@ -21,7 +21,7 @@ Notification make(const std::string& name, const std::string& status, const std:
 // Tests that stored notifications survive closing and reopening the file, and that WAL is on.
 TEST(OutboxTest, DurableAcrossReopen) {
   TempDir dir;
-  const std::string path = dir.file("relay.db");
+  const std::string path = (dir.path() / "relay.db").string();
   {
     auto box = Outbox::open(path, 1s);
     ASSERT_TRUE(box) << box.error().message;
@@ -53,7 +53,7 @@ TEST(OutboxTest, DurableAcrossReopen) {
 // Tests dedupe within the window only, and that a different status is not a duplicate.
 TEST(OutboxTest, DedupeWindow) {
   TempDir dir;
-  auto box = Outbox::open(dir.file("relay.db"), 1s);
+  auto box = Outbox::open((dir.path() / "relay.db").string(), 1s);
   ASSERT_TRUE(box);
   const Notification n = make("A", "firing", "f1");
   const Notification resolved = make("A", "resolved", "f1");
@@ -67,7 +67,7 @@ TEST(OutboxTest, DedupeWindow) {
 // Tests back-off scheduling, delivered and failed states, and the counts.
 TEST(OutboxTest, DeliveryStates) {
   TempDir dir;
-  auto box = Outbox::open(dir.file("relay.db"), 1s);
+  auto box = Outbox::open((dir.path() / "relay.db").string(), 1s);
   ASSERT_TRUE(box);
   for (const char* f : {"f1", "f2", "f3"}) {
     const Notification n = make("A", "firing", f);
@@ -102,7 +102,7 @@ TEST(OutboxTest, DeliveryStates) {
 // returns intervals overlapping [from, to).
 TEST(OutboxTest, FiredBetween) {
   TempDir dir;
-  auto box = Outbox::open(dir.file("relay.db"), 1s);
+  auto box = Outbox::open((dir.path() / "relay.db").string(), 1s);
   ASSERT_TRUE(box);
   const Notification firing = make("LatencyHigh", "firing", "f1");    // starts 03:00, open
   const Notification resolved = make("LatencyHigh", "resolved", "f1");  // ends 03:10
@@ -139,7 +139,7 @@ TEST(OutboxTest, FiredBetween) {
 // claiming success, and works again once the lock is gone.
 TEST(OutboxTest, LockedDatabaseFailsStore) {
   TempDir dir;
-  const std::string path = dir.file("relay.db");
+  const std::string path = (dir.path() / "relay.db").string();
   auto box = Outbox::open(path, 100ms);
   ASSERT_TRUE(box);
   sqlite3* other = nullptr;

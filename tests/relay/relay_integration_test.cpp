@@ -83,7 +83,7 @@ std::string query_param(const std::string& target, const std::string& name) {
 class RelayIntegrationTest : public ::testing::Test {
  protected:
   SecretSource secret_file(const std::string& name, const std::string& value) {
-    const std::string path = dir_.file(name);
+    const std::string path = (dir_.path() / name).string();
     std::ofstream(path) << value << "\n";
     return SecretSource{.env = "", .file = path};
   }
@@ -97,7 +97,7 @@ class RelayIntegrationTest : public ::testing::Test {
   }
   RelayConfig config(std::vector<ChannelConfig> channels) {
     RelayConfig c;
-    c.database_path = dir_.file("relay.db");
+    c.database_path = (dir_.path() / "relay.db").string();
     c.channels = std::move(channels);
     c.retry.initial_backoff = 200ms;
     c.retry.max_backoff = 1s;
@@ -259,7 +259,7 @@ TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
     if (reply.status == 503) ++answered_503;
     return FakeResponse{reply.status, reply.body};
   });
-  std::ofstream(dir_.file("alertmanager.yml")) << "route:\n  receiver: relay\n  group_by: ['alertname']\n"
+  std::ofstream(dir_.path() / "alertmanager.yml") << "route:\n  receiver: relay\n  group_by: ['alertname']\n"
                                                << "  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
                                                << "receivers:\n  - name: relay\n    webhook_configs:\n"
                                                << "      - url: '" << relay_http.url("/api/alertmanager/webhook") << "'\n"
@@ -268,10 +268,10 @@ TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
   sqlite3* lock = nullptr;
   ASSERT_EQ(sqlite3_open(c.database_path.c_str(), &lock), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
-  const std::string log = dir_.file("alertmanager.log");
-  Child am({inferscope::testing::kAlertmanager.path, "--config.file=" + dir_.file("alertmanager.yml"),
-            "--storage.path=" + dir_.file("am"), "--web.listen-address=127.0.0.1:0", "--cluster.listen-address=",
-            "--web.external-url=http://127.0.0.1:9093"},
+  const std::string log = (dir_.path() / "alertmanager.log").string();
+  Child am({inferscope::testing::kAlertmanager.path, "--config.file=" + (dir_.path() / "alertmanager.yml").string(),
+            "--storage.path=" + (dir_.path() / "am").string(), "--web.listen-address=127.0.0.1:0",
+            "--cluster.listen-address=", "--web.external-url=http://127.0.0.1:9093"},
            log);
   const int port = listening_port(log, 10s);
   ASSERT_GT(port, 0) << "Alertmanager did not log its port; see " << log;

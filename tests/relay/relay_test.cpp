@@ -44,7 +44,7 @@ struct WallClock {
 class RelayTest : public ::testing::Test {
  protected:
   SecretSource secret_file(const std::string& name, const std::string& value) {
-    const std::string path = dir_.file(name);
+    const std::string path = (dir_.path() / name).string();
     std::ofstream(path) << value << "\n";
     return SecretSource{.env = "", .file = path};
   }
@@ -57,7 +57,7 @@ class RelayTest : public ::testing::Test {
   }
   RelayConfig config(std::vector<ChannelConfig> channels) {
     RelayConfig c;
-    c.database_path = dir_.file("relay.db");
+    c.database_path = (dir_.path() / "relay.db").string();
     c.channels = std::move(channels);
     c.retry.initial_backoff = 1s;
     c.retry.jitter = 0.0;
@@ -457,11 +457,13 @@ TEST_F(RelayTest, AlertsFiredBetween) {
   EXPECT_EQ((*fired)[0].ends_at, t("2026-11-30T03:10:00Z"));
   EXPECT_TRUE((*relay->alerts_fired_between(t("2026-11-30T03:10:00Z"), t("2026-11-30T04:00:00Z"))).empty());
   // Another reader (the report) sees the same history while the relay holds the file.
-  auto from_file = read_alerts_fired_between(dir_.file("relay.db"), t("2026-11-30T02:00:00Z"), t("2026-11-30T04:00:00Z"));
+  auto from_file = read_alerts_fired_between((dir_.path() / "relay.db").string(), t("2026-11-30T02:00:00Z"),
+                                             t("2026-11-30T04:00:00Z"));
   ASSERT_TRUE(from_file) << from_file.error().message;
   ASSERT_EQ(from_file->size(), 1u);
   EXPECT_EQ((*from_file)[0].labels.at("instance"), "i-f1");
-  auto missing = read_alerts_fired_between(dir_.file("nope.db"), t("2026-11-30T02:00:00Z"), t("2026-11-30T04:00:00Z"));
+  auto missing = read_alerts_fired_between((dir_.path() / "nope.db").string(), t("2026-11-30T02:00:00Z"),
+                                           t("2026-11-30T04:00:00Z"));
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("nope.db"), std::string::npos);
 }
@@ -489,7 +491,7 @@ TEST_F(RelayTest, ConfigErrors) {
   bad_watchdog.watchdog.channels = {"nope"};
   check(bad_watchdog, "watchdog channel nope");
   RelayConfig no_db = config({});
-  no_db.database_path = dir_.file("missing/dir/relay.db");
+  no_db.database_path = (dir_.path() / "missing/dir/relay.db").string();
   check(no_db, "missing/dir/relay.db");
 }
 

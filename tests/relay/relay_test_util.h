@@ -9,24 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_dir.h"
+
 namespace inferscope::relay::testing {
 
-// TempDir is a fresh directory under $TMPDIR, removed with its content at destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "inferscope-relay-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using inferscope::testing::TempDir;
 
 // webhook_body builds a v4 payload with one alert per fingerprint.
 inline std::string webhook_body(const std::string& alertname, const std::string& status,

@@ -20,6 +20,7 @@
 #include "promapi/prometheus_client.h"
 #include "relay/outbox.h"
 #include "support/prometheus_process.h"
+#include "support/temp_dir.h"
 
 namespace inferscope::report {
 namespace {
@@ -72,25 +73,10 @@ relay::Notification firing(const std::string& name, const std::string& fingerpri
   return n;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/inferscope-report-test-XXXXXX";
-    path_ = ::mkdtemp(pattern) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
-  TempDir tmp;
+  testing::TempDir tmp("report");
   ASSERT_FALSE(tmp.path().empty());
+  const std::string work = tmp.path().string();
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const double end = std::floor(now / 3600) * 3600;
   // The generator's slow hour: 10:00-11:00 UTC inside [end - 24h, end).
@@ -100,12 +86,12 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   // Backfill, then a Prometheus on it (retention long enough for 48 h old blocks).
   const std::string gen = std::string(INFERSCOPE_SOURCE_DIR) + "/tests/report/gen_report_history.awk";
   Shell backfill = run_shell("awk -v end=" + std::to_string(static_cast<long long>(end)) +
-                               " -v slow_hour=10 -v slow=3 -f " + gen + " > " + tmp.path() + "/history.om && " +
-                               "promtool tsdb create-blocks-from openmetrics " + tmp.path() + "/history.om " +
-                               tmp.path() + "/blocks && rm " + tmp.path() + "/history.om",
-                           tmp.path());
+                               " -v slow_hour=10 -v slow=3 -f " + gen + " > " + work + "/history.om && " +
+                               "promtool tsdb create-blocks-from openmetrics " + work + "/history.om " +
+                               work + "/blocks && rm " + work + "/history.om",
+                           work);
   ASSERT_EQ(backfill.code, 0) << backfill.err;
-  testing::PrometheusProcess prom("global:\n  scrape_interval: 15s\n", tmp.path() + "/blocks");
+  testing::PrometheusProcess prom("global:\n  scrape_interval: 15s\n", work + "/blocks");
   ASSERT_TRUE(prom.ok()) << prom.error();
   auto client = promapi::PrometheusClient::create(prom.url());
   ASSERT_TRUE(client);
@@ -115,7 +101,7 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
 
   // Fired-alert history, written through the relay's own outbox: one alert inside the period,
   // one that fired and resolved 3 days before it (must not show).
-  const std::string state = tmp.path() + "/state";
+  const std::string state = work + "/state";
   std::filesystem::create_directories(state);
   {
     auto outbox = relay::Outbox::open(state + "/relay.db", std::chrono::milliseconds(2000));
@@ -130,7 +116,7 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   const std::string bin = INFERSCOPE_BINARY;
   const std::string base = bin + " report --prometheus " + prom.url() + " --until " +
                            std::to_string(static_cast<long long>(end));
-  Shell r = run_shell(base + " --format json --state-dir " + state, tmp.path());
+  Shell r = run_shell(base + " --format json --state-dir " + state, work);
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   json j = json::parse(r.out);
   EXPECT_EQ(j["has_data"], true);
@@ -200,9 +186,9 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   EXPECT_EQ(j["alerts"]["fired"][0]["alertname"], "InferscopeE2eP99High");
 
   // HTML: one self-contained file; the only URL is the source line printed as text.
-  Shell h = run_shell(base + " --format html --output " + tmp.path() + "/report.html --state-dir " + state, tmp.path());
+  Shell h = run_shell(base + " --format html --output " + work + "/report.html --state-dir " + state, work);
   ASSERT_EQ(h.code, 0) << h.err;
-  std::string html = read_file(tmp.path() + "/report.html");
+  std::string html = read_file(work + "/report.html");
   EXPECT_NE(html.find("InferscopeE2eP99High"), std::string::npos);
   EXPECT_NE(html.find("decode_slowdown"), std::string::npos);
   std::istringstream lines(html);
@@ -215,7 +201,7 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   EXPECT_EQ(html.find("src="), std::string::npos);
 
   // Markdown names the figures too.
-  Shell m = run_shell(base, tmp.path());
+  Shell m = run_shell(base, work);
   ASSERT_EQ(m.code, 0) << m.err;
   EXPECT_NE(m.out.find("no alert history (no state dir"), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("decode_slowdown"), std::string::npos) << m.out;
@@ -223,7 +209,7 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   // A period without data: exit 2, and the report and stderr say why.
   Shell empty = run_shell(bin + " report --prometheus " + prom.url() + " --until " +
                             std::to_string(static_cast<long long>(end - 10 * 86400)),
-                        tmp.path());
+                        work);
   EXPECT_EQ(empty.code, 2) << empty.err;
   EXPECT_NE(empty.err.find("no data: no series of a known server"), std::string::npos) << empty.err;
   EXPECT_NE(empty.out.find("no data"), std::string::npos);
@@ -231,13 +217,13 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   Shell before = run_shell(bin + " report --prometheus " + prom.url() + " --until " +
                              std::to_string(static_cast<long long>(end + 86400 * 2)) + " --since " +
                              std::to_string(static_cast<long long>(end + 3600)),
-                         tmp.path());
+                         work);
   EXPECT_EQ(before.code, 2) << before.err;
   EXPECT_NE(before.err.find("no data: no request finished and no latency was recorded in this period (series found: inferscope+llamacpp+dcgm)"), std::string::npos)
       << before.err;
   // A model that does not exist on the job: no data, naming both. (Without the selector the
   // llama.cpp job, which has no model label, would still be reported, with a note.)
-  Shell nomodel = run_shell(base + " --model nope --selector '{job=\"sim\"}'", tmp.path());
+  Shell nomodel = run_shell(base + " --model nope --selector '{job=\"sim\"}'", work);
   EXPECT_EQ(nomodel.code, 2) << nomodel.err;
   EXPECT_NE(nomodel.err.find("for the selector {job=\"sim\"} and model nope"), std::string::npos) << nomodel.err;
 }

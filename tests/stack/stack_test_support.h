@@ -19,26 +19,12 @@
 
 #include "promapi/prometheus_client.h"
 #include "support/peers.h"
+#include "support/temp_dir.h"
 #include "support/wait_until.h"
 
 namespace inferscope::stack::testing {
 
-// TempDir is a fresh directory under /tmp, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/inferscope-stack-test-XXXXXX";
-    if (::mkdtemp(path) != nullptr) path_ = path;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using inferscope::testing::TempDir;
 
 // wait_until polls `condition` every 100 ms (a Prometheus query per poll) until it holds or
 // `timeout` passes.
