@@ -1,7 +1,5 @@
 // Drives the inferscope binary as a subprocess against the test server on loopback.
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,13 +12,16 @@
 
 #include "loadgen/test_llm_server.h"
 #include "support/temp_dir.h"
+#include "support/test_process.h"
 
 namespace inferscope::bench {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using inferscope::testing::ProcessOptions;
 using inferscope::testing::TempDir;
+using inferscope::testing::TestProcess;
 using loadgen::testing::Behavior;
 using loadgen::testing::TestLlmServer;
 
@@ -36,29 +37,24 @@ struct Outcome {
   std::string out, err;
 };
 
-// start spawns the binary with `args`, stdout/stderr to files in `dir`.
-pid_t start(const std::vector<std::string>& args, const TempDir& dir) {
-  std::fflush(nullptr);  // the child must not re-flush the parent's buffered output
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv{const_cast<char*>(INFERSCOPE_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::freopen((dir.path() / "out").c_str(), "w", stdout);
-    std::freopen((dir.path() / "err").c_str(), "w", stderr);
-    ::execv(INFERSCOPE_BINARY, argv.data());
-    ::_exit(127);
-  }
-  return pid;
+// bench_process describes the binary run with `args`, stdout/stderr to files in `dir`.
+ProcessOptions bench_process(const std::vector<std::string>& args, const TempDir& dir) {
+  return {.binary = INFERSCOPE_BINARY,
+          .args = args,
+          .stdout_file = dir.path() / "out",
+          .stderr_file = dir.path() / "err"};
 }
 
-Outcome wait_for(pid_t pid, const TempDir& dir) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir.path() / "out"), slurp(dir.path() / "err")};
+// finish waits for the run to end; a death by signal reads as rc -1, so 130 means bench handled SIGINT.
+Outcome finish(TestProcess& process) {
+  const int rc = process.wait_exit(240s).value_or(-1);
+  return {process.exit_signal() == 0 ? rc : -1, process.stdout_text(), process.stderr_text()};
 }
 
-Outcome run(const std::vector<std::string>& args, const TempDir& dir) { return wait_for(start(args, dir), dir); }
+Outcome run(const std::vector<std::string>& args, const TempDir& dir) {
+  TestProcess process(bench_process(args, dir));
+  return finish(process);
+}
 
 // Tests a full run: the vLLM-layout table, the JSON summary with SLO goodput, the per-request CSV
 // and JSONL, and that the run ends by itself at --num-prompts.
@@ -133,12 +129,12 @@ TEST(BenchCliIntegrationTest, BadFlagsAndSecretKey) {
 TEST(BenchCliIntegrationTest, CtrlCPrintsPartialReport) {
   TestLlmServer server({.behavior = Behavior::kHang});
   TempDir dir;
-  pid_t pid = start({"bench", "--base-url", server.base_url(), "--num-prompts", "100", "--max-concurrency", "2",
-                     "--json", (dir.path() / "s.json").string()},
-                    dir);
+  TestProcess bench(bench_process({"bench", "--base-url", server.base_url(), "--num-prompts", "100",
+                                   "--max-concurrency", "2", "--json", (dir.path() / "s.json").string()},
+                                  dir));
   ASSERT_TRUE(server.wait_for_requests(2, 20s));
-  ::kill(pid, SIGINT);
-  Outcome o = wait_for(pid, dir);
+  bench.signal(SIGINT);
+  Outcome o = finish(bench);
   EXPECT_EQ(o.rc, 130);
   EXPECT_NE(o.out.find("Interrupted: partial results."), std::string::npos) << o.out;
   nlohmann::json j = nlohmann::json::parse(slurp(dir.path() / "s.json"));

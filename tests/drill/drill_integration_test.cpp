@@ -22,79 +22,38 @@
 #include "alerts/rules_generator.h"
 #include "stack/blocking_http.h"
 #include "support/peers.h"
+#include "support/test_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::drill {
 namespace {
 
+using inferscope::testing::ProcessOptions;
+using inferscope::testing::TestProcess;
 using namespace std::chrono_literals;
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// inferscope_process describes the inferscope binary run with `args`, stdout and stderr to files.
+ProcessOptions inferscope_process(std::vector<std::string> args, std::filesystem::path out,
+                                  std::filesystem::path err) {
+  return {.binary = INFERSCOPE_BINARY, .args = std::move(args), .stdout_file = std::move(out),
+          .stderr_file = std::move(err)};
 }
 
-// Process runs the inferscope binary with stdout/stderr to files; SIGTERM (then SIGKILL) at the end.
-class Process {
- public:
-  Process(std::vector<std::string> args, std::filesystem::path out, std::filesystem::path err)
-      : out_(std::move(out)), err_(std::move(err)) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int out_fd = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err_fd = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(out_fd, 1);
-      dup2(err_fd, 2);
-      std::vector<char*> argv{const_cast<char*>(INFERSCOPE_BINARY)};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(INFERSCOPE_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  void signal(int sig) const { kill(pid_, sig); }
-  ~Process() {
-    if (pid_ <= 0 || exited_) return;
-    kill(pid_, SIGTERM);
-    if (wait_exit(10s) < 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // wait_exit returns the exit status, or -1 when `limit` passes first.
-  int wait_exit(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return -1;
-  }
-  std::string out() const { return read_file(out_); }
-  std::string err() const { return read_file(err_); }
-  // wait_for_match polls stdout for `pattern` (bounded) and returns its first group.
-  std::string wait_for_match(const std::string& pattern, std::chrono::seconds limit) const {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    const std::regex re(pattern);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::smatch m;
-      const std::string text = out();
-      if (std::regex_search(text, m, re)) return m[1];
-      std::this_thread::sleep_for(50ms);
-    }
-    return {};
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool exited_ = false;
-  std::filesystem::path out_, err_;
-};
+// wait_for_match waits (bounded) for `pattern` in the process's stdout and returns its first group.
+std::string wait_for_match(const TestProcess& process, const std::string& pattern, std::chrono::seconds limit) {
+  const std::regex re(pattern);
+  std::string found;
+  inferscope::testing::wait_until(
+      [&] {
+        std::smatch m;
+        const std::string text = process.stdout_text();
+        if (!std::regex_search(text, m, re)) return false;
+        found = m[1];
+        return true;
+      },
+      limit, 50ms);
+  return found;
+}
 
 class DrillTest : public ::testing::Test {
  protected:
@@ -112,11 +71,11 @@ class DrillTest : public ::testing::Test {
   }
   // start_serve runs one `inferscope serve --enable-admin` and returns its base URL.
   std::string start_serve(const std::string& name) {
-    serves_.push_back(std::make_unique<Process>(
-        std::vector<std::string>{"serve", "--port", "0", "--enable-admin", "--model", "m"}, dir_ / (name + ".out"),
-        dir_ / (name + ".err")));
-    const std::string port = serves_.back()->wait_for_match(R"(listening on http://127\.0\.0\.1:(\d+))", 15s);
-    EXPECT_FALSE(port.empty()) << serves_.back()->err();
+    serves_.push_back(std::make_unique<TestProcess>(
+        inferscope_process({"serve", "--port", "0", "--enable-admin", "--model", "m"}, dir_ / (name + ".out"),
+                           dir_ / (name + ".err"))));
+    const std::string port = wait_for_match(*serves_.back(), R"(listening on http://127\.0\.0\.1:(\d+))", 15s);
+    EXPECT_FALSE(port.empty()) << serves_.back()->stderr_text();
     return port.empty() ? std::string() : "http://127.0.0.1:" + port;
   }
   // start runs `targets` serves and up over them; `alerts_yaml` is up's `alerts:` block and
@@ -137,24 +96,24 @@ class DrillTest : public ::testing::Test {
            << "notifications:\n  max_attempts: 1\n"
            << (drill ? "drill:\n  enabled: true\n" : "");
     config.close();
-    up_ = std::make_unique<Process>(std::vector<std::string>{"up", "--config", (dir_ / "up.yaml").string()},
-                                    dir_ / "up.out", dir_ / "up.err");
-    api_ = up_->wait_for_match(R"(inferscope up: ready .* api=(http://127\.0\.0\.1:\d+))", 40s);
-    ASSERT_FALSE(api_.empty()) << up_->out() << up_->err();
+    up_ = std::make_unique<TestProcess>(
+        inferscope_process({"up", "--config", (dir_ / "up.yaml").string()}, dir_ / "up.out", dir_ / "up.err"));
+    api_ = wait_for_match(*up_, R"(inferscope up: ready .* api=(http://127\.0\.0\.1:\d+))", 40s);
+    ASSERT_FALSE(api_.empty()) << up_->stdout_text() << up_->stderr_text();
   }
   // drill runs `inferscope drill --api ... args` and returns its exit status (-1: hung).
   int drill(std::vector<std::string> args, std::string* out, std::string* err, std::chrono::seconds limit) {
     args.insert(args.begin(), {"drill", "--api", api_});
-    Process p(args, dir_ / "drill.out", dir_ / "drill.err");
-    const int status = p.wait_exit(limit);
-    *out = p.out();
-    if (err != nullptr) *err = p.err();
+    TestProcess p(inferscope_process(args, dir_ / "drill.out", dir_ / "drill.err"));
+    const int status = p.wait_exit(limit).value_or(-1);
+    *out = p.stdout_text();
+    if (err != nullptr) *err = p.stderr_text();
     return status;
   }
 
   std::filesystem::path dir_;
-  std::vector<std::unique_ptr<Process>> serves_;
-  std::unique_ptr<Process> up_;
+  std::vector<std::unique_ptr<TestProcess>> serves_;
+  std::unique_ptr<TestProcess> up_;
   std::string api_, serve_url_;
 };
 
@@ -179,7 +138,7 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   const auto started = std::chrono::steady_clock::now();
   const int status = drill({"--json", "--fire-timeout", "90s", "--resolve-timeout", "90s"}, &out, &err, 200s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  ASSERT_EQ(status, 0) << out << err << up_->out();
+  ASSERT_EQ(status, 0) << out << err << up_->stdout_text();
   const auto json = nlohmann::json::parse(out, nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << out;
   std::set<std::string> alerts;
@@ -198,7 +157,7 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   }
   if (!every_row_ok) {  // what the relay received, and up's event lines, to tell why
     auto history = stack::blocking_http_request("GET", api_ + "/api/notifications");
-    ADD_FAILURE() << (history ? history->body : history.error().message) << "\n" << up_->out() << err;
+    ADD_FAILURE() << (history ? history->body : history.error().message) << "\n" << up_->stdout_text() << err;
   }
   EXPECT_TRUE(json["skipped"].empty()) << out;
   std::set<std::string> expected(std::begin(alerts::kTargetAlerts), std::end(alerts::kTargetAlerts));
@@ -206,7 +165,7 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   EXPECT_EQ(alerts, expected) << out;
   EXPECT_TRUE(json["all_fired"].get<bool>());
   // The relay really failed to deliver to the refusing robot, and the drill turned the refusal off.
-  EXPECT_NE(up_->out().find("notification failed channel=drill"), std::string::npos) << up_->out();
+  EXPECT_NE(up_->stdout_text().find("notification failed channel=drill"), std::string::npos) << up_->stdout_text();
   auto robot = stack::blocking_http_request("GET", api_ + "/api/drill");
   ASSERT_TRUE(robot);
   EXPECT_NE(robot->body.find("\"refusing\":false"), std::string::npos) << robot->body;
@@ -238,9 +197,9 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
       << out;
 
   {
-    Process p({"drill", "--api", api_, "--only", "error_rate", "--fire-timeout", "60s"}, dir_ / "drill2.out",
-              dir_ / "drill2.err");
-    ASSERT_FALSE(p.wait_for_match("(drill: error_rate:)", 40s).empty()) << p.out() << p.err();
+    TestProcess p(inferscope_process({"drill", "--api", api_, "--only", "error_rate", "--fire-timeout", "60s"},
+                                     dir_ / "drill2.out", dir_ / "drill2.err"));
+    ASSERT_FALSE(wait_for_match(p, "(drill: error_rate:)", 40s).empty()) << p.stdout_text() << p.stderr_text();
     std::string injected;
     for (int i = 0; i < 50 && injected.find("error_rate") == std::string::npos; ++i) {
       std::this_thread::sleep_for(100ms);
@@ -250,8 +209,9 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
     }
     EXPECT_NE(injected.find("error_rate"), std::string::npos) << injected;
     p.signal(SIGINT);
-    EXPECT_EQ(p.wait_exit(20s), 2) << p.out() << p.err();
-    EXPECT_NE(p.err().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos) << p.err();
+    EXPECT_EQ(p.wait_exit(20s).value_or(-1), 2) << p.stdout_text() << p.stderr_text();
+    EXPECT_NE(p.stderr_text().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos)
+        << p.stderr_text();
     auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
     ASSERT_TRUE(faults);
     EXPECT_EQ(faults->body.find("error_rate"), std::string::npos) << faults->body;  // cleared

@@ -1,10 +1,6 @@
 // Relay integration tests: fake robots that verify signatures with the openssl command line
 // (independently of the relay's own HMAC code), a fake SMTP server, and Debian's real
 // Alertmanager posting its webhook to the relay.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -25,6 +21,7 @@
 #include "relay/relay.h"
 #include "relay_test_util.h"
 #include "support/peers.h"
+#include "support/test_process.h"
 
 namespace inferscope::relay {
 namespace {
@@ -196,34 +193,6 @@ TEST_F(RelayIntegrationTest, EmailOverSmtp) {
   EXPECT_EQ((*(*relay)->status()).channels[0].delivered, 1);
 }
 
-// Child is a process started for a test, SIGTERMed and reaped in the destructor.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const std::string& log_path) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
 // listening_port waits for Alertmanager's `msg="Listening on" address=127.0.0.1:PORT` log line.
 int listening_port(const std::string& log_path, std::chrono::seconds deadline) {
   const auto end = std::chrono::steady_clock::now() + deadline;
@@ -269,10 +238,14 @@ TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
   ASSERT_EQ(sqlite3_open(c.database_path.c_str(), &lock), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
   const std::string log = (dir_.path() / "alertmanager.log").string();
-  Child am({inferscope::testing::kAlertmanager.path, "--config.file=" + (dir_.path() / "alertmanager.yml").string(),
-            "--storage.path=" + (dir_.path() / "am").string(), "--web.listen-address=127.0.0.1:0",
-            "--cluster.listen-address=", "--web.external-url=http://127.0.0.1:9093"},
-           log);
+  inferscope::testing::TestProcess am({.binary = inferscope::testing::kAlertmanager.path,
+                                       .args = {"--config.file=" + (dir_.path() / "alertmanager.yml").string(),
+                                                "--storage.path=" + (dir_.path() / "am").string(),
+                                                "--web.listen-address=127.0.0.1:0", "--cluster.listen-address=",
+                                                "--web.external-url=http://127.0.0.1:9093"},
+                                       .stdout_file = log,
+                                       .stderr_file = log});
+  ASSERT_TRUE(am.started()) << am.start_error();
   const int port = listening_port(log, 10s);
   ASSERT_GT(port, 0) << "Alertmanager did not log its port; see " << log;
   const std::string api = "http://127.0.0.1:" + std::to_string(port) + "/api/v2/alerts";

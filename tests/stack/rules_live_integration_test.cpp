@@ -3,11 +3,7 @@
 // second job on the same target) both produce their recorded series from the real exposition,
 // no "latency metrics absent" alert fires on either, and an error_rate fault injected through
 // serve's admin API fires InferscopeErrorRatioHigh, which resolves once the fault is cleared.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -17,6 +13,7 @@
 #include "stack/blocking_http.h"
 #include "stack_test_support.h"
 #include "support/prometheus_process.h"
+#include "support/test_process.h"
 
 namespace inferscope::alerts {
 namespace {
@@ -27,63 +24,32 @@ using stack::testing::TempDir;
 using stack::testing::wait_until;
 using namespace std::chrono_literals;
 
-// Process runs the inferscope binary with output to a log file; SIGTERM then SIGKILL at the end.
-class Process {
- public:
-  Process(std::vector<std::string> args, const std::string& log) : log_(log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> argv{const_cast<char*>(INFERSCOPE_BINARY)};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(INFERSCOPE_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  ~Process() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 200; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      usleep(20000);
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string log_;
-};
+// inferscope_process describes the inferscope binary run with `args`, stdout and stderr to `log`.
+inferscope::testing::ProcessOptions inferscope_process(std::vector<std::string> args,
+                                                       const std::filesystem::path& log) {
+  return {.binary = INFERSCOPE_BINARY, .args = std::move(args), .stdout_file = log, .stderr_file = log};
+}
 
 TEST(RulesLiveTest, RulesWorkOnRealServeExposition) {
   ASSERT_TRUE(stack::testing::stack_binaries_installed());
   TempDir dir;
-  Process serve({"serve", "--port", "0", "--enable-admin", "--time-scale", "20", "--model", "m"},
-                (dir.path() / "serve.log").string());
+  inferscope::testing::TestProcess serve(inferscope_process(
+      {"serve", "--port", "0", "--enable-admin", "--time-scale", "20", "--model", "m"}, dir.path() / "serve.log"));
   int port = 0;
   ASSERT_TRUE(wait_until(
       [&] {
         std::smatch m;
-        const std::string text = serve.log();
+        const std::string text = serve.stdout_text();
         if (std::regex_search(text, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))"))) port = std::stoi(m[1]);
         return port != 0;
       },
       15s))
-      << serve.log();
+      << serve.stdout_text();
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  Process load({"bench", "--base-url", base, "--request-rate", "20", "--duration", "90s", "--random-input-len", "64",
-                "--random-output-len", "16", "--timeout", "20s"},
-               (dir.path() / "bench.log").string());
+  inferscope::testing::TestProcess load(
+      inferscope_process({"bench", "--base-url", base, "--request-rate", "20", "--duration", "90s",
+                          "--random-input-len", "64", "--random-output-len", "16", "--timeout", "20s"},
+                         dir.path() / "bench.log"));
 
   RulesConfig config;
   config.targets = {{"serve", DialectId::kInferscope}, {"serve-vllm", DialectId::kVllm}};
