@@ -15,6 +15,7 @@
 
 #include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -31,12 +32,8 @@ std::string substitute_variables(std::string expr) {
 // wait_until_ready polls (bounded) until Prometheus answers queries: it answers 503 while its
 // TSDB is still opening.
 bool wait_until_ready(const promapi::PrometheusClient& client) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (client.query("vector(1)")) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return testing::wait_until([&] { return client.query("vector(1)").ok(); }, std::chrono::seconds(20),
+                             std::chrono::milliseconds(50));
 }
 
 // Tests that each dashboard has the dashboard model's required fields, the rows of the page, and

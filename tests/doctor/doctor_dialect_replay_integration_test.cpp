@@ -22,6 +22,7 @@
 #include "doctor/scrape_collector.h"
 #include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
+#include "support/wait_until.h"
 #include "net/http_server.h"
 #include "net/router.h"
 
@@ -302,13 +303,12 @@ TEST(DoctorDialectReplayIntegrationTest, TgiWithHostCpuThroughPrometheus) {
   ASSERT_TRUE(prom.ok()) << prom.error();
   auto client = promapi::PrometheusClient::create(prom.url());
   ASSERT_TRUE(client) << client.error().message;
-  bool scraped = false;
-  for (int i = 0; i < 200 && !scraped; ++i) {
-    auto r = client->query("node_cpu_seconds_total{job=\"node\"} and on() tgi_request_count{job=\"tgi\"}");
-    scraped = r && !r->series.empty();
-    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(scraped);
+  ASSERT_TRUE(inferscope::testing::wait_until(
+      [&] {
+        auto r = client->query("node_cpu_seconds_total{job=\"node\"} and on() tgi_request_count{job=\"tgi\"}");
+        return r && !r->series.empty();
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(100)));
   std::this_thread::sleep_for(std::chrono::seconds(12));
   double change = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   tgi_replay.change([&] { tgi.tpot = 0.060; });

@@ -20,6 +20,7 @@
 #include "doctor/scrape_collector.h"
 #include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -197,13 +198,12 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
   // (bounded), then give the baseline and window time to fill.
   auto client = promapi::PrometheusClient::create(prom.url());
   ASSERT_TRUE(client);
-  bool scraped = false;
-  for (int i = 0; i < 200 && !scraped; ++i) {
-    auto r = client->query("inferscope_request_duration_seconds_count{job=\"serve\"}");
-    scraped = r && !r->series.empty();
-    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(scraped);
+  ASSERT_TRUE(inferscope::testing::wait_until(
+      [&] {
+        auto r = client->query("inferscope_request_duration_seconds_count{job=\"serve\"}");
+        return r && !r->series.empty();
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(100)));
   const auto first_scrape = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(8));
   // GET /api/doctor as `inferscope up` serves it: JSON on success, OpenAI errors naming the parameter.

@@ -201,13 +201,14 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
                                      dir_ / "drill2.out", dir_ / "drill2.err"));
     ASSERT_FALSE(wait_for_match(p, "(drill: error_rate:)", 40s).empty()) << p.stdout_text() << p.stderr_text();
     std::string injected;
-    for (int i = 0; i < 50 && injected.find("error_rate") == std::string::npos; ++i) {
-      std::this_thread::sleep_for(100ms);
-      auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
-      ASSERT_TRUE(faults);
-      injected = faults->body;
-    }
-    EXPECT_NE(injected.find("error_rate"), std::string::npos) << injected;
+    EXPECT_TRUE(inferscope::testing::wait_until(
+        [&] {
+          auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+          injected = faults ? faults->body : "GET /admin/faults failed";
+          return injected.find("error_rate") != std::string::npos;
+        },
+        5s, 100ms))
+        << injected;
     p.signal(SIGINT);
     EXPECT_EQ(p.wait_exit(20s).value_or(-1), 2) << p.stdout_text() << p.stderr_text();
     EXPECT_NE(p.stderr_text().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos)

@@ -295,7 +295,8 @@ TEST(HttpServerTest, BlockingRouteRunsOnItsBoundedLane) {
   ASSERT_TRUE(gate.wait_entered(1));
   RawClient second(server->port());
   second.send("GET /slow?n=2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-  for (int i = 0; i < 2000 && router.lane_busy("slow") < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(inferscope::testing::wait_until([&] { return router.lane_busy("slow") >= 2; }, std::chrono::seconds(10),
+                                              std::chrono::milliseconds(5)));
   ASSERT_EQ(router.lane_busy("slow"), 2u);
 
   RawClient fast(server->port());

@@ -22,6 +22,7 @@
 #include "relay_test_util.h"
 #include "support/peers.h"
 #include "support/test_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::relay {
 namespace {
@@ -33,6 +34,7 @@ using testing::FakeRequest;
 using testing::FakeResponse;
 using testing::FakeSmtpServer;
 using testing::TempDir;
+using inferscope::testing::wait_until;
 using testing::webhook_body;
 
 // shell runs a command and returns its stdout without the trailing newline.
@@ -142,10 +144,7 @@ TEST_F(RelayIntegrationTest, SignaturesVerifiedByOpenssl) {
   ASSERT_TRUE(relay) << relay.error().message;
   (*relay)->start();
   ASSERT_EQ((*relay)->handle_webhook(webhook_body("LatencyHigh", "firing", {"f1"})).status, 200);
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while ((feishu_ok == 0 || dingtalk_ok == 0 || dingtalk_bad < 2) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  wait_until([&] { return feishu_ok > 0 && dingtalk_ok > 0 && dingtalk_bad >= 2; }, 20s, 20ms);
   (*relay)->stop();
   EXPECT_EQ(feishu_ok.load(), 1);
   EXPECT_EQ(feishu_bad.load(), 0);
@@ -195,18 +194,20 @@ TEST_F(RelayIntegrationTest, EmailOverSmtp) {
 
 // listening_port waits for Alertmanager's `msg="Listening on" address=127.0.0.1:PORT` log line.
 int listening_port(const std::string& log_path, std::chrono::seconds deadline) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
   const std::regex re("Listening on\"? address=127\\.0\\.0\\.1:([0-9]+)");
-  while (std::chrono::steady_clock::now() < end) {
-    std::ifstream in(log_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::smatch m;
-    const std::string s = text.str();
-    if (std::regex_search(s, m, re)) return std::stoi(m[1].str());
-    std::this_thread::sleep_for(50ms);
-  }
-  return 0;
+  int port = 0;
+  wait_until(
+      [&] {
+        std::ifstream in(log_path);
+        std::stringstream text;
+        text << in.rdbuf();
+        std::smatch m;
+        const std::string s = text.str();
+        if (std::regex_search(s, m, re)) port = std::stoi(m[1].str());
+        return port != 0;
+      },
+      deadline, 50ms);
+  return port;
 }
 
 // Tests the relay behind Debian's real Alertmanager: the webhook arrives, a 503 while the outbox
@@ -252,16 +253,14 @@ TEST_F(RelayIntegrationTest, RealAlertmanagerRetriesAndDelivers) {
   HttpPoster poster(5000ms);
   const std::string alert = R"([{"labels":{"alertname":"RelayE2E","model":"m1","severity":"critical"},)"
                             R"("annotations":{"summary":"p99 high","runbook":"check the decode stage"}}])";
-  auto posted = poster.post(api, alert);
-  for (int i = 0; i < 50 && (!posted || posted->status != 200); ++i) {  // the API may lag the log line
-    std::this_thread::sleep_for(100ms);
-    posted = poster.post(api, alert);
-  }
-  ASSERT_TRUE(posted && posted->status == 200);
+  ASSERT_TRUE(wait_until(  // the API may lag the log line
+      [&] {
+        auto posted = poster.post(api, alert);
+        return posted && posted->status == 200;
+      },
+      5s, 100ms));
   const auto wait_for = [](const std::function<bool()>& done, std::chrono::seconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(50ms);
-    return done();
+    return wait_until(done, limit, 50ms);
   };
   EXPECT_TRUE(wait_for([&] { return answered_503 >= 1; }, 20s));
   sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -14,13 +14,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "relay/notification.h"
 #include "promapi/prometheus_client.h"
 #include "relay/outbox.h"
 #include "support/prometheus_process.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace inferscope::report {
 namespace {
@@ -95,9 +95,9 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   ASSERT_TRUE(prom.ok()) << prom.error();
   auto client = promapi::PrometheusClient::create(prom.url());
   ASSERT_TRUE(client);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!client->query("up") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the TSDB opens after the listener
+  // The TSDB opens after the listener: wait (bounded) until queries are answered.
+  testing::wait_until([&] { return client->query("up").ok(); }, std::chrono::seconds(30),
+                      std::chrono::milliseconds(100));
 
   // Fired-alert history, written through the relay's own outbox: one alert inside the period,
   // one that fired and resolved 3 days before it (must not show).
