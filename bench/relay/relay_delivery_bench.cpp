@@ -66,7 +66,7 @@ struct Bench {
   std::unique_ptr<Relay> relay;
 
   explicit Bench(bool merge) {
-    const std::string url_file = dir.file("url");
+    const std::string url_file = (dir.path() / "url").string();
     std::ofstream(url_file) << robot.server.url("/hook?token=t") << "\n";
     ChannelConfig c;
     c.kind = ChannelKind::kWebhook;
@@ -76,7 +76,7 @@ struct Bench {
     // 256 bytes is shorter than one rendered notification, so nothing can be merged.
     c.max_message_bytes = merge ? 0 : 256;
     RelayConfig config;
-    config.database_path = dir.file("relay.db");
+    config.database_path = (dir.path() / "relay.db").string();
     config.channels = {c};
     config.dedupe_window = 0s;
     auto opened = Relay::open(config, registry);
