@@ -8,6 +8,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -49,6 +50,9 @@ bool is_http_error(const error_code& ec) {
 }  // namespace
 
 struct ClientConnection::Impl {
+  asio::any_io_executor executor;
+  std::optional<asio::ip::tcp::resolver> resolver;  // only while resolving, so cancel() can reach it
+  std::string detail;                     // failure_detail()
   std::unique_ptr<beast::tcp_stream> tcp;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
@@ -62,6 +66,7 @@ struct ClientConnection::Impl {
 
   ClientError fail(const error_code& ec, ClientError on_timeout, bool in_body) {
     failed = true;
+    detail = ec.message();
     if (cancelled || ec == asio::error::operation_aborted) return ClientError::kCancelled;
     if (ec == beast::error::timeout) return on_timeout;
     if (in_body) {
@@ -76,6 +81,21 @@ struct ClientConnection::Impl {
     return ClientError::kReset;
   }
 
+  // send starts a new response and runs `write(stream, token)` on the TLS or the plain stream.
+  template <class Write>
+  asio::awaitable<ClientError> send(Write write, std::chrono::milliseconds timeout) {
+    new_parser();
+    error_code ec;
+    lowest().expires_after(timeout);
+    if (tls) {
+      co_await write(*tls, tok(ec));
+    } else {
+      co_await write(*tcp, tok(ec));
+    }
+    if (ec) co_return fail(ec, ClientError::kReset, false);
+    co_return ClientError::kNone;
+  }
+
   void new_parser() {
     parser.emplace();
     parser->body_limit(std::numeric_limits<std::uint64_t>::max());
@@ -86,56 +106,87 @@ struct ClientConnection::Impl {
 ClientConnection::ClientConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ClientConnection::~ClientConnection() = default;
 
+std::unique_ptr<ClientConnection> ClientConnection::create(asio::any_io_executor executor) {
+  auto impl = std::make_unique<Impl>();
+  impl->executor = executor;
+  impl->tcp = std::make_unique<beast::tcp_stream>(executor);
+  return std::unique_ptr<ClientConnection>(new ClientConnection(std::move(impl)));
+}
+
 asio::awaitable<ClientError> ClientConnection::open(asio::any_io_executor executor, const HttpUrl& url,
                                                     ssl::context* tls, std::chrono::milliseconds timeout,
                                                     std::unique_ptr<ClientConnection>& out) {
-  auto impl = std::make_unique<Impl>();
-  impl->tcp = std::make_unique<beast::tcp_stream>(executor);
-  impl->tcp->expires_after(timeout);
+  std::unique_ptr<ClientConnection> connection = create(executor);
+  const ClientError error = co_await connection->connect(url, tls, timeout, nullptr);
+  if (error == ClientError::kNone) out = std::move(connection);
+  co_return error;
+}
+
+asio::awaitable<ClientError> ClientConnection::connect(const HttpUrl& url, ssl::context* tls,
+                                                       std::chrono::milliseconds timeout, ConnectPhases* phases) {
+  Impl& s = *impl_;
+  auto mark = [phases](std::chrono::steady_clock::time_point ConnectPhases::*step) {
+    if (phases != nullptr) phases->*step = std::chrono::steady_clock::now();
+  };
+  auto give_up = [&s](ClientError error, const error_code& ec) {
+    s.failed = true;
+    s.detail = ec.message();
+    return s.cancelled ? ClientError::kCancelled : error;
+  };
+  mark(&ConnectPhases::started);
+  if (s.cancelled) co_return ClientError::kCancelled;
+  s.tcp->expires_after(timeout);
   error_code ec;
   std::vector<tcp::endpoint> endpoints;
   if (auto address = asio::ip::make_address(url.host, ec); !ec) {
     endpoints.emplace_back(address, static_cast<unsigned short>(std::stoi(url.port)));
   } else {
     ec = {};
-    tcp::resolver resolver(executor);
-    auto results = co_await resolver.async_resolve(url.host, url.port, tok(ec));
-    if (ec) co_return ClientError::kRefused;
+    s.resolver.emplace(s.executor);
+    auto results = co_await s.resolver->async_resolve(url.host, url.port, tok(ec));
+    s.resolver.reset();
+    if (ec || s.cancelled) co_return give_up(ClientError::kRefused, ec);
     for (const auto& r : results) endpoints.push_back(r.endpoint());
   }
-  co_await impl->tcp->async_connect(endpoints, tok(ec));
-  if (ec) {
-    co_return ec == beast::error::timeout ? ClientError::kConnectTimeout
-              : ec == asio::error::connection_refused ? ClientError::kRefused
-                                                      : ClientError::kReset;
+  mark(&ConnectPhases::resolved);
+  co_await s.tcp->async_connect(endpoints, tok(ec));
+  mark(&ConnectPhases::connected);
+  if (ec || s.cancelled) {
+    co_return give_up(ec == beast::error::timeout                ? ClientError::kConnectTimeout
+                      : ec == asio::error::connection_refused ? ClientError::kRefused
+                                                               : ClientError::kReset,
+                      ec);
   }
-  impl->tcp->socket().set_option(tcp::no_delay(true), ec);
+  s.tcp->socket().set_option(tcp::no_delay(true), ec);
   if (url.tls) {
-    if (tls == nullptr) co_return ClientError::kTls;
-    impl->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*impl->tcp), *tls);
-    impl->tcp.reset();
-    SSL_set_tlsext_host_name(impl->tls->native_handle(), url.host.c_str());
-    impl->tls->set_verify_callback(ssl::host_name_verification(url.host));
-    co_await impl->tls->async_handshake(ssl::stream_base::client, tok(ec));
-    if (ec) co_return ec == beast::error::timeout ? ClientError::kConnectTimeout : ClientError::kTls;
+    if (tls == nullptr) co_return give_up(ClientError::kTls, asio::error::no_protocol_option);
+    s.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*s.tcp), *tls);
+    s.tcp.reset();
+    SSL_set_tlsext_host_name(s.tls->native_handle(), url.host.c_str());
+    s.tls->set_verify_callback(ssl::host_name_verification(url.host));
+    co_await s.tls->async_handshake(ssl::stream_base::client, tok(ec));
+    mark(&ConnectPhases::handshaken);
+    if (ec || s.cancelled) {
+      co_return give_up(ec == beast::error::timeout ? ClientError::kConnectTimeout : ClientError::kTls, ec);
+    }
   }
-  impl->lowest().expires_never();
-  out.reset(new ClientConnection(std::move(impl)));
+  s.lowest().expires_never();
   co_return ClientError::kNone;
 }
 
 asio::awaitable<ClientError> ClientConnection::write(const ClientRequest& request, std::chrono::milliseconds timeout) {
-  Impl& s = *impl_;
-  s.new_parser();
-  error_code ec;
-  s.lowest().expires_after(timeout);
-  if (s.tls) {
-    co_await http::async_write(*s.tls, const_cast<ClientRequest&>(request), tok(ec));
-  } else {
-    co_await http::async_write(*s.tcp, const_cast<ClientRequest&>(request), tok(ec));
-  }
-  if (ec) co_return s.fail(ec, ClientError::kReset, false);
-  co_return ClientError::kNone;
+  return impl_->send(
+      [&request](auto& stream, auto token) {
+        return http::async_write(stream, const_cast<ClientRequest&>(request), std::move(token));
+      },
+      timeout);
+}
+
+asio::awaitable<ClientError> ClientConnection::write_raw(std::string_view request,
+                                                         std::chrono::milliseconds timeout) {
+  return impl_->send(
+      [request](auto& stream, auto token) { return asio::async_write(stream, asio::buffer(request), std::move(token)); },
+      timeout);
 }
 
 asio::awaitable<ClientError> ClientConnection::read_head(std::chrono::milliseconds timeout) {
@@ -196,10 +247,13 @@ bool ClientConnection::reusable() const {
 
 bool ClientConnection::bytes_received() const { return impl_->received; }
 
+const std::string& ClientConnection::failure_detail() const { return impl_->detail; }
+
 void ClientConnection::cancel() {
   Impl& s = *impl_;
   if (s.cancelled) return;
   s.cancelled = true;
+  if (s.resolver) s.resolver->cancel();
   error_code ec;
   s.lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
   s.lowest().socket().close(ec);

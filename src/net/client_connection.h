@@ -6,6 +6,8 @@
 // reports to its clients and metrics. Example:
 //   std::unique_ptr<ClientConnection> c; auto e = co_await ClientConnection::open(ex, url, tls, 5s, c);
 //   e = co_await c->write(request); e = co_await c->read_head(30s); while (!c->done()) co_await c->read_body_some(out, 60s);
+// A caller that must cancel a connect in progress, or time its phases (bench), creates first:
+//   auto c = ClientConnection::create(ex); ConnectPhases p; e = co_await c->connect(url, tls, 5s, &p);
 // Not thread-safe: one coroutine on one executor uses it; cancel() may be called from another
 // handler on that executor. Internal header (Beast, Asio SSL): include it from .cpp files only.
 #pragma once
@@ -48,6 +50,15 @@ std::string_view to_string(ClientError error) noexcept;
 using ClientRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using ClientResponseHead = boost::beast::http::response_header<>;
 
+// ConnectPhases holds when each step of connect() ended; a step not reached stays at its epoch
+// (time_since_epoch() == 0). Numeric hosts skip DNS: `resolved` is then the start.
+struct ConnectPhases {
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point resolved;
+  std::chrono::steady_clock::time_point connected;
+  std::chrono::steady_clock::time_point handshaken;  // TLS only
+};
+
 class ClientConnection {
  public:
   // open connects to `url` (numeric hosts skip DNS) within `timeout`, then does the TLS handshake
@@ -56,12 +67,19 @@ class ClientConnection {
   static boost::asio::awaitable<ClientError> open(boost::asio::any_io_executor executor, const HttpUrl& url,
                                                   boost::asio::ssl::context* tls, std::chrono::milliseconds timeout,
                                                   std::unique_ptr<ClientConnection>& out);
+  // create makes an unconnected connection; connect() it next. cancel() works from here on.
+  static std::unique_ptr<ClientConnection> create(boost::asio::any_io_executor executor);
+  // connect is open()'s work on a created connection; `phases` (optional) gets each step's end.
+  boost::asio::awaitable<ClientError> connect(const HttpUrl& url, boost::asio::ssl::context* tls,
+                                              std::chrono::milliseconds timeout, ConnectPhases* phases);
   ~ClientConnection();
   ClientConnection(const ClientConnection&) = delete;
   ClientConnection& operator=(const ClientConnection&) = delete;
 
   // write sends `request` whole (the caller set Host, Content-Length and the like).
   boost::asio::awaitable<ClientError> write(const ClientRequest& request, std::chrono::milliseconds timeout);
+  // write_raw sends bytes that already are a whole serialized request (bench prebuilds them).
+  boost::asio::awaitable<ClientError> write_raw(std::string_view request, std::chrono::milliseconds timeout);
   // read_head reads the response status and headers within `timeout`.
   boost::asio::awaitable<ClientError> read_head(std::chrono::milliseconds timeout);
   // head returns the response head read by read_head.
@@ -76,6 +94,9 @@ class ClientConnection {
   bool reusable() const;
   // bytes_received reports whether any byte of the current response arrived.
   bool bytes_received() const;
+  // failure_detail is the system's words for the last failure ("certificate verify failed",
+  // "Connection refused"), empty when none: for error messages, not for classification.
+  const std::string& failure_detail() const;
   // cancel closes the connection at once; the pending operation ends with kCancelled.
   void cancel();
   // reset_for_reuse prepares a reusable connection for the next request.
