@@ -119,6 +119,8 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_flag("--no-stream", o.no_stream, "Ask for whole responses instead of SSE streams");
   cmd->add_flag("--no-include-usage", o.no_include_usage, "Do not ask for usage in streams (tokens are then counted)");
   cmd->add_flag("--ignore-eos", o.ignore_eos, "Ask the server to generate exactly max_tokens");
+  cmd->add_option("--ca-file", o.ca_file, "PEM CA certificates to trust besides the system store (https)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--insecure", o.insecure, "Do not verify the server's TLS certificate");
   cmd->add_flag("--no-progress", o.no_progress, "No live progress line");
   cmd->add_option("--header", o.headers, "Extra request header 'Name: value' (repeatable)");

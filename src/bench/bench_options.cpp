@@ -136,7 +136,7 @@ Result<RunSetup> build_run_setup(const BenchOptions& o) {
   auto target = loadgen::parse_base_url(o.base_url);
   if (!target) return target.error();
   s.config.target = *target;
-  s.config.client.verify_tls = !o.insecure;
+  s.config.client.tls = {.ca_file = o.ca_file, .verify = !o.insecure};
   if (o.endpoint.empty() || o.endpoint.front() != '/') {
     return make_error(fmt::format("cannot use --endpoint {}: must start with '/'", o.endpoint));
   }

@@ -36,6 +36,7 @@ struct BenchOptions {
   std::uint32_t sharegpt_output_len = 0;
   std::uint64_t seed = 0;
   bool no_stream = false, no_include_usage = false, ignore_eos = false, insecure = false, no_progress = false;
+  std::string ca_file;  // PEM CA certificates trusted besides the system store
   std::vector<std::string> headers;
   std::string api_key_env, api_key_file;
   std::string json_path, csv_path, jsonl_path;

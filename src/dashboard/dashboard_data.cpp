@@ -141,6 +141,7 @@ double choose_step(double range_s, double scrape_interval_s, std::size_t max_poi
 Result<std::unique_ptr<DashboardData>> DashboardData::create(DashboardOptions options) {
   promapi::ClientOptions client_options;
   client_options.timeout = options.query_timeout;
+  client_options.tls = options.tls;
   auto client = promapi::PrometheusClient::create(options.prometheus_url, client_options);
   if (!client) return client.error();
   return std::unique_ptr<DashboardData>(new DashboardData(std::move(*client), std::move(options)));

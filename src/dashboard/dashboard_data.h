@@ -25,7 +25,8 @@ namespace inferscope::dashboard {
 
 // DashboardOptions configures the endpoints.
 struct DashboardOptions {
-  std::string prometheus_url = {};       // http://host:port[/prefix]
+  std::string prometheus_url = {};       // http(s)://host:port[/prefix]
+  net::TlsOptions tls = {};              // for an https:// Prometheus (up's --ca-file, --insecure)
   double scrape_interval_s = 5;          // the smallest useful step
   std::size_t max_points = 400;          // per series
   std::function<double()> now = {};      // Unix seconds; the system clock when empty

@@ -125,7 +125,7 @@ std::optional<std::pair<double, double>> fit_to_history(double at, double data_s
 }
 
 Result<Diagnosis> run_doctor(const DoctorRequest& request) {
-  auto client = promapi::PrometheusClient::create(request.prometheus_url);
+  auto client = promapi::PrometheusClient::create(request.prometheus_url, {.tls = request.tls});
   if (!client) return client.error();
   PrometheusWindow w;
   w.at = request.at > 0 ? request.at : now_s();
@@ -156,9 +156,10 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   return again;
 }
 
-ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url) {
+ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url, const net::TlsOptions& tls) {
   DoctorRequest request;
   request.prometheus_url = prometheus_url;
+  request.tls = tls;
   std::string format = "json";
   while (!query.empty()) {
     auto amp = query.find('&');
@@ -206,9 +207,10 @@ ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheu
 }
 
 std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
-                               double at, std::size_t max_bytes) {
+                               double at, std::size_t max_bytes, const net::TlsOptions& tls) {
   DoctorRequest request;
   request.prometheus_url = prometheus_url;
+  request.tls = tls;
   request.at = at;
   if (auto job = labels.find("job"); job != labels.end()) {
     request.selector = "{job=" + dialect::promql_string(job->second) + "}";

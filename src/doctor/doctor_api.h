@@ -15,6 +15,7 @@
 
 #include "doctor/diagnosis.h"
 #include "inferscope/common/result.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::doctor {
 
@@ -26,6 +27,7 @@ struct DoctorRequest {
   double baseline_s = 1800;
   std::string selector;
   std::string model;
+  net::TlsOptions tls;  // for an https:// Prometheus (--ca-file, --insecure)
 };
 
 // run_doctor collects and diagnoses. Errors: Prometheus unreachable or refusing the queries.
@@ -62,12 +64,13 @@ struct ApiAnswer {
 // handle_doctor_api answers GET /api/doctor. Query parameters: window, baseline (durations),
 // at (time), selector, model, format=json|markdown|text. 400 on a bad parameter (naming it), 502
 // when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
-ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url);
+ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url,
+                            const net::TlsOptions& tls = {});
 
 // markdown_for_alert diagnoses the 5 minutes before `at` (0 = now) for the alert's labels
 // (job, model / model_name narrow the selector) and returns chat-sized Markdown; on failure a
 // one-line Markdown note saying the doctor could not run, never an empty string.
 std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
-                               double at = 0, std::size_t max_bytes = 3500);
+                               double at = 0, std::size_t max_bytes = 3500, const net::TlsOptions& tls = {});
 
 }  // namespace inferscope::doctor

@@ -21,6 +21,7 @@ struct DoctorOptions {
   std::vector<std::string> scrape;
   std::string duration = "60s", interval = "1s", baseline_file, save_baseline;
   std::string check_metrics;
+  net::TlsOptions tls;  // --ca-file, --insecure: for https:// Prometheus and scrape URLs
 };
 
 [[noreturn]] void fail(const std::string& message, int code = 3) {
@@ -47,7 +48,7 @@ void finish(const std::string& verdict) {
 }
 
 void run_check_metrics(const DoctorOptions& o) {
-  auto fetched = fetch_exposition(o.check_metrics, std::chrono::milliseconds(10000));
+  auto fetched = fetch_exposition(o.check_metrics, std::chrono::milliseconds(10000), o.tls);
   if (!fetched) {
     // An endpoint that cannot be read is "no data", still with one line saying why.
     if (o.format == "json") std::cout << nlohmann::json{{"url", o.check_metrics}, {"verdict", "no_data"},
@@ -65,6 +66,7 @@ void run_check_metrics(const DoctorOptions& o) {
 void run_scrape(const DoctorOptions& o) {
   ScrapeOptions s;
   s.urls = o.scrape;
+  s.tls = o.tls;
   s.duration_s = need(parse_duration(o.duration, "--duration"));
   s.interval_s = need(parse_duration(o.interval, "--interval"));
   if (s.interval_s > s.duration_s) fail("cannot use --interval " + o.interval + ": longer than --duration " + o.duration);
@@ -90,6 +92,7 @@ void run_scrape(const DoctorOptions& o) {
 void run_prometheus(const DoctorOptions& o) {
   DoctorRequest r;
   r.prometheus_url = o.prometheus;
+  r.tls = o.tls;
   if (!o.at.empty()) r.at = need(parse_time(o.at, "--at"));
   r.window_s = need(parse_duration(o.window, "--window"));
   r.baseline_s = need(parse_duration(o.baseline, "--baseline"));
@@ -120,6 +123,10 @@ void add_doctor_command(CLI::App& app) {
   cmd->add_option("--save-baseline", o->save_baseline, "With --scrape: save this run as a baseline file");
   auto* check = cmd->add_option("--check-metrics", o->check_metrics,
                                 "Inspect one metrics URL: dialect, missing/renamed metrics, exposition problems, cardinality");
+  cmd->add_option("--ca-file", o->tls.ca_file, "PEM CA certificates to trust for https:// URLs, besides the system store")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag_callback("--insecure", [o] { o->tls.verify = false; },
+                "Do not verify the TLS certificate of https:// URLs");
   prom->excludes(scrape)->excludes(check);
   scrape->excludes(check);
   cmd->callback([o] {

@@ -10,12 +10,14 @@
 #include <functional>
 #include <string>
 
+#include "net/blocking_client.h"
 #include "net/router.h"
 
 namespace inferscope::doctor {
 
-// add_doctor_routes registers GET /api/doctor; `prometheus_url` is asked on each request.
+// add_doctor_routes registers GET /api/doctor; `prometheus_url` is asked on each request and
+// reached with `tls` when it is https.
 void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url,
-                       const std::string& lane = "prometheus");
+                       const std::string& lane = "prometheus", net::TlsOptions tls = {});
 
 }  // namespace inferscope::doctor

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "promapi/http_exchange.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -60,16 +60,17 @@ bool derived(const std::string& group_name, const std::string& id, const Quantit
 
 }  // namespace
 
-Result<FetchedExposition> fetch_exposition(const std::string& url, std::chrono::milliseconds timeout) {
-  auto endpoint = promapi::parse_endpoint(url);
-  if (!endpoint) return make_error("cannot scrape " + url + ": " + endpoint.error().message);
-  if (endpoint->path_prefix.empty()) endpoint->path_prefix = "/metrics";
-  promapi::ClientOptions options;
-  options.timeout = timeout;
-  promapi::detail::HttpConnection connection(*endpoint, options,
-                                             "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.9");
-  // The endpoint's path is the metrics path itself; the connection prefixes it.
-  auto answer = connection.exchange("", "");
+Result<FetchedExposition> fetch_exposition(const std::string& url, std::chrono::milliseconds timeout,
+                                           const net::TlsOptions& tls) {
+  auto client = net::BlockingClient::create(
+      url,
+      {.timeout = timeout,
+       .tls = tls,
+       .accept = "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.9"},
+      "--scrape");
+  if (!client) return make_error("cannot scrape " + url + ": " + client.error().message);
+  // The URL's path is the metrics path itself (/metrics when it has none).
+  auto answer = client->request("GET", client->url().base_path.empty() ? "/metrics" : "");
   if (!answer) return make_error("cannot scrape " + url + ": " + answer.error().message);
   if (answer->status != 200)
     return make_error("cannot scrape " + url + ": HTTP " + std::to_string(answer->status));
@@ -102,7 +103,7 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options) {
     std::vector<std::optional<Result<FetchedExposition>>> got(options.urls.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < options.urls.size(); ++i)
-      threads.emplace_back([&, i] { got[i].emplace(fetch_exposition(options.urls[i], options.timeout)); });
+      threads.emplace_back([&, i] { got[i].emplace(fetch_exposition(options.urls[i], options.timeout, options.tls)); });
     for (auto& t : threads) t.join();
     for (std::size_t i = 0; i < got.size(); ++i) {
       if (*got[i]) {

@@ -13,6 +13,7 @@
 #include "doctor/exposition_sampling.h"
 #include "doctor/snapshot.h"
 #include "inferscope/common/result.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::doctor {
 
@@ -24,14 +25,16 @@ struct FetchedExposition {
 };
 
 // fetch_exposition GETs one metrics URL and parses it (format from Content-Type). Errors:
-// "cannot scrape <url>: <cause>" (connect, timeout, HTTP status, parse error with line).
-Result<FetchedExposition> fetch_exposition(const std::string& url, std::chrono::milliseconds timeout);
+// "cannot scrape <url>: <cause>" (connect, timeout, TLS, HTTP status, parse error with line).
+Result<FetchedExposition> fetch_exposition(const std::string& url, std::chrono::milliseconds timeout,
+                                           const net::TlsOptions& tls = {});
 
 struct ScrapeOptions {
   std::vector<std::string> urls;
   double duration_s = 60;
   double interval_s = 1;
   std::chrono::milliseconds timeout{5000};
+  net::TlsOptions tls;  // for https:// URLs
 };
 
 // ScrapeResult is every round plus, per URL, the last error (empty when its last scrape worked).

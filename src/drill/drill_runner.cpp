@@ -18,7 +18,7 @@
 #include "drill/drill_robot.h"
 #include "drill/notification_route.h"
 #include "loadgen/request_runner.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::drill {
 namespace {
@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 Result<json> get_json(const std::string& url) {
-  auto reply = stack::blocking_http_request("GET", url, {}, {}, std::chrono::seconds(5));
+  auto reply = net::blocking_http_request("GET", url, {}, {}, std::chrono::seconds(5));
   if (!reply) return reply.error();
   if (reply->status != 200) return make_error(fmt::format("cannot GET {}: HTTP {}", url, reply->status));
   auto parsed = json::parse(reply->body, nullptr, false);
@@ -36,7 +36,7 @@ Result<json> get_json(const std::string& url) {
 }
 
 Result<void> post_json(const std::string& url, std::string_view body) {
-  auto reply = stack::blocking_http_request("POST", url, body, "application/json");
+  auto reply = net::blocking_http_request("POST", url, body, "application/json");
   if (!reply) return reply.error();
   if (reply->status != 200) return make_error(fmt::format("cannot POST {}: HTTP {} {}", url, reply->status, reply->body));
   return {};
@@ -74,7 +74,7 @@ Result<FoundTargets> find_targets(const std::string& api, std::string& seen) {
       out.all_up = false;
       continue;
     }
-    auto probe = stack::blocking_http_request("GET", base + "/admin/faults", {}, {}, std::chrono::seconds(3));
+    auto probe = net::blocking_http_request("GET", base + "/admin/faults", {}, {}, std::chrono::seconds(3));
     if (probe && probe->status == 200) out.drillable.push_back({t.value("job", ""), base});
   }
   return out;
@@ -403,7 +403,7 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
   if (auto probe = shared.notifications.list(); !probe) {
     return make_error("cannot read the relay's notifications from --api " + o.api + ": " + probe.error().message);
   }
-  auto robot = stack::blocking_http_request("GET", o.api + kDrillApiPath, {}, {}, std::chrono::seconds(5));
+  auto robot = net::blocking_http_request("GET", o.api + kDrillApiPath, {}, {}, std::chrono::seconds(5));
   shared.robot = robot && robot->status == 200;
 
   // One lane per target; cases dealt round-robin (one target: every case in catalog order).

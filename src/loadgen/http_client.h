@@ -1,7 +1,7 @@
 // File: http_client.h
-// HttpClient sends prebuilt HTTP/1.1 requests to one Target over a keep-alive connection pool
-// (plain TCP or TLS through OpenSSL) and records every timing of a RequestRecord: DNS, connect,
-// TLS, request written, headers, each SSE event, end, and the error kind.
+// HttpClient sends prebuilt HTTP/1.1 requests to one Target over a keep-alive pool of
+// net::ClientConnection (plain TCP or TLS, the gateway's client) and records every timing of a
+// RequestRecord: DNS, connect, TLS, request written, headers, each SSE event, end, and the error kind.
 // Example: auto c = HttpClient::create(io, target, {}); co_await (*c)->execute(wire, rec, deadline);
 // Not thread-safe: one io_context thread drives it. execute() never throws; all failures land in
 // the record. Beast and OpenSSL stay in the .cpp (they are slow to compile).
@@ -19,6 +19,7 @@
 #include "loadgen/base_url.h"
 #include "loadgen/request_record.h"
 #include "loadgen/run_clock.h"
+#include "net/blocking_client.h"
 
 namespace boost::asio {
 class io_context;
@@ -27,13 +28,12 @@ class io_context;
 namespace inferscope::loadgen {
 
 struct ClientOptions {
-  bool verify_tls = true;            // --insecure turns peer verification off
-  std::size_t read_chunk = 16 * 1024;  // bytes per body read (large: vllm#39963)
+  net::TlsOptions tls;  // --ca-file adds a CA; --insecure turns peer verification off
 };
 
 class HttpClient {
  public:
-  // create prepares the TLS context; fails when the CA store cannot be loaded. Keeps `io` and
+  // create prepares the TLS context; fails when the CA store or --ca-file cannot be loaded. Keeps `io` and
   // `clock` by reference; both must outlive the client.
   static Result<std::unique_ptr<HttpClient>> create(boost::asio::io_context& io, const Target& target,
                                                     const RunClock& clock, ClientOptions options);

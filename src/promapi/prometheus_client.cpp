@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "promapi/http_exchange.h"
 
 namespace inferscope::promapi {
 namespace {
@@ -19,7 +18,7 @@ std::string number(double value) {
 // check_status turns a non-2xx answer into an Error, keeping Prometheus' own error text when the
 // body carries one (400/422/503 answers are JSON envelopes).
 template <class Parse>
-auto parse_answer(const Result<detail::HttpAnswer>& answer, const std::string& what, Parse parse)
+auto parse_answer(const Result<net::HttpReply>& answer, const std::string& what, Parse parse)
     -> decltype(parse(std::string_view{})) {
   if (!answer) return answer.error();
   auto parsed = parse(answer->body);
@@ -38,9 +37,16 @@ std::string form_for(const QueryRequest& request) {
          "&step=" + number(request.step_s);
 }
 
-Result<QueryResult> run_one(detail::HttpConnection& connection, const QueryRequest& request) {
+constexpr std::string_view kForm = "application/x-www-form-urlencoded";
+
+// post_form and get are the two shapes of an API call: queries go as POST forms (no URL length limit).
+Result<net::HttpReply> post_form(net::BlockingClient& http, std::string_view path, const std::string& form) {
+  return http.request("POST", path, form, kForm);
+}
+
+Result<QueryResult> run_one(net::BlockingClient& http, const QueryRequest& request) {
   const char* path = request.step_s > 0 ? "/api/v1/query_range" : "/api/v1/query";
-  return parse_answer(connection.exchange(path, form_for(request)), "query " + request.expr,
+  return parse_answer(post_form(http, path, form_for(request)), "query " + request.expr,
                       [](std::string_view body) { return parse_query_response(body); });
 }
 
@@ -62,60 +68,29 @@ std::string url_encode(std::string_view value) {
   return out;
 }
 
-Result<Endpoint> parse_endpoint(std::string_view url) {
-  auto bad = [&](const std::string& why) {
-    return make_error("cannot use Prometheus URL '" + std::string(url) + "': " + why);
-  };
-  constexpr std::string_view kScheme = "http://";
-  if (url.substr(0, kScheme.size()) != kScheme) return bad("only http:// is supported");
-  std::string_view rest = url.substr(kScheme.size());
-  std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  if (path.find_first_of("?#") != std::string_view::npos) return bad("no query or fragment allowed");
-  Endpoint endpoint;
-  endpoint.path_prefix = std::string(path);
-  if (!authority.empty() && authority.front() == '[') {
-    std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return bad("unclosed IPv6 bracket");
-    endpoint.host = std::string(authority.substr(1, close - 1));
-    authority.remove_prefix(close + 1);
-    if (!authority.empty() && authority.front() != ':') return bad("junk after IPv6 address");
-    endpoint.port = authority.empty() ? "80" : std::string(authority.substr(1));
-  } else {
-    std::size_t colon = authority.rfind(':');
-    endpoint.host = std::string(authority.substr(0, colon));
-    endpoint.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
-  }
-  if (endpoint.host.empty()) return bad("empty host");
-  if (endpoint.port.empty() || endpoint.port.size() > 5 ||
-      !std::all_of(endpoint.port.begin(), endpoint.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoi(endpoint.port) < 1 || std::stoi(endpoint.port) > 65535)
-    return bad("bad port");
-  return endpoint;
-}
-
 Result<PrometheusClient> PrometheusClient::create(std::string_view url, ClientOptions options) {
-  auto endpoint = parse_endpoint(url);
-  if (!endpoint) return endpoint.error();
+  auto http = net::BlockingClient::create(
+      url, {.timeout = options.timeout, .max_body_bytes = options.max_body_bytes, .tls = options.tls,
+            .accept = "application/json"},
+      "--prometheus");
+  if (!http) return http.error();
   if (options.max_parallel == 0) options.max_parallel = 1;
-  return PrometheusClient(std::move(*endpoint), options);
+  return PrometheusClient(std::make_shared<const net::BlockingClient>(std::move(*http)), options);
 }
 
 Result<QueryResult> PrometheusClient::query(std::string_view expr, std::optional<double> time) const {
-  detail::HttpConnection connection(endpoint_, options_);
+  net::BlockingClient http = http_->sibling();
   std::string form = "query=" + url_encode(expr);
   if (time) form += "&time=" + number(*time);
-  return parse_answer(connection.exchange("/api/v1/query", form), "query " + std::string(expr),
+  return parse_answer(post_form(http, "/api/v1/query", form), "query " + std::string(expr),
                       [](std::string_view body) { return parse_query_response(body); });
 }
 
 Result<QueryResult> PrometheusClient::query_range(std::string_view expr, double start, double end,
                                                   double step_s) const {
   if (step_s <= 0) return make_error("cannot run query_range " + std::string(expr) + ": step must be > 0");
-  detail::HttpConnection connection(endpoint_, options_);
-  return run_one(connection, QueryRequest{std::string(expr), end, start, step_s});
+  net::BlockingClient http = http_->sibling();
+  return run_one(http, QueryRequest{std::string(expr), end, start, step_s});
 }
 
 Result<std::vector<Labels>> PrometheusClient::series(const std::vector<std::string>& matchers, double start,
@@ -124,20 +99,20 @@ Result<std::vector<Labels>> PrometheusClient::series(const std::vector<std::stri
   std::string form;
   for (const auto& m : matchers) form += "match[]=" + url_encode(m) + "&";
   form += "start=" + number(start) + "&end=" + number(end);
-  detail::HttpConnection connection(endpoint_, options_);
-  return parse_answer(connection.exchange("/api/v1/series", form), "series",
+  net::BlockingClient http = http_->sibling();
+  return parse_answer(post_form(http, "/api/v1/series", form), "series",
                       [](std::string_view body) { return parse_series_response(body); });
 }
 
 Result<std::vector<TargetHealth>> PrometheusClient::targets() const {
-  detail::HttpConnection connection(endpoint_, options_);
-  return parse_answer(connection.exchange("/api/v1/targets?state=active", ""), "targets",
+  net::BlockingClient http = http_->sibling();
+  return parse_answer(http.request("GET", "/api/v1/targets?state=active"), "targets",
                       [](std::string_view body) { return parse_targets_response(body); });
 }
 
 Result<std::vector<AlertInfo>> PrometheusClient::alerts() const {
-  detail::HttpConnection connection(endpoint_, options_);
-  return parse_answer(connection.exchange("/api/v1/alerts", ""), "alerts",
+  net::BlockingClient http = http_->sibling();
+  return parse_answer(http.request("GET", "/api/v1/alerts"), "alerts",
                       [](std::string_view body) { return parse_alerts_response(body); });
 }
 
@@ -145,8 +120,8 @@ std::vector<Result<QueryResult>> PrometheusClient::query_all(const std::vector<Q
   std::vector<std::optional<Result<QueryResult>>> slots(requests.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    detail::HttpConnection connection(endpoint_, options_);
-    for (std::size_t i = next++; i < requests.size(); i = next++) slots[i].emplace(run_one(connection, requests[i]));
+    net::BlockingClient http = http_->sibling();
+    for (std::size_t i = next++; i < requests.size(); i = next++) slots[i].emplace(run_one(http, requests[i]));
   };
   std::size_t threads = std::min<std::size_t>(options_.max_parallel, requests.size());
   std::vector<std::thread> pool;

@@ -4,8 +4,9 @@
 // bounded pool of keep-alive connections. Works with Prometheus and compatible query APIs
 // (Thanos Query, VictoriaMetrics, Mimir: base URL with a path prefix, e.g. http://h:8481/select/0/prometheus).
 // Example: auto c = PrometheusClient::create("http://127.0.0.1:9090"); auto r = c->query("up");
-// Thread-safe: every call opens or borrows its own connection. Never throws; network failures,
-// timeouts, HTTP errors and API errors come back as Error. Beast stays in the .cpp.
+// http:// and https:// (net::BlockingClient: verification on unless tls.verify is false, a CA file).
+// Thread-safe: every call opens its own connection. Never throws; network failures,
+// timeouts, HTTP errors and API errors come back as Error.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "inferscope/common/result.h"
+#include "net/blocking_client.h"
 #include "promapi/api_response.h"
 
 namespace inferscope::promapi {
@@ -26,17 +28,8 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{10000};  // per HTTP exchange: connect + write + read
   unsigned max_parallel = 8;                 // connections used by query_all at most
   std::size_t max_body_bytes = 64u << 20;    // larger answers are an error, not an OOM
+  net::TlsOptions tls;                       // for an https:// URL
 };
-
-// Endpoint is where the API lives: http only (the stack is on loopback), with an optional path prefix.
-struct Endpoint {
-  std::string host;
-  std::string port;
-  std::string path_prefix;  // "" or "/prefix" without a trailing slash
-};
-
-// parse_endpoint accepts "http://host[:port][/prefix]" (port defaults to 80). Errors name the URL.
-Result<Endpoint> parse_endpoint(std::string_view url);
 
 // QueryRequest is one query of a batch: instant when step_s == 0 (at `end`), range otherwise.
 struct QueryRequest {
@@ -48,7 +41,8 @@ struct QueryRequest {
 
 class PrometheusClient {
  public:
-  // create parses the URL; it does not connect (the first call does).
+  // create parses the URL ("http(s)://host[:port][/prefix]"; errors name --prometheus) and loads
+  // the CA certificates for https; it does not connect (the first call does).
   static Result<PrometheusClient> create(std::string_view url, ClientOptions options = {});
 
   // query runs an instant query at `time` (Unix seconds; server's now when absent).
@@ -71,11 +65,12 @@ class PrometheusClient {
   // ceil(n / max_parallel) requests.
   std::vector<Result<QueryResult>> query_all(const std::vector<QueryRequest>& requests) const;
 
-  const Endpoint& endpoint() const { return endpoint_; }
+  const net::HttpUrl& url() const { return http_->url(); }
 
  private:
-  PrometheusClient(Endpoint endpoint, ClientOptions options) : endpoint_(std::move(endpoint)), options_(options) {}
-  Endpoint endpoint_;
+  PrometheusClient(std::shared_ptr<const net::BlockingClient> http, ClientOptions options)
+      : http_(std::move(http)), options_(options) {}
+  std::shared_ptr<const net::BlockingClient> http_;  // shared settings; each call takes a sibling()
   ClientOptions options_;
 };
 

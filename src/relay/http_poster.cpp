@@ -32,11 +32,11 @@ HttpPoster::~HttpPoster() {
   if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
 }
 
-Result<HttpAnswer> HttpPoster::post(const std::string& url, const std::string& body) {
+Result<net::HttpReply> HttpPoster::post(const std::string& url, const std::string& body) {
   auto* curl = static_cast<CURL*>(curl_);
   if (curl == nullptr) return make_error("cannot POST to channel: curl_easy_init failed");
   curl_easy_reset(curl);
-  HttpAnswer answer;
+  net::HttpReply answer;
   char error_text[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json; charset=utf-8");
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
@@ -54,7 +54,9 @@ Result<HttpAnswer> HttpPoster::post(const std::string& url, const std::string& b
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
   const CURLcode code = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  answer.status = static_cast<int>(status);
   curl_slist_free_all(headers);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   if (code != CURLE_OK) {

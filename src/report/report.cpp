@@ -120,7 +120,7 @@ Result<Report> build_report(const ReportRequest& request) {
 
   auto inner = doctor::selector_matchers(request.selector);
   if (!inner) return inner.error();
-  auto client = promapi::PrometheusClient::create(request.prometheus_url);
+  auto client = promapi::PrometheusClient::create(request.prometheus_url, {.tls = request.tls});
   if (!client) return make_error("cannot use --prometheus " + request.prometheus_url + ": " + client.error().message);
 
   // 1. Which dialects, jobs and models have series in the two periods: one series lookup.
@@ -347,6 +347,7 @@ Result<Report> build_report(const ReportRequest& request) {
     if (rep.worst.found) {
       doctor::DoctorRequest dr;
       dr.prometheus_url = request.prometheus_url;
+      dr.tls = request.tls;
       dr.at = rep.worst.end;
       dr.window_s = 3600;
       dr.baseline_s = 3600;

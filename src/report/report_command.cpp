@@ -80,6 +80,11 @@ void add_report_command(CLI::App& app) {
       "report", "periodic report over Prometheus: per-model latency, volume, errors, tokens, GPU, alerts, "
                 "worst hour with the doctor's findings, hour-of-day profile (last 24 h vs the 24 h before)");
   cmd->add_option("--prometheus", options->flags.prometheus, "Prometheus (or compatible) query API URL")->required();
+  cmd->add_option("--ca-file", options->flags.tls.ca_file,
+                  "PEM CA certificates to trust for an https:// --prometheus, besides the system store")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag_callback("--insecure", [options] { options->flags.tls.verify = false; },
+                "do not verify the TLS certificate of an https:// --prometheus");
   cmd->add_option("--since", options->flags.since,
                   "period start: RFC 3339, Unix seconds or a duration before --until (default 24h)");
   cmd->add_option("--until", options->flags.until, "period end: RFC 3339 or Unix seconds (default now)");

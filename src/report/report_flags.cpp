@@ -13,6 +13,7 @@ Result<ReportRequest> request_from_flags(const ReportFlags& f, double now) {
   r.model = f.model;
   r.state_dir = f.state_dir;
   r.slo_p95_e2e_s = f.slo_p95;
+  r.tls = f.tls;
   if (f.slo_p95 < 0) return make_error("cannot use --slo-p95: must be >= 0 seconds");
   r.until = std::floor(now);
   if (!f.until.empty()) {

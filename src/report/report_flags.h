@@ -17,6 +17,7 @@ namespace inferscope::report {
 struct ReportFlags {
   std::string prometheus, since, until, selector, model, state_dir;
   double slo_p95 = 0;
+  net::TlsOptions tls;  // --ca-file, --insecure
 };
 
 // request_from_flags parses the times (see the file comment). Errors name the flag.

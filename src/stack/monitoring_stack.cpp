@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "common/prom_duration.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack/child_process.h"
 
 namespace inferscope::stack {
@@ -220,7 +220,7 @@ Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const config::St
 Result<void> MonitoringStack::apply_rules(const config::StackConfig& config, const std::vector<RuleFile>& rule_files) {
   auto files = write_generated_files(config, ports_, rule_files);
   if (!files) return files.error();
-  auto reload = blocking_http_request("POST", prometheus_url_ + "/-/reload", {}, {}, seconds(10));
+  auto reload = net::blocking_http_request("POST", prometheus_url_ + "/-/reload", {}, {}, seconds(10));
   if (!reload || reload->status != 200) {
     return make_error("cannot reload Prometheus at " + prometheus_url_ + ": " +
                       (reload ? "HTTP " + std::to_string(reload->status) + " " + reload->body : reload.error().message));

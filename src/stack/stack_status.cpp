@@ -66,8 +66,8 @@ std::string format_utc(std::chrono::system_clock::time_point t) {
   return buffer;
 }
 
-Result<json> fetch_targets(const std::string& prometheus_url) {
-  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3)});
+Result<json> fetch_targets(const std::string& prometheus_url, const net::TlsOptions& tls) {
+  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3), .tls = tls});
   if (!client) return client.error();
   auto targets = client->targets();
   if (!targets) return targets.error();
@@ -87,8 +87,8 @@ Result<json> fetch_targets(const std::string& prometheus_url) {
   return out;
 }
 
-Result<json> fetch_alerts(const std::string& prometheus_url) {
-  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3)});
+Result<json> fetch_alerts(const std::string& prometheus_url, const net::TlsOptions& tls) {
+  auto client = promapi::PrometheusClient::create(prometheus_url, {.timeout = std::chrono::seconds(3), .tls = tls});
   if (!client) return client.error();
   auto alerts = client->alerts();
   if (!alerts) return alerts.error();
@@ -128,7 +128,7 @@ json build_status_json(const StatusInputs& in) {
                                   {"restarts", c.restarts},
                                   {"last_exit", c.last_exit}});
   }
-  if (auto targets = fetch_targets(in.prometheus_url)) {
+  if (auto targets = fetch_targets(in.prometheus_url, in.prometheus_tls)) {
     for (json& t : *targets) {
       const std::string job = t["job"];
       if (const auto d = in.dialects.find(job); d != in.dialects.end()) t["dialect"] = d->second;
@@ -139,7 +139,7 @@ json build_status_json(const StatusInputs& in) {
   } else {
     status["errors"].push_back(targets.error().message);
   }
-  if (auto alerts = fetch_alerts(in.prometheus_url)) {
+  if (auto alerts = fetch_alerts(in.prometheus_url, in.prometheus_tls)) {
     status["alerts"] = std::move(*alerts);
   } else {
     status["errors"].push_back(alerts.error().message);

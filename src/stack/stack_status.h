@@ -16,22 +16,24 @@
 #include <inferscope/common/result.h>
 
 #include "config/stack_config.h"
+#include "net/blocking_client.h"
 #include "stack/supervisor.h"
 
 namespace inferscope::stack {
 
 // fetch_targets returns Prometheus' active targets as
 // [{job, url, health, last_error, last_scrape, kind}] (kind = the inferscope_kind label).
-Result<nlohmann::json> fetch_targets(const std::string& prometheus_url);
+Result<nlohmann::json> fetch_targets(const std::string& prometheus_url, const net::TlsOptions& tls = {});
 
 // fetch_alerts returns Prometheus' pending and firing alerts as
 // [{alertname, state, severity, labels, annotations, active_at, value}].
-Result<nlohmann::json> fetch_alerts(const std::string& prometheus_url);
+Result<nlohmann::json> fetch_alerts(const std::string& prometheus_url, const net::TlsOptions& tls = {});
 
 // StatusInputs are the parts of one status snapshot.
 struct StatusInputs {
   std::vector<ChildStatus> children;
   std::string prometheus_url;
+  net::TlsOptions prometheus_tls;
   std::string alertmanager_url;
   std::string api_url;
   // dialects maps a target's job to the dialect used for its rules (configured or detected).

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::stack {
 namespace {
@@ -87,7 +87,7 @@ Result<void> Supervisor::launch(Child& child) {
     }
     const std::uint16_t port = watch->port.load();
     if (port != 0) {
-      auto reply = blocking_http_request("GET", "http://127.0.0.1:" + std::to_string(port) + spec.ready_path, {}, {},
+      auto reply = net::blocking_http_request("GET", "http://127.0.0.1:" + std::to_string(port) + spec.ready_path, {}, {},
                                          milliseconds(1000));
       if (reply && reply->status == 200) break;
     }

@@ -18,10 +18,10 @@
 #include "doctor/doctor_routes.h"
 #include "drill/drill_robot.h"
 #include "drill/notification_route.h"
+#include "net/blocking_client.h"
 #include "net/http_server.h"
 #include "net/router.h"
 #include "relay/relay.h"
-#include "stack/blocking_http.h"
 #include "stack/kind_follower.h"
 #include "stack/monitoring_stack.h"
 #include "stack/stack_status.h"
@@ -49,6 +49,7 @@ struct UpFlags {
   std::vector<std::string> remote_write;
   bool agent = false;
   std::string prometheus;
+  net::TlsOptions prometheus_tls;  // --ca-file, --insecure: how an https:// --prometheus is reached
   config::BinaryPaths binaries;
   std::string export_grafana;  // write Grafana dashboards + provisioning here, start nothing
 };
@@ -111,7 +112,7 @@ config::StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
 
 void run_status(const UpFlags& f) {
   const std::string url = "http://127.0.0.1:" + std::to_string(f.port) + "/api/status";
-  auto reply = blocking_http_request("GET", url, {}, {}, std::chrono::seconds(10));
+  auto reply = net::blocking_http_request("GET", url, {}, {}, std::chrono::seconds(10));
   if (!reply) fail("cannot reach a running inferscope up: " + reply.error().message);
   const auto status = nlohmann::json::parse(reply->body, nullptr, false);
   if (reply->status != 200 || status.is_discarded()) {
@@ -200,7 +201,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     }
   }
   metrics::Registry registry;
-  UpContext context(registry);
+  UpContext context(registry, f.prometheus_tls);
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) fail("cannot create --state-dir " + config.state_dir.string() + ": " + ec.message());
@@ -217,7 +218,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   // the alert's job/model labels); none until Prometheus is ready.
   options.diagnose = [&context](const relay::Notification& n) {
     std::string url = context.prometheus_url();
-    return url.empty() ? std::string() : doctor::markdown_for_alert(url, n.common_labels);
+    return url.empty() ? std::string() : doctor::markdown_for_alert(url, n.common_labels, 0, 3500, context.prometheus_tls());
   };
   // drill: {enabled: true}: the fire drill's robot is one more channel ("drill"), on its own port.
   std::unique_ptr<drill::DrillRobot> drill_robot;
@@ -240,7 +241,8 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     if (!(drill_robot && c.name == drill::kDrillChannel)) channel_names.push_back(c.name);  // the drill's robot takes no report
   }
   UpReport report(**relay, config.report, channel_names, config.state_dir.string(),
-                  [&context] { return context.prometheus_url(); }, [&print](const std::string& line) { print(line); });
+                  [&context] { return context.prometheus_url(); }, context.prometheus_tls(),
+                  [&print](const std::string& line) { print(line); });
   report_sink = &report;
 
   std::unique_ptr<MonitoringStack> stack;
@@ -263,6 +265,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
       }
     }
     in.prometheus_url = context.prometheus_url();
+    in.prometheus_tls = context.prometheus_tls();
     in.alertmanager_url = context.alertmanager_url();
     in.api_url = api_url;
     if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
@@ -275,13 +278,15 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
-                                  {.scrape_interval_s = config_scrape_seconds(config),
+                                  {.tls = context.prometheus_tls(),
+                                   .scrape_interval_s = config_scrape_seconds(config),
                                    .target_notes = [&stack_mutex, &follower] {
                                      std::lock_guard lock(stack_mutex);
                                      return follower ? follower->snapshot().notes
                                                      : std::map<std::string, std::string>();
                                    }});
-  doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); });  // GET /api/doctor
+  doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); }, "prometheus",
+                            context.prometheus_tls());  // GET /api/doctor
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
                                         .max_body_bytes = 8u << 20, .log_name = "up"},
@@ -360,6 +365,11 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--remote-write", flags->remote_write, "remote_write URL (repeatable)");
   cmd->add_flag("--agent", flags->agent, "run Prometheus in agent mode (scrape and remote-write only; rules run centrally)");
   cmd->add_option("--prometheus", flags->prometheus, "use this Prometheus-compatible API instead of starting one");
+  cmd->add_option("--ca-file", flags->prometheus_tls.ca_file,
+                  "PEM CA certificates to trust for an https:// --prometheus, besides the system store")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag_callback("--insecure", [flags] { flags->prometheus_tls.verify = false; },
+                "do not verify the TLS certificate of an https:// --prometheus");
   cmd->add_option("--export-grafana", flags->export_grafana,
                   "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton) and provisioning YAML "
                   "into this directory, start nothing");

@@ -11,11 +11,15 @@
 
 #include <inferscope/metrics/registry.h>
 
+#include "net/blocking_client.h"
+
 namespace inferscope::stack {
 
 class UpContext {
  public:
-  explicit UpContext(metrics::Registry& registry) : registry_(registry) {}
+  // `prometheus_tls` is how an https:// --prometheus is reached (--ca-file, --insecure).
+  explicit UpContext(metrics::Registry& registry, net::TlsOptions prometheus_tls = {})
+      : registry_(registry), prometheus_tls_(std::move(prometheus_tls)) {}
 
   // prometheus_url is the Prometheus-compatible query API ("http://127.0.0.1:9090"), or empty
   // before the stack is ready.
@@ -23,6 +27,7 @@ class UpContext {
     std::lock_guard lock(mutex_);
     return prometheus_url_;
   }
+  const net::TlsOptions& prometheus_tls() const { return prometheus_tls_; }
   // alertmanager_url is the Alertmanager up runs, or empty (none, or not ready yet).
   std::string alertmanager_url() const {
     std::lock_guard lock(mutex_);
@@ -40,6 +45,7 @@ class UpContext {
 
  private:
   metrics::Registry& registry_;
+  const net::TlsOptions prometheus_tls_;
   mutable std::mutex mutex_;
   std::string prometheus_url_;
   std::string alertmanager_url_;

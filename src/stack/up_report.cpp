@@ -26,12 +26,13 @@ std::string join(const std::vector<std::string>& names) {
 
 UpReport::UpReport(relay::Relay& relay, std::optional<config::ReportSchedule> schedule, std::vector<std::string> all_channels,
                    std::string state_dir, std::function<std::string()> prometheus_url,
-                   std::function<void(const std::string&)> print, std::function<Clock::time_point()> clock)
+                   net::TlsOptions prometheus_tls, std::function<void(const std::string&)> print, std::function<Clock::time_point()> clock)
     : relay_(relay),
       schedule_(std::move(schedule)),
       all_channels_(std::move(all_channels)),
       state_dir_(std::move(state_dir)),
       prometheus_url_(std::move(prometheus_url)),
+      prometheus_tls_(std::move(prometheus_tls)),
       print_(std::move(print)),
       clock_(clock ? std::move(clock) : std::function<Clock::time_point()>([] { return Clock::now(); })) {}
 
@@ -102,6 +103,7 @@ ReportQueued UpReport::build_and_queue(std::vector<std::string> channels, double
   }
   report::ReportRequest request;
   request.prometheus_url = url;
+  request.tls = prometheus_tls_;
   request.since = since;
   request.until = until;
   request.state_dir = state_dir_;

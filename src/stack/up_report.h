@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/report_schedule.h"
+#include "net/blocking_client.h"
 #include "net/router.h"
 #include "relay/relay.h"
 
@@ -42,9 +43,10 @@ struct ReportQueued {
 class UpReport {
  public:
   // schedule: the config's report section (none: only the route works, for every channel).
+  // prometheus_tls: how an https:// Prometheus is reached (up's --ca-file, --insecure).
   // clock: the wall clock the schedule follows (tests shift it; unset = system_clock::now).
   UpReport(relay::Relay& relay, std::optional<config::ReportSchedule> schedule, std::vector<std::string> all_channels,
-           std::string state_dir, std::function<std::string()> prometheus_url,
+           std::string state_dir, std::function<std::string()> prometheus_url, net::TlsOptions prometheus_tls,
            std::function<void(const std::string&)> print,
            std::function<std::chrono::system_clock::time_point()> clock = {});
   ~UpReport();
@@ -81,6 +83,7 @@ class UpReport {
   std::vector<std::string> all_channels_;
   std::string state_dir_;
   std::function<std::string()> prometheus_url_;
+  net::TlsOptions prometheus_tls_;
   std::function<void(const std::string&)> print_;
   std::function<std::chrono::system_clock::time_point()> clock_;
   std::mutex mutex_;

@@ -56,7 +56,7 @@ void add_stack_routes(net::Router& router, const UpContext& context, std::functi
   router.get_blocking("/api/alerts", [&context](const net::Request&) {
     const std::string prometheus = context.prometheus_url();
     if (prometheus.empty()) return unavailable("inferscope up is still starting its stack");
-    auto alerts = fetch_alerts(prometheus);
+    auto alerts = fetch_alerts(prometheus, context.prometheus_tls());
     if (!alerts) return unavailable(alerts.error().message);
     return net::Response::json(nlohmann::json{{"alerts", *alerts}}.dump());
   }, kPrometheusLane);

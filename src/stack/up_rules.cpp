@@ -3,10 +3,10 @@
 
 #include <inferscope/metrics/exposition_parser.h>
 
+#include "alerts/rules_generator.h"
 #include "dialect/detect.h"
 #include "dialect/dialect.h"
-#include "stack/blocking_http.h"
-#include "alerts/rules_generator.h"
+#include "net/blocking_client.h"
 #include "stack/stack_rules_config.h"
 
 namespace inferscope::stack {
@@ -25,7 +25,7 @@ int count_alerts(const std::string& rule_file_text) {
 
 TargetProbe probe_target(const config::TargetConfig& target, const std::string& expected_kind) {
   TargetProbe probe;
-  auto reply = blocking_http_request("GET", target.url, {}, {}, std::chrono::seconds(3));
+  auto reply = net::blocking_http_request("GET", target.url, {}, {}, std::chrono::seconds(3));
   if (!reply) {
     probe.error = reply.error().message;
     return probe;

@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // IncludeRule is one part's row: the parts it may include, single headers of another part it may
-// include (a documented exception such as "stack/blocking_http.h"), or every part (the CLI).
+// include (a documented exception such as "part/file.h"), or every part (the CLI).
 struct IncludeRule {
   std::set<std::string> parts;
   std::set<std::string> headers;

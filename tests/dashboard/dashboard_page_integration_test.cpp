@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack/cli/up_process.h"
 #include "stack/stack_test_support.h"
 
@@ -53,7 +53,7 @@ nlohmann::json run_page_check(const std::string& api, const std::string& expect,
 }
 
 std::optional<int> prometheus_pid(const std::string& api) {
-  auto reply = stack::blocking_http_request("GET", api + "/api/status", {}, {}, 10s);
+  auto reply = net::blocking_http_request("GET", api + "/api/status", {}, {}, 10s);
   if (!reply || reply->status != 200) return std::nullopt;
   auto status = nlohmann::json::parse(reply->body, nullptr, false);
   if (status.is_discarded()) return std::nullopt;
@@ -100,10 +100,10 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
 
   // The doctor compares the fault with a healthy baseline: give the load 40 s before the fault.
   std::this_thread::sleep_until(bench_started + 40s);
-  auto doctor = stack::blocking_http_request("GET", ready->api + "/api/doctor?window=20s&baseline=30s", {}, {}, 20s);
+  auto doctor = net::blocking_http_request("GET", ready->api + "/api/doctor?window=20s&baseline=30s", {}, {}, 20s);
   // up always serves /api/doctor (503 until Prometheus is ready): the doctor panel is required.
   ASSERT_TRUE(doctor && doctor->status != 404) << (doctor ? doctor->body : doctor.error().message);
-  auto fault = stack::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":20})",
+  auto fault = net::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":20})",
                                             "application/json", 10s);
   ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
   auto faulted = run_page_check(ready->api, "fault", (artifacts / "dashboard-fault.png").string(),

@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "alerts/rules_generator.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "support/peers.h"
 #include "support/test_process.h"
 #include "support/wait_until.h"
@@ -130,7 +130,7 @@ const char* kDrillAlerts =
 // Alertmanager and relay, on two targets at once; the robot switch refuses bad bodies.
 TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   ASSERT_NO_FATAL_FAILURE(start(2, kDrillAlerts, true));
-  auto bad = stack::blocking_http_request("POST", api_ + "/api/drill", "{\"refuse\": 1}", "application/json");
+  auto bad = net::blocking_http_request("POST", api_ + "/api/drill", "{\"refuse\": 1}", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400) << bad->body;
   EXPECT_NE(bad->body.find("\"param\":\"refuse\""), std::string::npos) << bad->body;
@@ -156,7 +156,7 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
                 seconds_of(row["seconds_to_resolve"]));
   }
   if (!every_row_ok) {  // what the relay received, and up's event lines, to tell why
-    auto history = stack::blocking_http_request("GET", api_ + "/api/notifications");
+    auto history = net::blocking_http_request("GET", api_ + "/api/notifications");
     ADD_FAILURE() << (history ? history->body : history.error().message) << "\n" << up_->stdout_text() << err;
   }
   EXPECT_TRUE(json["skipped"].empty()) << out;
@@ -166,10 +166,10 @@ TEST_F(DrillTest, FullDrillFiresAndResolvesEveryAlert) {
   EXPECT_TRUE(json["all_fired"].get<bool>());
   // The relay really failed to deliver to the refusing robot, and the drill turned the refusal off.
   EXPECT_NE(up_->stdout_text().find("notification failed channel=drill"), std::string::npos) << up_->stdout_text();
-  auto robot = stack::blocking_http_request("GET", api_ + "/api/drill");
+  auto robot = net::blocking_http_request("GET", api_ + "/api/drill");
   ASSERT_TRUE(robot);
   EXPECT_NE(robot->body.find("\"refusing\":false"), std::string::npos) << robot->body;
-  auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+  auto faults = net::blocking_http_request("GET", serve_url_ + "/admin/faults");
   ASSERT_TRUE(faults);
   EXPECT_EQ(faults->body, "{}");
 }
@@ -187,7 +187,7 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
   EXPECT_NE(out.find("InferscopeErrorRatioHigh           error_rate         fault            NO"), std::string::npos)
       << out;
 
-  auto robot = stack::blocking_http_request("GET", api_ + "/api/drill");
+  auto robot = net::blocking_http_request("GET", api_ + "/api/drill");
   ASSERT_TRUE(robot);
   EXPECT_EQ(robot->status, 404);
   EXPECT_NE(robot->body.find("set `drill: {enabled: true}`"), std::string::npos) << robot->body;
@@ -203,7 +203,7 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
     std::string injected;
     EXPECT_TRUE(inferscope::testing::wait_until(
         [&] {
-          auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+          auto faults = net::blocking_http_request("GET", serve_url_ + "/admin/faults");
           injected = faults ? faults->body : "GET /admin/faults failed";
           return injected.find("error_rate") != std::string::npos;
         },
@@ -213,7 +213,7 @@ TEST_F(DrillTest, NeverFiresInterruptAndBadInput) {
     EXPECT_EQ(p.wait_exit(20s).value_or(-1), 2) << p.stdout_text() << p.stderr_text();
     EXPECT_NE(p.stderr_text().find("inferscope drill: interrupted; the faults set on serve"), std::string::npos)
         << p.stderr_text();
-    auto faults = stack::blocking_http_request("GET", serve_url_ + "/admin/faults");
+    auto faults = net::blocking_http_request("GET", serve_url_ + "/admin/faults");
     ASSERT_TRUE(faults);
     EXPECT_EQ(faults->body.find("error_rate"), std::string::npos) << faults->body;  // cleared
   }

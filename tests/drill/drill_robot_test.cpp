@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "net/http_server.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::drill {
 namespace {
@@ -56,11 +56,11 @@ TEST_F(DrillRobotTest, AcceptsUntilRefusing) {
   EXPECT_EQ(url.str(), (*robot)->url());
   EXPECT_EQ(url.str().rfind("http://127.0.0.1:", 0), 0u) << url.str();
 
-  auto ok = stack::blocking_http_request("POST", (*robot)->url(), R"({"text":"x"})", "application/json");
+  auto ok = net::blocking_http_request("POST", (*robot)->url(), R"({"text":"x"})", "application/json");
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->status, 200);
   (*robot)->set_refusing(true);
-  auto refused = stack::blocking_http_request("POST", (*robot)->url(), R"({"text":"x"})", "application/json");
+  auto refused = net::blocking_http_request("POST", (*robot)->url(), R"({"text":"x"})", "application/json");
   ASSERT_TRUE(refused) << refused.error().message;
   EXPECT_EQ(refused->status, 503);
   const auto error = nlohmann::json::parse(refused->body, nullptr, false);
@@ -75,21 +75,21 @@ TEST_F(DrillRobotTest, RoutesSwitchTheRobot) {
   auto robot = DrillRobot::start(dir_);
   ASSERT_TRUE(robot) << robot.error().message;
   const std::string api = serve(robot->get()) + kDrillApiPath;
-  auto state = stack::blocking_http_request("POST", api, R"({"refuse": true})", "application/json");
+  auto state = net::blocking_http_request("POST", api, R"({"refuse": true})", "application/json");
   ASSERT_TRUE(state) << state.error().message;
   EXPECT_EQ(state->status, 200);
   EXPECT_EQ(nlohmann::json::parse(state->body),
             (nlohmann::json{{"enabled", true}, {"channel", "drill"}, {"refusing", true}, {"accepted", 0}, {"refused", 0}}));
   EXPECT_TRUE((*robot)->refusing());
-  auto bad = stack::blocking_http_request("POST", api, R"({"refuse": "yes"})", "application/json");
+  auto bad = net::blocking_http_request("POST", api, R"({"refuse": "yes"})", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_EQ(nlohmann::json::parse(bad->body)["error"]["param"], "refuse") << bad->body;
   EXPECT_TRUE((*robot)->refusing()) << "a bad body changes nothing";
-  state = stack::blocking_http_request("POST", api, R"({"refuse": false})", "application/json");
+  state = net::blocking_http_request("POST", api, R"({"refuse": false})", "application/json");
   ASSERT_TRUE(state);
   EXPECT_FALSE((*robot)->refusing());
-  state = stack::blocking_http_request("GET", api);
+  state = net::blocking_http_request("GET", api);
   ASSERT_TRUE(state);
   EXPECT_EQ(nlohmann::json::parse(state->body)["refusing"], false);
 }
@@ -99,7 +99,7 @@ TEST_F(DrillRobotTest, RoutesSwitchTheRobot) {
 TEST_F(DrillRobotTest, RoutesAnswer404WhenOff) {
   const std::string api = serve(nullptr) + kDrillApiPath;
   for (const char* method : {"GET", "POST"}) {
-    auto reply = stack::blocking_http_request(method, api, R"({"refuse": true})", "application/json");
+    auto reply = net::blocking_http_request(method, api, R"({"refuse": true})", "application/json");
     ASSERT_TRUE(reply) << reply.error().message;
     EXPECT_EQ(reply->status, 404) << method;
     const auto error = nlohmann::json::parse(reply->body, nullptr, false);

@@ -102,27 +102,28 @@ TEST(ApiResponseTest, Alerts) {
   EXPECT_NE(bad.error().message.find("summary"), std::string::npos) << bad.error().message;
 }
 
-// Tests that endpoint URLs parse with ports and path prefixes and bad ones name the URL.
-TEST(PrometheusClientTest, ParseEndpoint) {
-  auto e = parse_endpoint("http://127.0.0.1:9090");
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->host, "127.0.0.1");
-  EXPECT_EQ(e->port, "9090");
-  EXPECT_EQ(e->path_prefix, "");
-  auto v = parse_endpoint("http://vm:8481/select/0/prometheus/");
+// Tests that base URLs keep their path prefix, https is accepted, and bad URLs name the URL and flag.
+TEST(PrometheusClientTest, CreateParsesBaseUrl) {
+  auto v = PrometheusClient::create("http://vm:8481/select/0/prometheus/");
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->path_prefix, "/select/0/prometheus");
-  auto six = parse_endpoint("http://[::1]:9090");
-  ASSERT_TRUE(six);
-  EXPECT_EQ(six->host, "::1");
-  EXPECT_EQ(parse_endpoint("http://h")->port, "80");
-  for (auto bad : {"https://h:1", "ftp://h", "http://:90", "http://h:0", "http://h:99999", "http://h:x", "http://h/?q"}) {
-    auto r = parse_endpoint(bad);
+  EXPECT_EQ(v->url().base_path, "/select/0/prometheus");
+  EXPECT_EQ(v->url().port, "8481");
+  auto tls = PrometheusClient::create("https://[::1]");
+  ASSERT_TRUE(tls) << tls.error().message;
+  EXPECT_TRUE(tls->url().tls);
+  EXPECT_EQ(tls->url().host, "::1");
+  EXPECT_EQ(tls->url().port, "443");
+  for (auto bad : {"ftp://h", "http://:90", "http://h:0", "http://h:99999", "http://h:x"}) {
+    auto r = PrometheusClient::create(bad);
     EXPECT_FALSE(r) << bad;
     if (!r) {
-      EXPECT_NE(r.error().message.find(bad), std::string::npos);
+      EXPECT_NE(r.error().message.find(bad), std::string::npos) << r.error().message;
+      EXPECT_NE(r.error().message.find("--prometheus"), std::string::npos) << r.error().message;
     }
   }
+  auto missing_ca = PrometheusClient::create("https://h", {.tls = {.ca_file = "/nonexistent/ca.pem"}});
+  ASSERT_FALSE(missing_ca);
+  EXPECT_NE(missing_ca.error().message.find("/nonexistent/ca.pem"), std::string::npos) << missing_ca.error().message;
 }
 
 // Tests that url_encode escapes PromQL's special characters.

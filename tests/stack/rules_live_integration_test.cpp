@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "alerts/rules_generator.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack_test_support.h"
 #include "support/prometheus_process.h"
 #include "support/test_process.h"
@@ -91,7 +91,7 @@ TEST(RulesLiveTest, RulesWorkOnRealServeExposition) {
   EXPECT_FALSE(query_value(prom, "ALERTS{alertname=\"InferscopeErrorRatioHigh\"}").has_value());
 
   auto set_fault = [&](const std::string& body) {
-    auto reply = stack::blocking_http_request("POST", base + "/admin/faults", body, "application/json");
+    auto reply = net::blocking_http_request("POST", base + "/admin/faults", body, "application/json");
     ASSERT_TRUE(reply) << reply.error().message;
     ASSERT_EQ(reply->status, 200) << reply->body;
   };

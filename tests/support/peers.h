@@ -23,6 +23,8 @@ inline constexpr Peer kPromtool{"/usr/bin/promtool", "prometheus"};
 inline constexpr Peer kAlertmanager{"/usr/bin/prometheus-alertmanager", "prometheus-alertmanager"};
 inline constexpr Peer kNodeExporter{"/usr/bin/prometheus-node-exporter", "prometheus-node-exporter"};
 inline constexpr Peer kChromium{"/usr/bin/chromium", "chromium"};
+inline constexpr Peer kNginx{"/usr/sbin/nginx", "nginx-light"};
+inline constexpr Peer kOpenssl{"/usr/bin/openssl", "openssl"};
 
 // peers_installed succeeds when every program is executable; otherwise its message names each
 // missing program and the package to install.

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 
 namespace inferscope::stack::testing {
 
@@ -19,8 +19,8 @@ class LoadLoop {
   explicit LoadLoop(std::uint16_t port) : thread_([this, port] {
       const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1/completions";
       while (!stop_) {
-        (void)blocking_http_request("POST", url, R"({"model":"sim","prompt":"hi","max_tokens":4})", "application/json",
-                                    std::chrono::seconds(5));
+        (void)net::blocking_http_request("POST", url, R"({"model":"sim","prompt":"hi","max_tokens":4})",
+                                         "application/json", std::chrono::seconds(5));
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
     }) {}

@@ -17,10 +17,10 @@
 #include <inferscope/metrics/metrics_server.h>
 #include <inferscope/metrics/registry.h>
 
+#include "net/blocking_client.h"
 #include "net/http_server.h"
 #include "net/router.h"
 #include "serve/server.h"
-#include "stack/blocking_http.h"
 #include "stack/stack_test_support.h"
 #include "load_loop.h"
 #include "up_process.h"
@@ -185,7 +185,7 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
   std::this_thread::sleep_for(3s);
 
   const auto fault_at = std::chrono::steady_clock::now();
-  auto injected = blocking_http_request("POST", serve_url + "/admin/faults", R"({"error_rate": 1.0})", "application/json");
+  auto injected = net::blocking_http_request("POST", serve_url + "/admin/faults", R"({"error_rate": 1.0})", "application/json");
   ASSERT_TRUE(injected && injected->status == 200) << (injected ? injected->body : injected.error().message);
   ASSERT_TRUE(wait_until([&] { return robots.find("webhook", "InferscopeErrorRatioHigh", "firing").has_value(); }, 60s))
       << up.output();
@@ -201,7 +201,7 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
   EXPECT_EQ(message.find(":0)"), std::string::npos) << message;
 
   const auto clear_at = std::chrono::steady_clock::now();
-  auto cleared = blocking_http_request("DELETE", serve_url + "/admin/faults");
+  auto cleared = net::blocking_http_request("DELETE", serve_url + "/admin/faults");
   ASSERT_TRUE(cleared && cleared->status == 200);
   ASSERT_TRUE(wait_until([&] { return robots.find("webhook", "InferscopeErrorRatioHigh", "resolved").has_value(); }, 90s))
       << up.output();

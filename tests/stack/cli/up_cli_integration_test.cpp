@@ -8,7 +8,7 @@
 
 #include "promapi/prometheus_client.h"
 #include "serve/server.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack/child_process.h"
 #include "stack/stack_test_support.h"
 #include "up_process.h"
@@ -44,7 +44,7 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 }
 
 nlohmann::json get_status(const testing::ReadyUrls& urls) {
-  auto reply = blocking_http_request("GET", urls.api + "/api/status");
+  auto reply = net::blocking_http_request("GET", urls.api + "/api/status");
   if (!reply || reply->status != 200) return nullptr;
   return nlohmann::json::parse(reply->body, nullptr, false);
 }

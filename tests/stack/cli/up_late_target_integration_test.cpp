@@ -14,10 +14,10 @@
 #include <sstream>
 #include <thread>
 
+#include "net/blocking_client.h"
 #include "net/http_server.h"
 #include "net/router.h"
 #include "serve/server.h"
-#include "stack/blocking_http.h"
 #include "stack/child_process.h"
 #include "alerts/rules_generator.h"
 #include "stack/stack_test_support.h"
@@ -64,7 +64,7 @@ std::vector<std::string> expected_alerts(const std::string& job, dialect::Dialec
 // loaded_alerts lists the alerting rules Prometheus has loaded in the job's group, sorted.
 std::vector<std::string> loaded_alerts(const std::string& prometheus, const std::string& job) {
   std::vector<std::string> names;
-  auto reply = blocking_http_request("GET", prometheus + "/api/v1/rules?type=alert");
+  auto reply = net::blocking_http_request("GET", prometheus + "/api/v1/rules?type=alert");
   if (!reply || reply->status != 200) return names;
   const auto j = nlohmann::json::parse(reply->body, nullptr, false);
   if (!j.is_object() || !j.contains("data")) return names;
@@ -77,7 +77,7 @@ std::vector<std::string> loaded_alerts(const std::string& prometheus, const std:
 }
 
 nlohmann::json target_status(const testing::ReadyUrls& urls, const std::string& job) {
-  auto reply = blocking_http_request("GET", urls.api + "/api/status");
+  auto reply = net::blocking_http_request("GET", urls.api + "/api/status");
   if (!reply || reply->status != 200) return nullptr;
   const auto status = nlohmann::json::parse(reply->body, nullptr, false);
   if (!status.is_object()) return nullptr;
@@ -133,7 +133,7 @@ void late_serve(std::chrono::seconds late) {
     // The dashboard's target list says the same (once Prometheus has scraped the job's `up`).
     EXPECT_TRUE(wait_until(
         [&] {
-          auto meta = blocking_http_request("GET", urls->api + "/api/dashboard/meta");
+          auto meta = net::blocking_http_request("GET", urls->api + "/api/dashboard/meta");
           if (!meta || meta->status != 200) return false;
           const auto j = nlohmann::json::parse(meta->body, nullptr, false);
           if (!j.is_object()) return false;
@@ -175,7 +175,7 @@ void late_serve(std::chrono::seconds late) {
 
   // Healthy traffic first, so the ratio starts below the threshold; then every request fails.
   std::this_thread::sleep_for(3s);
-  auto injected = blocking_http_request("POST", "http://127.0.0.1:" + std::to_string(port) + "/admin/faults",
+  auto injected = net::blocking_http_request("POST", "http://127.0.0.1:" + std::to_string(port) + "/admin/faults",
                                         R"({"error_rate": 1.0})", "application/json");
   ASSERT_TRUE(injected && injected->status == 200) << (injected ? injected->body : injected.error().message);
   EXPECT_TRUE(wait_until(
@@ -236,7 +236,7 @@ TEST(UpLateTargetIntegrationTest, TargetSwitchedToVllmNamesGetsVllmRules) {
   TempDir dir;
   auto serve = start_serve(0);
   ASSERT_TRUE(serve);
-  auto inferscope_names = blocking_http_request("GET", "http://127.0.0.1:" + std::to_string(serve->port()) + "/metrics");
+  auto inferscope_names = net::blocking_http_request("GET", "http://127.0.0.1:" + std::to_string(serve->port()) + "/metrics");
   ASSERT_TRUE(inferscope_names && inferscope_names->status == 200);
   std::ifstream sample(std::string(INFERSCOPE_SHARED_DIR) + "/samples/vllm-0.11.0-qwen2.5-3b-metrics.txt");
   ASSERT_TRUE(sample) << "missing ../shared/samples/vllm-0.11.0-qwen2.5-3b-metrics.txt";

@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "fake_report_robots.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack/child_process.h"
 #include "stack/stack_test_support.h"
 #include "up_process.h"
@@ -58,7 +58,7 @@ TEST(UpReportIntegrationTest, ReportQueuedAndDeliveredToRobots) {
   ASSERT_TRUE(ready) << up.output();
   const std::string send = ready->api + "/api/report/send";
 
-  auto reply = blocking_http_request("POST", send, "{}", "application/json", 60s);
+  auto reply = net::blocking_http_request("POST", send, "{}", "application/json", 60s);
   ASSERT_TRUE(reply) << reply.error().message;
   ASSERT_EQ(reply->status, 200) << reply->body;
   const json queued = json::parse(reply->body);
@@ -86,7 +86,7 @@ TEST(UpReportIntegrationTest, ReportQueuedAndDeliveredToRobots) {
   EXPECT_TRUE(up.wait_line("inferscope up: report sent to hook (", 10s)) << up.output();
 
   // The schedule, the last report and each channel's delivery in GET /api/status and `up --status`.
-  auto status_reply = blocking_http_request("GET", ready->api + "/api/status", "", "", 30s);
+  auto status_reply = net::blocking_http_request("GET", ready->api + "/api/status", "", "", 30s);
   ASSERT_TRUE(status_reply) << status_reply.error().message;
   ASSERT_EQ(status_reply->status, 200) << status_reply->body;
   const json report_status = json::parse(status_reply->body, nullptr, false).value("report", json());
@@ -115,13 +115,13 @@ TEST(UpReportIntegrationTest, ReportQueuedAndDeliveredToRobots) {
             std::string::npos) << status_text;
   EXPECT_NE(status_text.find("  ding             sent      at "), std::string::npos) << status_text;
 
-  auto unknown = blocking_http_request("POST", send, R"({"channels":["pager"]})", "application/json", 10s);
+  auto unknown = net::blocking_http_request("POST", send, R"({"channels":["pager"]})", "application/json", 10s);
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 400);
   const json error = json::parse(unknown->body, nullptr, false);
   EXPECT_EQ(error["error"]["message"], "unknown channel \"pager\" (configured: ding, hook)") << unknown->body;
   EXPECT_EQ(error["error"]["param"], "channels");
-  auto malformed = blocking_http_request("POST", send, "[", "application/json", 10s);
+  auto malformed = net::blocking_http_request("POST", send, "[", "application/json", 10s);
   ASSERT_TRUE(malformed);
   EXPECT_EQ(malformed->status, 400);
   EXPECT_TRUE(json::parse(malformed->body, nullptr, false).contains("error")) << malformed->body;

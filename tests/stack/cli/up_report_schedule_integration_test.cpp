@@ -56,7 +56,7 @@ TEST(UpReportScheduleIntegrationTest, FiresAtDailyAtForThePrevious24Hours) {
   std::mutex mutex;
   std::vector<std::string> lines;
   UpReport report(
-      **relay, schedule, {"hook"}, dir.path().string(), [&] { return prometheus.url(); },
+      **relay, schedule, {"hook"}, dir.path().string(), [&] { return prometheus.url(); }, {},
       [&](const std::string& line) {
         std::lock_guard lock(mutex);
         lines.push_back(line);

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "serve/server.h"
-#include "stack/blocking_http.h"
+#include "net/blocking_client.h"
 #include "stack/stack_test_support.h"
 #include "up_process.h"
 
@@ -38,7 +38,7 @@ std::vector<std::string> ephemeral_args(const TempDir& dir) {
 }
 
 nlohmann::json get_status(const testing::ReadyUrls& urls) {
-  auto reply = blocking_http_request("GET", urls.api + "/api/status", {}, {}, 20s);
+  auto reply = net::blocking_http_request("GET", urls.api + "/api/status", {}, {}, 20s);
   if (!reply || reply->status != 200) return nullptr;
   return nlohmann::json::parse(reply->body, nullptr, false);
 }
@@ -199,7 +199,7 @@ TEST(UpRobustnessIntegrationTest, NodeExporterIsScrapedRestartedAndGone) {
   ASSERT_TRUE(up.started()) << up.start_error();
   const auto urls = up.wait_ready(60s);
   ASSERT_TRUE(urls) << up.output();
-  auto flags = blocking_http_request("GET", urls->prometheus + "/api/v1/status/flags", {}, {}, 10s);
+  auto flags = net::blocking_http_request("GET", urls->prometheus + "/api/v1/status/flags", {}, {}, 10s);
   ASSERT_TRUE(flags && flags->status == 200) << (flags ? flags->body : flags.error().message);
   const auto flag_values = nlohmann::json::parse(flags->body, nullptr, false);
   ASSERT_TRUE(flag_values.is_object()) << flags->body;
