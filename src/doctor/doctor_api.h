@@ -27,7 +27,7 @@ struct DoctorRequest {
   double baseline_s = 1800;
   std::string selector;
   std::string model;
-  net::TlsOptions tls;  // for an https:// Prometheus (--ca-file, --insecure)
+  net::TlsOptions tls = {};  // for an https:// Prometheus (--ca-file, --insecure)
 };
 
 // run_doctor collects and diagnoses. Errors: Prometheus unreachable or refusing the queries.

@@ -34,7 +34,7 @@ struct ScrapeOptions {
   double duration_s = 60;
   double interval_s = 1;
   std::chrono::milliseconds timeout{5000};
-  net::TlsOptions tls;  // for https:// URLs
+  net::TlsOptions tls = {};  // for https:// URLs
 };
 
 // ScrapeResult is every round plus, per URL, the last error (empty when its last scrape worked).

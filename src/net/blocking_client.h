@@ -40,8 +40,8 @@ struct HttpReply {
 struct BlockingClientOptions {
   std::chrono::milliseconds timeout{10000};  // per request: connect + write + the whole answer
   std::size_t max_body_bytes = 64u << 20;    // a larger answer is an error, not an OOM
-  TlsOptions tls;
-  std::string accept;  // Accept header; none when empty
+  TlsOptions tls = {};
+  std::string accept = {};  // Accept header; none when empty
 };
 
 class BlockingClient {

@@ -28,7 +28,7 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{10000};  // per HTTP exchange: connect + write + read
   unsigned max_parallel = 8;                 // connections used by query_all at most
   std::size_t max_body_bytes = 64u << 20;    // larger answers are an error, not an OOM
-  net::TlsOptions tls;                       // for an https:// URL
+  net::TlsOptions tls = {};                  // for an https:// URL
 };
 
 // QueryRequest is one query of a batch: instant when step_s == 0 (at `end`), range otherwise.

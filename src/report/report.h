@@ -30,7 +30,7 @@ struct ReportRequest {
   double since = 0, until = 0;  // 0 = until - 24h / now
   std::string selector, model, state_dir;  // selector: '{job="x"}'; state_dir: where up keeps relay.db
   double slo_p95_e2e_s = 0;     // p95 e2e objective for the hour-of-day profile; 0 = none (see docs/report.md)
-  net::TlsOptions tls;          // for an https:// Prometheus (--ca-file, --insecure)
+  net::TlsOptions tls = {};     // for an https:// Prometheus (--ca-file, --insecure)
 };
 
 using Value = std::optional<double>;  // nullopt = no data (never rendered as 0)
