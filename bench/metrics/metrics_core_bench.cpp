@@ -24,6 +24,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -323,6 +324,21 @@ void BM_PeerHistogramObserve_1000SeriesRandom(benchmark::State& state) {
   timed_loop(state, [&] { m.peer[order[k++ & (kOrderLength - 1)]]->observe(v.next()); });
 }
 
+// observe_with_exemplar as a traced request makes it: a 32-hex trace id and the wall clock read per
+// call. Main prints its cost over plain observe on the same series (the exemplar path adds label
+// validation, escaping, a clock read and a per-bucket mutex; observe() itself is unchanged).
+constexpr std::string_view kTraceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+void BM_HistogramObserveWithExemplar_Shared(benchmark::State& state) {
+  Histogram h = fixture().shared_histogram;
+  ValueCursor v(state);
+  timed_loop(state, [&] { h.observe_with_exemplar(v.next(), {{"trace_id", kTraceId}}); });
+}
+void BM_HistogramObserveWithExemplar_Separate(benchmark::State& state) {
+  Histogram h = fixture().own_histograms[static_cast<std::size_t>(state.thread_index())];
+  ValueCursor v(state);
+  timed_loop(state, [&] { h.observe_with_exemplar(v.next(), {{"trace_id", kTraceId}}); });
+}
+
 #define HOT_PATH(name) BENCHMARK(name)->Threads(1)->Threads(2)->UseRealTime()
 HOT_PATH(BM_CounterInc_Shared);
 HOT_PATH(BM_PeerCounterInc_Shared);
@@ -338,6 +354,8 @@ HOT_PATH(BM_HistogramObserve_Separate);
 HOT_PATH(BM_PeerHistogramObserve_Separate);
 HOT_PATH(BM_HistogramObserve_1000SeriesRandom);
 HOT_PATH(BM_PeerHistogramObserve_1000SeriesRandom);
+HOT_PATH(BM_HistogramObserveWithExemplar_Shared);
+HOT_PATH(BM_HistogramObserveWithExemplar_Separate);
 
 // ---------------------------------------------------------------- bucket search crossover
 // Justifies detail::kLinearSearchMaxBounds: SIMD linear count vs std::lower_bound, same values.
@@ -467,6 +485,15 @@ int main(int argc, char** argv) {
       if (name.find("threads:2") != std::string::npos) {
         inferscope::bench::print_ratio(ours + " (per thread)", ours_thread, peer_thread);
       }
+    }
+    std::printf("\nobserve_with_exemplar / observe, same series:\n");
+    for (const std::string& name : r.names()) {
+      const std::string with = "BM_HistogramObserveWithExemplar_";
+      if (name.rfind(with, 0) != 0) continue;
+      const std::string plain = "BM_HistogramObserve_" + name.substr(with.size());
+      if (r.time(plain) <= 0) continue;
+      std::printf("ratio %-52s with %8.2f ns  plain %8.2f ns  with/plain %6.2fx\n", name.c_str(), r.time(name),
+                  r.time(plain), r.time(name) / r.time(plain));
     }
     for (const char* labels : {"1Label", "3Labels"}) {
       inferscope::bench::print_ratio(std::string("BM_FamilyWith_") + labels, r.time(std::string("BM_FamilyWith_") + labels),

@@ -1,10 +1,16 @@
 // Histogram storage: per-thread seqlocked shards (see docs/design/metrics-hot-path.md).
 #include <inferscope/metrics/histogram.h>
 
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <optional>
 #include <new>
 #include <thread>
 
 #include <inferscope/metrics/detail/counter_series.h>
+
+#include "detail/text_format.h"
 
 namespace inferscope::metrics {
 namespace detail {
@@ -16,6 +22,22 @@ std::size_t shard_bytes(std::size_t bucket_count) {
   return (raw + kCacheLine - 1) / kCacheLine * kCacheLine;  // whole lines: no sharing with neighbours
 }
 }  // namespace
+
+// OpenMetrics 1.0: an exemplar's label names and values together are at most 128 UTF-8 code points.
+constexpr std::size_t kMaxExemplarCodePoints = 128;
+// The escaped `name="value",...` text of 128 code points: at most 4 bytes per code point (an
+// escaped ASCII character takes 2), plus `=""` and `,` (4 bytes) per label, at most one label per
+// code point.
+constexpr std::size_t kMaxExemplarTextBytes = 8 * kMaxExemplarCodePoints;
+
+struct ExemplarSlot {
+  std::mutex mutex;  // only observe_with_exemplar and append_exemplar take it
+  bool present = false;
+  double value = 0;
+  std::int64_t unix_ms = 0;
+  std::size_t size = 0;
+  char text[kMaxExemplarTextBytes];
+};
 
 HistogramShard* HistogramShard::create(std::size_t bucket_count) noexcept {
   void* raw = ::operator new(shard_bytes(bucket_count), kShardAlign, std::nothrow);
@@ -46,6 +68,7 @@ HistogramSeries::HistogramSeries(std::string labels, std::shared_ptr<RejectCount
 }
 
 HistogramSeries::~HistogramSeries() {
+  delete[] exemplars_.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < shard_count_; ++i) HistogramShard::destroy(shards_[i].load(std::memory_order_relaxed));
   HistogramShard::destroy(shared_);
 }
@@ -93,6 +116,118 @@ double HistogramSeries::read(std::uint64_t* counts, std::uint64_t* scratch) cons
     for (std::size_t b = 0; b < n; ++b) counts[b] += scratch[b];
   }
   return sum;
+}
+
+namespace {
+// format_exemplar_labels writes labels as escaped `a="x",b="y"` into text and returns its length,
+// or nullopt when OpenMetrics forbids the set (a bad or duplicate name, invalid UTF-8, more than
+// 128 code points). Allocates nothing.
+std::optional<std::size_t> format_exemplar_labels(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels, char* text) noexcept {
+  std::size_t code_points = 0;
+  std::size_t size = 0;
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    const auto& [name, value] = *it;
+    if (!is_valid_label_name(name) || !is_valid_utf8(value)) return std::nullopt;
+    for (auto prior = labels.begin(); prior != it; ++prior) {
+      if (prior->first == name) return std::nullopt;
+    }
+    code_points += name.size();  // label names are ASCII
+    for (char c : value) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    if (code_points > kMaxExemplarCodePoints) return std::nullopt;
+    if (size != 0) text[size++] = ',';
+    std::memcpy(text + size, name.data(), name.size());
+    size += name.size();
+    text[size++] = '=';
+    text[size++] = '"';
+    for (char c : value) {
+      if (c == '\\' || c == '"' || c == '\n') {
+        text[size++] = '\\';
+        text[size++] = c == '\n' ? 'n' : c;
+      } else {
+        text[size++] = c;
+      }
+    }
+    text[size++] = '"';
+  }
+  return size;
+}
+
+// append_unix_ms writes milliseconds since the epoch as OpenMetrics seconds with three decimals.
+void append_unix_ms(std::string& out, std::int64_t unix_ms) {
+  if (unix_ms < 0) out += '-';
+  const std::uint64_t magnitude = unix_ms < 0 ? 0 - static_cast<std::uint64_t>(unix_ms) : static_cast<std::uint64_t>(unix_ms);
+  append_uint(out, magnitude / 1000);
+  const std::uint64_t millis = magnitude % 1000;
+  const char digits[4] = {'.', static_cast<char>('0' + millis / 100), static_cast<char>('0' + millis / 10 % 10),
+                          static_cast<char>('0' + millis % 10)};
+  out.append(digits, 4);
+}
+}  // namespace
+
+ExemplarSlot* HistogramSeries::exemplar_slots() noexcept {
+  ExemplarSlot* slots = exemplars_.load(std::memory_order_acquire);
+  if (slots != nullptr) return slots;
+  auto* fresh = new (std::nothrow) ExemplarSlot[bucket_count()];
+  if (fresh == nullptr) return nullptr;
+  if (exemplars_.compare_exchange_strong(slots, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return fresh;
+  }
+  delete[] fresh;  // another thread's first exemplar won
+  return slots;
+}
+
+void HistogramSeries::observe_with_exemplar(
+    double v, std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+    std::int64_t unix_ms) noexcept {
+  if (std::isnan(v)) [[unlikely]] {
+    count_rejected(true);
+    return;
+  }
+  const std::size_t index = bucket_index(bounds_data_, bounds_size_, v);
+  record(index, v);
+  char text[kMaxExemplarTextBytes];
+  const std::optional<std::size_t> size = format_exemplar_labels(labels, text);
+  ExemplarSlot* slots = size ? exemplar_slots() : nullptr;
+  if (slots == nullptr) {
+    count_rejected_exemplar();
+    return;
+  }
+  ExemplarSlot& slot = slots[index];
+  std::lock_guard lock(slot.mutex);
+  // Prometheus drops an exemplar older than the one it stored last for the series, so an older
+  // one arriving late (another thread, a caller-given time) must not replace a newer one.
+  if (slot.present && slot.unix_ms > unix_ms) return;
+  slot.present = true;
+  slot.value = v;
+  slot.unix_ms = unix_ms;
+  slot.size = *size;
+  std::memcpy(slot.text, text, *size);
+}
+
+void HistogramSeries::append_exemplar(std::size_t bucket, std::string& out) const {
+  ExemplarSlot* slots = exemplars_.load(std::memory_order_acquire);
+  if (slots == nullptr) return;
+  char text[kMaxExemplarTextBytes];
+  std::size_t size = 0;
+  double value = 0;
+  std::int64_t unix_ms = 0;
+  {
+    // Copy out first: growing `out` may allocate, and writers should not wait for that.
+    ExemplarSlot& slot = slots[bucket];
+    std::lock_guard lock(slot.mutex);
+    if (!slot.present) return;
+    size = slot.size;
+    value = slot.value;
+    unix_ms = slot.unix_ms;
+    std::memcpy(text, slot.text, size);
+  }
+  out += " # {";
+  out.append(text, size);
+  out += "} ";
+  append_double(out, value);
+  out += ' ';
+  append_unix_ms(out, unix_ms);
 }
 
 namespace {

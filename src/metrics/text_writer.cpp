@@ -100,6 +100,7 @@ void write_histograms(const FamilyCore& family, bool om, std::string& out) {
       cumulative += counts[b];
       append_prefix(out, config.name, "_bucket", series.labels(), les[b]);
       append_uint(out, cumulative);
+      if (om) series.append_exemplar(b, out);  // text 0.0.4 has no exemplars: one fails the scrape
       out += '\n';
     }
     if (print_sum) {
@@ -140,14 +141,17 @@ void write_family(const FamilyCore& family, bool om, std::string& out) {
 void write_rejected(const std::vector<std::unique_ptr<FamilyCore>>& families, bool om, std::string& out) {
   FamilyConfig config;
   config.name = kRejectedName;
-  config.help = "Values ignored by Counter::add (negative or NaN) and Histogram::observe (NaN), by family.";
+  config.help =
+      "Values ignored by Counter::add (negative or NaN) and Histogram::observe (NaN), and exemplars dropped "
+      "for invalid labels, by family.";
   append_metadata(out, config, om);
   for (const auto& family : families) {
     const auto& rejects = family->rejects();
     if (rejects == nullptr) continue;
     const std::pair<const char*, std::uint64_t> rows[] = {
         {"negative", rejects->negative.load(std::memory_order_relaxed)},
-        {"nan", rejects->nan.load(std::memory_order_relaxed)}};
+        {"nan", rejects->nan.load(std::memory_order_relaxed)},
+        {"exemplar", rejects->exemplar.load(std::memory_order_relaxed)}};
     for (const auto& [reason, count] : rows) {
       if (count == 0) continue;
       out += kRejectedName;

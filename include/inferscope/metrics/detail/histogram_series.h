@@ -11,7 +11,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <inferscope/metrics/detail/series_base.h>
@@ -85,6 +89,10 @@ struct HistogramShard {
   static void destroy(HistogramShard* shard) noexcept;
 };
 
+// ExemplarSlot holds one bucket's latest exemplar (defined in histogram.cpp; see
+// HistogramSeries::observe_with_exemplar).
+struct ExemplarSlot;
+
 // HistogramSeries is the state behind a Histogram handle.
 class HistogramSeries : public SeriesBase {
  public:
@@ -99,22 +107,20 @@ class HistogramSeries : public SeriesBase {
       count_rejected(true);
       return;
     }
-    const std::size_t index = bucket_index(bounds_data_, bounds_size_, v);
-    if (HistogramShard* s = own_shard()) [[likely]] {
-      // Single writer: Boehm's seqlock writer. All plain movs on x86; the fences only stop the
-      // compiler (and weakly ordered CPUs) from moving the data stores outside the odd window.
-      const std::uint64_t seq = s->seq.load(std::memory_order_relaxed);
-      s->seq.store(seq + 1, std::memory_order_relaxed);
-      if constexpr (kSeqlockFences) std::atomic_thread_fence(std::memory_order_release);
-      std::atomic<std::uint64_t>& c = s->counts()[index];
-      c.store(c.load(std::memory_order_relaxed) + 1, kSeqlockDataStore);
-      const double sum = std::bit_cast<double>(s->sum_bits.load(std::memory_order_relaxed)) + v;
-      s->sum_bits.store(std::bit_cast<std::uint64_t>(sum), kSeqlockDataStore);
-      s->seq.store(seq + 2, std::memory_order_release);
-      return;
-    }
-    observe_shared(index, v);
+    record(bucket_index(bounds_data_, bounds_size_, v), v);
   }
+
+  // observe_with_exemplar records v like observe() and makes (labels, v, unix_ms) the exemplar of
+  // v's bucket unless that bucket holds one with a later timestamp. Labels that are not valid
+  // OpenMetrics exemplar labels (bad or duplicate names, invalid UTF-8, over 128 code points) drop
+  // the exemplar, not the value, and count reason="exemplar" rejects. Out of line: validation,
+  // escaping and one per-bucket mutex; the first exemplar of the series allocates its slots.
+  void observe_with_exemplar(double v, std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+                             std::int64_t unix_ms) noexcept;
+
+  // append_exemplar appends ` # {labels} value timestamp` (OpenMetrics) for bucket `bucket` when it
+  // has an exemplar; appends nothing otherwise. Holds the bucket's mutex only to copy the slot.
+  void append_exemplar(std::size_t bucket, std::string& out) const;
 
   // bucket_count returns the number of buckets including +Inf.
   std::size_t bucket_count() const noexcept { return bounds_size_ + 1; }
@@ -134,7 +140,25 @@ class HistogramSeries : public SeriesBase {
     if (s == nullptr) [[unlikely]] s = create_shard(slot);
     return s;
   }
+  // record adds one observation of v to bucket `index`.
+  void record(std::size_t index, double v) noexcept {
+    if (HistogramShard* s = own_shard()) [[likely]] {
+      // Single writer: Boehm's seqlock writer. All plain movs on x86; the fences only stop the
+      // compiler (and weakly ordered CPUs) from moving the data stores outside the odd window.
+      const std::uint64_t seq = s->seq.load(std::memory_order_relaxed);
+      s->seq.store(seq + 1, std::memory_order_relaxed);
+      if constexpr (kSeqlockFences) std::atomic_thread_fence(std::memory_order_release);
+      std::atomic<std::uint64_t>& c = s->counts()[index];
+      c.store(c.load(std::memory_order_relaxed) + 1, kSeqlockDataStore);
+      const double sum = std::bit_cast<double>(s->sum_bits.load(std::memory_order_relaxed)) + v;
+      s->sum_bits.store(std::bit_cast<std::uint64_t>(sum), kSeqlockDataStore);
+      s->seq.store(seq + 2, std::memory_order_release);
+      return;
+    }
+    observe_shared(index, v);
+  }
   HistogramShard* create_shard(std::uint32_t slot) noexcept;
+  ExemplarSlot* exemplar_slots() noexcept;
   void observe_shared(std::size_t index, double v) noexcept;
 
   std::shared_ptr<const std::vector<double>> bounds_;
@@ -143,6 +167,8 @@ class HistogramSeries : public SeriesBase {
   std::uint32_t shard_count_;
   std::unique_ptr<std::atomic<HistogramShard*>[]> shards_;
   HistogramShard* shared_;  // multi-writer fallback, allocated eagerly
+  // One slot per bucket, allocated by the first exemplar; observe() never touches it.
+  std::atomic<ExemplarSlot*> exemplars_{nullptr};
 };
 
 }  // namespace inferscope::metrics::detail

@@ -12,11 +12,13 @@
 namespace inferscope::metrics::detail {
 
 // RejectCounts counts values a family's series refused (Counter::add of a negative or NaN value,
-// Histogram::observe(NaN)); exposed as inferscope_metrics_values_rejected_total{family,reason}.
+// Histogram::observe(NaN)) and exemplars it dropped (invalid labels); exposed as
+// inferscope_metrics_values_rejected_total{family,reason="negative"|"nan"|"exemplar"}.
 // Shared by the family and its series, so handles outliving the registry still have a target.
 struct RejectCounts {
   std::atomic<std::uint64_t> negative{0};
   std::atomic<std::uint64_t> nan{0};
+  std::atomic<std::uint64_t> exemplar{0};
 };
 
 // SeriesBase holds what rendering needs besides the values.
@@ -35,6 +37,10 @@ class SeriesBase {
   void count_rejected(bool nan) noexcept {
     if (rejects_ == nullptr) return;
     (nan ? rejects_->nan : rejects_->negative).fetch_add(1, std::memory_order_relaxed);
+  }
+  // count_rejected_exemplar records a dropped exemplar (its value was kept).
+  void count_rejected_exemplar() noexcept {
+    if (rejects_ != nullptr) rejects_->exemplar.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
