@@ -1,6 +1,7 @@
 // libFuzzer target for the exposition parser: feeds the input as text 0.0.4 and as OpenMetrics,
-// runs the validator on every successful parse, checks structural invariants, and round-trips
-// 0.0.4 results through a minimal writer (parse(render(parse(x))) must equal parse(x)).
+// runs the validator on every successful parse, checks structural invariants, round-trips 0.0.4
+// results through a minimal writer (parse(render(parse(x))) must equal parse(x)), and round-trips
+// every OpenMetrics exemplar through a one-line exposition.
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -91,6 +92,61 @@ std::string render_text004(const ParsedExposition& parsed) {
 
 bool same_value(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
+std::size_t code_points(std::string_view text) {
+  std::size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// check_exemplars holds each OpenMetrics exemplar to the 128-code-point limit and writes it back
+// the way the library prints one (labels re-escaped, timestamp as seconds with milliseconds) on a
+// one-line exposition that must parse to the same labels and value, and the same timestamp up to
+// the millisecond the float seconds may lose.
+void check_exemplars(const ParsedExposition& parsed) {
+  for (const auto& family : parsed.families) {
+    for (const auto& sample : family.samples) {
+      if (!sample.exemplar) continue;
+      const auto& exemplar = *sample.exemplar;
+      std::size_t points = 0;
+      std::string line = "a_total 1 # {";
+      for (std::size_t i = 0; i < exemplar.labels.size(); ++i) {
+        const auto& label = exemplar.labels[i];
+        if (label.name.empty()) violated("exemplar label with an empty name");
+        points += code_points(label.name) + code_points(label.value);
+        line += (i ? "," : "") + label.name + "=\"";
+        append_escaped(line, label.value, true);
+        line += "\"";
+      }
+      if (points > 128) violated("exemplar labels over 128 code points accepted");
+      line += "} ";
+      append_number(line, exemplar.value);
+      if (exemplar.timestamp_ms) {
+        const std::int64_t ms = *exemplar.timestamp_ms;
+        const std::uint64_t magnitude = ms < 0 ? 0 - static_cast<std::uint64_t>(ms) : static_cast<std::uint64_t>(ms);
+        char millis[8];
+        std::snprintf(millis, sizeof millis, ".%03u", static_cast<unsigned>(magnitude % 1000));
+        line += std::string(ms < 0 ? " -" : " ") + std::to_string(magnitude / 1000) + millis;
+      }
+      line += "\n# EOF\n";
+      auto again = inferscope::metrics::parse_exposition(line, ExpositionTextFormat::kOpenMetrics100);
+      if (!again) {
+        std::fprintf(stderr, "%s\n%s", again.error().message.c_str(), line.c_str());
+        violated("rewritten exemplar does not parse");
+      }
+      const auto& back = again->families.at(0).samples.at(0).exemplar;
+      if (!back || back->labels != exemplar.labels || !same_value(back->value, exemplar.value)) {
+        violated("exemplar round trip changed labels or value");
+      }
+      // Beyond ~30,000 years the seconds float has less than millisecond resolution.
+      const bool exact = !exemplar.timestamp_ms || std::llabs(*exemplar.timestamp_ms) < 1'000'000'000'000'000;
+      if (back->timestamp_ms.has_value() != exemplar.timestamp_ms.has_value() ||
+          (exact && back->timestamp_ms && std::llabs(*back->timestamp_ms - *exemplar.timestamp_ms) > 1)) {
+        violated("exemplar round trip changed the timestamp");
+      }
+    }
+  }
+}
+
 void check_round_trip(const ParsedExposition& parsed) {
   const std::string rendered = render_text004(parsed);
   auto again = inferscope::metrics::parse_exposition(rendered, ExpositionTextFormat::kPrometheus004);
@@ -129,6 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto openmetrics = inferscope::metrics::parse_exposition(text, ExpositionTextFormat::kOpenMetrics100);
   if (openmetrics) {
     check_structure(*openmetrics, text);
+    check_exemplars(*openmetrics);
   } else if (openmetrics.error().message.rfind("cannot parse exposition at line ", 0) != 0) {
     violated("error message without a position");
   }
