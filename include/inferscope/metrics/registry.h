@@ -29,7 +29,8 @@ class RegistryAccess;
 // Registry holds families in registration order, which is the exposition order. It always exposes
 // two self-metrics: inferscope_metrics_series_dropped_total{family,reason} (with() calls refused:
 // reason family_limit|registry_limit|invalid_label_value) and
-// inferscope_metrics_values_rejected_total{family,reason} (values ignored: negative|nan).
+// inferscope_metrics_values_rejected_total{family,reason} (values ignored: negative|nan; exemplars
+// dropped for invalid labels: exemplar).
 class Registry {
  public:
   // Registry creates an empty registry (plus its self-metrics). Throws std::invalid_argument if a
