@@ -42,6 +42,9 @@ std::string render_prometheus_yml(const config::StackConfig& config, const Stack
     out += fmt::format("  evaluation_interval: {}\n", common::format_prom_duration(config.effective_evaluation_interval()));
   }
   if (!config.agent) {
+    // The in-memory exemplar ring (--enable-feature=exemplar-storage), shared by all series; an
+    // exemplar is ~100 bytes, so this bounds it near 10 MB. 2.42 has no per-job exemplars_limit.
+    out += fmt::format("storage:\n  exemplars:\n    max_exemplars: {}\n", kMaxExemplars);
     out += "alerting:\n  alertmanagers:\n    - static_configs:\n";
     out += fmt::format("        - targets: [{}]\n", loopback(ports.alertmanager));
     if (!rule_file_names.empty()) {

@@ -41,8 +41,11 @@ struct GeneratedFiles {
   std::vector<std::filesystem::path> rule_files;
 };
 
-// render_prometheus_yml renders prometheus.yml: global intervals, alerting to 127.0.0.1:<am>
-// (not in agent mode), rule_files (not in agent mode), one job per target with its kind as the
+// kMaxExemplars is the size of Prometheus' exemplar ring (storage.exemplars.max_exemplars).
+inline constexpr int kMaxExemplars = 100000;
+
+// render_prometheus_yml renders prometheus.yml: global intervals, the exemplar ring, alerting to
+// 127.0.0.1:<am> and rule_files (those three not in agent mode), one job per target with its kind as the
 // `inferscope_kind` label, up's own /metrics, Alertmanager's, Prometheus' own and node-exporter's
 // when their ports are known, and remote_write blocks.
 std::string render_prometheus_yml(const config::StackConfig& config, const StackPorts& ports,

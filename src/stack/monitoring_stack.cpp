@@ -108,6 +108,8 @@ ChildSpec prometheus_spec(const config::StackConfig& config, const GeneratedFile
     } else {
       args.push_back("--storage.tsdb.path=" + data);
       args.push_back("--storage.tsdb.retention.time=" + retention);
+      // Keeps the trace_id exemplars targets expose in OpenMetrics, which 2.42 asks for first.
+      args.push_back("--enable-feature=exemplar-storage");
       // Without this the first notification waits a minute after Prometheus finds Alertmanager.
       args.push_back("--rules.alert.resend-delay=1s");
     }

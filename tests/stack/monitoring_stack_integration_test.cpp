@@ -5,10 +5,17 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <inferscope/metrics/exposition_parser.h>
 #include <inferscope/metrics/metrics_server.h>
 #include <inferscope/metrics/registry.h>
 
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
 #include <mutex>
+
+#include "net/blocking_client.h"
 
 #include "stack_test_support.h"
 
@@ -88,6 +95,73 @@ TEST(MonitoringStackIntegrationTest, StartsScrapesAndRestartsPrometheus) {
   const auto pids = (*stack)->supervisor().status();
   (*stack)->stop();
   for (const auto& c : pids) EXPECT_FALSE(testing::process_alive(c.pid)) << c.name << " still runs after stop";
+}
+
+struct StoredExemplar {
+  std::string trace_id;
+  double le = 0;  // the bucket's bound
+  double value = 0;
+  double timestamp = 0;
+};
+
+// query_exemplars asks Prometheus' /api/v1/query_exemplars for `promql` over the last hour and
+// returns every exemplar it holds (empty on any failure: the caller polls).
+std::vector<StoredExemplar> query_exemplars(const std::string& prometheus_url, const std::string& promql) {
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string form = "query=" + promapi::url_encode(promql) + "&start=" + std::to_string(now - 3600) +
+                           "&end=" + std::to_string(now + 60);
+  auto reply = net::blocking_http_request("POST", prometheus_url + "/api/v1/query_exemplars", form,
+                                          "application/x-www-form-urlencoded");
+  std::vector<StoredExemplar> out;
+  if (!reply || reply->status != 200) return out;
+  const auto json = nlohmann::json::parse(reply->body, nullptr, false);
+  if (json.is_discarded() || !json.contains("data") || !json["data"].is_array()) return out;
+  for (const auto& series : json["data"]) {
+    const auto le = metrics::parse_exposition_float(series["seriesLabels"].value("le", ""));
+    for (const auto& exemplar : series["exemplars"]) {
+      out.push_back({.trace_id = exemplar["labels"].value("trace_id", ""),
+                     .le = le.value_or(std::nan("")),
+                     .value = std::stod(exemplar.value("value", "nan")),
+                     .timestamp = exemplar.value("timestamp", 0.0)});
+    }
+  }
+  return out;
+}
+
+// Tests that up's Prometheus stores the trace_id exemplars a target exposes (OpenMetrics only),
+// each on its value's bucket, and stores each once however many times it scrapes it: the library
+// keeps every exemplar's original timestamp.
+TEST(MonitoringStackIntegrationTest, StoresTargetExemplarsOnce) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  Fixture f;
+  metrics::Histogram h = f.target_registry
+                             .histogram({{.name = "demo_request_duration_seconds", .help = "Latency."}, {0.1, 1}})
+                             .with({});
+  const std::map<std::string, double> traces = {{"4bf92f3577b34da6a3ce929d0e0e4736", 0.05},
+                                                {"0af7651916cd43dd8448eb211c80319c", 0.5},
+                                                {"b7ad6b7169203331b7ad6b7169203331", 3.0}};
+  const auto observed_at = std::chrono::system_clock::now();
+  for (const auto& [trace_id, seconds] : traces) h.observe_with_exemplar(seconds, {{"trace_id", trace_id}}, observed_at);
+  auto stack = MonitoringStack::start(f.config, 1, {}, f.up_registry, f.sink());
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const std::string prom = (*stack)->prometheus_url();
+  const std::string query = "demo_request_duration_seconds_bucket{job=\"sim\"}";
+  std::vector<StoredExemplar> stored;
+  ASSERT_TRUE(wait_until([&] { return (stored = query_exemplars(prom, query)).size() >= traces.size(); }, 30s))
+      << "Prometheus stored " << stored.size() << " exemplars";
+  // Several more scrapes of the unchanged exemplars must not add copies.
+  ASSERT_TRUE(wait_until([&] { return query_value(prom, "count_over_time(up{job=\"sim\"}[1m])") >= 4.0; }, 30s));
+  stored = query_exemplars(prom, query);
+  ASSERT_EQ(stored.size(), traces.size());
+  const double expected_ts = std::chrono::duration<double>(observed_at.time_since_epoch()).count();
+  for (const StoredExemplar& e : stored) {
+    ASSERT_TRUE(traces.count(e.trace_id)) << e.trace_id;
+    const double seconds = traces.at(e.trace_id);
+    EXPECT_EQ(e.value, seconds) << e.trace_id;
+    EXPECT_EQ(e.le, seconds <= 0.1 ? 0.1 : seconds <= 1 ? 1.0 : INFINITY) << e.trace_id;
+    EXPECT_NEAR(e.timestamp, expected_ts, 0.002) << e.trace_id;
+  }
+  (*stack)->stop();
 }
 
 // Tests that a config promtool rejects stops the start with promtool's message and starts nothing.
