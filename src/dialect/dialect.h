@@ -96,9 +96,17 @@ enum class Role : std::uint8_t {
   kInFlight,         // requests received and not yet finished (gauge)
   kDependencyCall,   // seconds per outbound dependency call (histogram, kind_label names it)
   kClientErrors,     // requests rejected as the client's fault (4xx), a counter
+  // The Redis job queue in front of a server (queue_bindings(): up's queue collector, not a server).
+  kQueueWait,        // enqueue -> a worker starts the job (histogram, per job)
+  kQueueRun,         // a worker's start -> end of the job (histogram, per job)
+  kQueueDepth,       // jobs waiting (gauge)
+  kQueueOldestAge,   // age of the oldest waiting job, 0 when empty (gauge)
+  kQueueInProgress,  // jobs taken by a worker and not finished (gauge)
+  kQueueJobs,        // jobs ended, kind_label `outcome` = finished | failed (counter)
+  kQueueWorkers,     // workers, kind_label `state` = busy | idle | stale (gauge)
 };
 
-inline constexpr std::size_t kRoleCount = 43;
+inline constexpr std::size_t kRoleCount = 50;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.
@@ -198,6 +206,10 @@ const Dialect& dialect(DialectId id) noexcept;
 // find_binding returns the binding of `role` in dialect `id`, or nullptr when the dialect has no
 // metric for that role (llama.cpp has no e2e, vLLM no GPU metrics, ...).
 const MetricBinding* find_binding(DialectId id, Role role) noexcept;
+
+// queue_bindings lists the series of up's Redis queue collector (docs/queues.md), one per queue
+// role. They belong to no server dialect: a redis target's registry is its own scrape job.
+std::span<const MetricBinding> queue_bindings() noexcept;
 
 // supports reports whether dialect `id` has a binding for `role`.
 inline bool supports(DialectId id, Role role) noexcept { return find_binding(id, role) != nullptr; }

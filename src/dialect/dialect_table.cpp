@@ -433,6 +433,26 @@ constexpr MetricBinding kNodeBindings[] = {
     {.role = R::kHostMemoryTotal, .kind = K::kGauge, .metric = "node_memory_MemTotal_bytes", .unit = U::kBytes},
 };
 
+// ---- up's Redis queue collector (docs/queues.md; src/queue/queue_metrics.cpp) -----------------
+// No model label: a queue feeds whatever model its workers call. Absent series mean "cannot be
+// known for this queue system", never 0.
+constexpr MetricBinding kQueueBindings[] = {
+    {.role = R::kQueueWait, .kind = K::kHistogram, .metric = "inferscope_queue_wait_seconds", .unit = U::kSeconds,
+     .presence = P::kOptional, .note = "enqueue -> start, observed once per job seen started; absent for Celery and lists"},
+    {.role = R::kQueueRun, .kind = K::kHistogram, .metric = "inferscope_queue_run_seconds", .unit = U::kSeconds,
+     .presence = P::kOptional, .note = "start -> end of a job (RQ only)"},
+    {.role = R::kQueueDepth, .kind = K::kGauge, .metric = "inferscope_queue_depth", .unit = U::kEvents,
+     .aggregation = A::kSum, .note = "jobs waiting, labels queue and system"},
+    {.role = R::kQueueOldestAge, .kind = K::kGauge, .metric = "inferscope_queue_oldest_age_seconds",
+     .unit = U::kSeconds, .presence = P::kOptional, .aggregation = A::kMax, .note = "0 when the queue is empty"},
+    {.role = R::kQueueInProgress, .kind = K::kGauge, .metric = "inferscope_queue_in_progress", .unit = U::kEvents,
+     .presence = P::kOptional, .aggregation = A::kSum},
+    {.role = R::kQueueJobs, .kind = K::kCounter, .metric = "inferscope_queue_jobs_total", .unit = U::kEvents,
+     .presence = P::kOptional, .kind_label = "outcome", .note = "outcome = finished | failed"},
+    {.role = R::kQueueWorkers, .kind = K::kGauge, .metric = "inferscope_queue_workers", .unit = U::kEvents,
+     .presence = P::kOptional, .aggregation = A::kSum, .kind_label = "state", .note = "state = busy | idle | stale"},
+};
+
 constexpr Dialect kDialects[] = {
     {.id = DialectId::kInferscope, .title = "inferscope serve", .model_label = "model",
      .prefixes = kInferscopePrefixes, .bindings = kInferscopeBindings,
@@ -480,6 +500,8 @@ static_assert(in_enum_order(), "kDialects must list every DialectId in enum orde
 }  // namespace
 
 const Dialect& dialect(DialectId id) noexcept { return kDialects[static_cast<std::size_t>(id)]; }
+
+std::span<const MetricBinding> queue_bindings() noexcept { return kQueueBindings; }
 
 const MetricBinding* find_binding(DialectId id, Role role) noexcept {
   for (const MetricBinding& binding : dialect(id).bindings) {

@@ -142,6 +142,14 @@ void evaluate_direct_stages(Evaluation& e);
 std::vector<CauseSpec> error_causes();
 void evaluate_errors(Evaluation& e);
 
+// The job queue in front: workers_down (jobs wait, nothing consumes them), queue_backlog
+// (arrivals outpace busy workers; a consequence, not a cause, when the server behind got slower:
+// then the server's own cause carries the queue's evidence) and worker_failures. Runs last: it
+// reads which server-side causes were found. queue_hypotheses judges the queue alone (no server
+// requests to compare, as when workers stopped calling it).
+std::vector<CauseSpec> queue_causes();
+void evaluate_queue(Evaluation& e);
+
 // Unexplained: the verdict is degraded and no cause above was reported. Not weighed like the
 // others: the flow's last step builds it from what moved (the stage table, else the symptoms)
 // and what was ruled out (considered[]), so a degraded verdict always carries a finding.

@@ -47,6 +47,10 @@ enum class CauseId : std::uint8_t {
   kGatewayQueue,
   // Errors.
   kErrorSpike,
+  // The job queue in front of the server.
+  kWorkersDown,
+  kQueueBacklog,
+  kWorkerFailures,
   // The flow's last word: latency moved and no cause above fits (a finding, never a hypothesis).
   kUnexplained,
 };

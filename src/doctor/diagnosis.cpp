@@ -48,6 +48,7 @@ class Reasoner {
     e2e_ = e_.e2e = s_.find(SignalId::kE2e);
     bool llamacpp_style = !e2e_ && (s_.find(SignalId::kTpot) || s_.find(SignalId::kPrefillTimePerToken));
     if (!e2e_ && !llamacpp_style) {
+      if (queue_alone("no end-to-end latency metric of a server")) return finish();
       no_data("no end-to-end latency metric found" + std::string(s_.dialect.empty() ? " (no known dialect)" : ""));
       return finish();
     }
@@ -87,9 +88,58 @@ class Reasoner {
       d_.e2e_incident = e2e_->incident;
       return false;
     }
-    no_data("too few finished requests to compare (baseline " + number(base_n) + ", incident " + number(inc_n) +
-            ", need " + number(o_.min_requests) + ")");
+    std::string few = "too few finished requests to compare (baseline " + number(base_n) + ", incident " +
+                      number(inc_n) + ", need " + number(o_.min_requests) + ")";
+    // Workers that stopped consuming leave the server idle: the queue in front tells why.
+    if (!queue_alone("the server behind the queue has " + few)) no_data(few);
     return false;
+  }
+
+  static bool is_queue_cause(CauseId id) {
+    return id == CauseId::kWorkersDown || id == CauseId::kQueueBacklog || id == CauseId::kWorkerFailures;
+  }
+
+  // queue_phrase: what users of the queue feel, "jobs wait in the queue (peak depth 1 -> 40,
+  // oldest job 500 ms -> 60.00 s)".
+  std::string queue_phrase() const {
+    const Quantity* depth = s_.find(SignalId::kQueueDepth);
+    const Quantity* age = s_.find(SignalId::kQueueOldestAge);
+    std::string text = "jobs wait in the queue (peak depth " + number(depth ? depth->baseline.max : kNaN) +
+                       " -> " + number(depth ? depth->incident.max : kNaN);
+    if (age) text += ", oldest job " + seconds(age->baseline.max) + " -> " + seconds(age->incident.max);
+    return text + ")";
+  }
+
+  // queue_alone weighs the queue in front when the server gives nothing to compare: workers
+  // that stopped consuming send it no requests. True when a queue cause was found.
+  bool queue_alone(const std::string& why) {
+    detail::evaluate_queue(e_);
+    for (const Hypothesis& h : e_.hypotheses) {
+      const std::string cause(to_string(h.cause));
+      if (h.strength < o_.min_score) {
+        if (h.strength > 0 || !h.why_not.empty()) d_.considered.push_back({cause, h.strength, h.why_not});
+        continue;
+      }
+      d_.findings.push_back({cause, stage_name(h.stage), std::min(1.0, h.strength), kNaN, h.summary, h.evidence,
+                             h.next_steps});
+    }
+    if (d_.findings.empty() ||
+        std::none_of(d_.findings.begin(), d_.findings.end(), [](const Finding& f) {
+          auto id = cause_from_string(f.cause);
+          return id && is_queue_cause(*id);
+        })) {
+      e_.hypotheses.clear();
+      d_.considered.clear();
+      return false;
+    }
+    std::stable_sort(d_.findings.begin(), d_.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.score > b.score; });
+    d_.verdict = "degraded";
+    const Finding& top = d_.findings.front();
+    d_.headline = "degraded: " + queue_phrase() + "; top cause " + top.cause +
+                  (top.stage.empty() ? "" : " (" + top.stage + ")");
+    d_.notes.push_back(why + ": the queue in front was weighed on its own");
+    return true;
   }
 
   // --- slowdown ------------------------------------------------------------------------------
@@ -198,9 +248,12 @@ class Reasoner {
       row.incident = q->incident;
       if (!std::isnan(q->baseline.per_request) && !std::isnan(q->incident.per_request)) {
         row.delta_s = q->incident.per_request - q->baseline.per_request;
-        total += row.delta_s;
         e_.stage_deltas[row.stage] = row.delta_s;
-        if (change > 0) row.share = row.delta_s / change;
+        // The queue's wait comes before the server's e2e: no share of its change.
+        if (stage != Stage::kQueueWait) {
+          total += row.delta_s;
+          if (change > 0) row.share = row.delta_s / change;
+        }
       }
       d_.stages.push_back(row);
     }
@@ -218,6 +271,7 @@ class Reasoner {
     detail::evaluate_concurrency_limit(e_);
     detail::evaluate_direct_stages(e_);
     detail::evaluate_errors(e_);
+    detail::evaluate_queue(e_);
     std::stable_sort(e_.hypotheses.begin(), e_.hypotheses.end(),
                      [](const Hypothesis& a, const Hypothesis& b) { return a.cause < b.cause; });
   }
@@ -323,7 +377,10 @@ class Reasoner {
                          [](const Finding& a, const Finding& b) { return a.score > b.score; });
       }
       const Finding& top = d_.findings.front();
-      if (symptom_only) {
+      auto top_id = cause_from_string(top.cause);
+      if (!latency_changed && top_id && is_queue_cause(*top_id)) {
+        d_.headline = "degraded: " + (*top_id == CauseId::kWorkerFailures ? top.summary : queue_phrase());
+      } else if (symptom_only) {
         d_.headline = "degraded: " + symptom_phrase();
       } else if (e2e_ && !std::isnan(change)) {
         d_.headline = "degraded: mean e2e " + seconds(e2e_change.baseline) + " -> " + seconds(e2e_change.incident) +

@@ -60,6 +60,12 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kClientErrors: return signal(SignalId::kClientErrorRate, group, id);
     // Host CPU: evidence for the CPU-side causes (tokenization, scheduling, the gateway).
     case Role::kHostCpuBusy: return signal(SignalId::kHostCpuBusy, group, id);
+    // The job queue in front: its wait is the first stage a user's job passes.
+    case Role::kQueueWait: group = RoleGroup::kStage; id = std::string(dialect::to_string(b.role)); return true;
+    case Role::kQueueRun: return signal(SignalId::kQueueRun, group, id);
+    case Role::kQueueDepth: return signal(SignalId::kQueueDepth, group, id);
+    case Role::kQueueOldestAge: return signal(SignalId::kQueueOldestAge, group, id);
+    case Role::kQueueInProgress: return signal(SignalId::kQueueInProgress, group, id);
     default: return false;
   }
 }
@@ -99,6 +105,46 @@ bool expected_role(Role r) {
 
 constexpr const auto& kOrder = dialect::kAllDialects;
 
+// The queue collector's series stand beside the server dialects under this name.
+constexpr std::string_view kQueueSource = "queue";
+
+// queue_specs reads the queue collector's bindings; outcomes and worker states are split into a
+// signal each by their label value (docs/queues.md spells them).
+std::vector<RoleSpec> queue_specs() {
+  std::vector<RoleSpec> out;
+  for (const dialect::MetricBinding& b : dialect::queue_bindings()) {
+    RoleSpec s;
+    bool supported = false;
+    s.kind = kind_of(b.kind, supported);
+    s.metrics.emplace_back(b.metric);
+    s.aggregation = b.aggregation == dialect::Aggregation::kMax ? Aggregation::kMax : Aggregation::kSum;
+    auto split = [&](SignalId id, std::string_view label_value, const char* unit) {
+      RoleSpec part = s;
+      part.group = RoleGroup::kSignal;
+      part.id = std::string(to_string(id));
+      part.matchers = std::string(b.kind_label) + "=\"" + std::string(label_value) + "\"";
+      part.unit = unit;
+      out.push_back(std::move(part));
+    };
+    switch (b.role) {
+      case Role::kQueueJobs:
+        split(SignalId::kQueueJobsFinished, "finished", "jobs/s");
+        split(SignalId::kQueueJobsFailed, "failed", "jobs/s");
+        continue;
+      case Role::kQueueWorkers:
+        split(SignalId::kQueueWorkersBusy, "busy", "workers");
+        split(SignalId::kQueueWorkersIdle, "idle", "workers");
+        split(SignalId::kQueueWorkersStale, "stale", "workers");
+        continue;
+      default: break;
+    }
+    if (!place(b, s.group, s.id)) continue;
+    s.unit = b.unit == dialect::Unit::kSeconds ? "s" : "jobs";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> detect_dialects(const std::set<std::string>& names) {
@@ -110,6 +156,8 @@ std::vector<std::string> detect_dialects(const std::set<std::string>& names) {
   bool inferscope_requests = any_prefix("inferscope_request_duration_seconds") ||
                              any_prefix("inferscope_stage_duration_seconds") || any_prefix("inferscope_requests_total");
   if (inferscope_requests) out.push_back(any_prefix("inferscope_engine_") ? "inferscope" : "gateway");
+  bool queue = false;
+  for (const dialect::MetricBinding& b : dialect::queue_bindings()) queue = queue || any_prefix(b.metric);
   for (DialectId id : kOrder) {
     if (id == DialectId::kInferscope || id == DialectId::kGateway) continue;
     for (std::string_view prefix : dialect::dialect(id).prefixes)
@@ -118,12 +166,18 @@ std::vector<std::string> detect_dialects(const std::set<std::string>& names) {
         break;
       }
   }
+  // After the servers: the queue is not a server kind, and a server dialect names the snapshot.
+  if (queue) out.emplace_back(kQueueSource);
   return out;
 }
 
 std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
   std::vector<RoleSpec> out;
   for (const auto& name : dialects) {
+    if (name == kQueueSource) {
+      for (RoleSpec& spec : queue_specs()) out.push_back(std::move(spec));
+      continue;
+    }
     auto id = dialect::parse_dialect(name);
     if (!id) continue;
     const dialect::Dialect& d = dialect::dialect(*id);

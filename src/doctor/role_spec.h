@@ -45,7 +45,8 @@ struct RoleSpec {
 
 // detect_dialects lists the dialects (src/dialect spellings: "inferscope", "gateway", "vllm",
 // "llamacpp", "tgi", "triton", "dcgm") whose family prefixes appear among `metric_names`, richest
-// first. Empty when none is recognised.
+// first, then "queue" when up's queue collector series are among them (role_specs_for reads its
+// roles: the queue_wait stage, depth, oldest age, jobs, workers). Empty when none is recognised.
 std::vector<std::string> detect_dialects(const std::set<std::string>& metric_names);
 
 // role_specs_for turns the dialect table's bindings (src/dialect) into the doctor's role specs,

@@ -297,6 +297,13 @@ void add_derived_quantities(Snapshot& snap) {
         if (st.has_data() && whole.count > 0) st.per_request = st.mean * st.count / whole.count;
         else if (whole.count > 0) st.per_request = 0;
       };
+      // A job waits once before its request reaches the server: its wait per job is what it adds
+      // to the e2e the user sees (NaN while no job started, as when no worker consumes).
+      if (name == dialect::to_string(Role::kQueueWait)) {
+        stage.baseline.per_request = stage.baseline.mean;
+        stage.incident.per_request = stage.incident.mean;
+        continue;
+      }
       per_request(stage.baseline, e2e->baseline);
       per_request(stage.incident, e2e->incident);
     }

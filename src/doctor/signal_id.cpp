@@ -7,7 +7,7 @@ namespace inferscope::doctor {
 namespace {
 
 // The one table of signal ids, in enum order (checked below).
-constexpr std::array<std::pair<SignalId, std::string_view>, 28> kNames{{
+constexpr std::array<std::pair<SignalId, std::string_view>, 37> kNames{{
     {SignalId::kE2e, "e2e"},
     {SignalId::kTtft, "ttft"},
     {SignalId::kTpot, "tpot"},
@@ -36,12 +36,21 @@ constexpr std::array<std::pair<SignalId, std::string_view>, 28> kNames{{
     {SignalId::kEngineBusy, "engine_busy"},
     {SignalId::kGpuUtil, "gpu_util"},
     {SignalId::kHostCpuBusy, "host_cpu_busy"},
+    {SignalId::kQueueRun, "queue_run"},
+    {SignalId::kQueueDepth, "queue_depth"},
+    {SignalId::kQueueOldestAge, "queue_oldest_age"},
+    {SignalId::kQueueInProgress, "queue_in_progress"},
+    {SignalId::kQueueJobsFinished, "queue_jobs_finished"},
+    {SignalId::kQueueJobsFailed, "queue_jobs_failed"},
+    {SignalId::kQueueWorkersBusy, "queue_workers_busy"},
+    {SignalId::kQueueWorkersIdle, "queue_workers_idle"},
+    {SignalId::kQueueWorkersStale, "queue_workers_stale"},
 }};
 
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < kNames.size(); ++i)
     if (static_cast<std::size_t>(kNames[i].first) != i) return false;
-  return static_cast<std::size_t>(SignalId::kHostCpuBusy) + 1 == kNames.size();
+  return static_cast<std::size_t>(SignalId::kQueueWorkersStale) + 1 == kNames.size();
 }
 static_assert(in_enum_order(), "kNames lists every SignalId once, in enum order");
 
@@ -55,6 +64,6 @@ std::optional<SignalId> signal_from_string(std::string_view id) noexcept {
   return std::nullopt;
 }
 
-bool is_latency(SignalId id) noexcept { return id <= SignalId::kStep; }
+bool is_latency(SignalId id) noexcept { return id <= SignalId::kStep || id == SignalId::kQueueRun; }
 
 }  // namespace inferscope::doctor

@@ -47,6 +47,16 @@ enum class SignalId : std::uint8_t {
   kGpuUtil,
   // Host.
   kHostCpuBusy,
+  // The Redis job queue in front (up's queue collector; its wait is the queue_wait stage).
+  kQueueRun,            // latency: a worker's start -> end of a job
+  kQueueDepth,          // jobs waiting
+  kQueueOldestAge,      // seconds the oldest waiting job has waited
+  kQueueInProgress,     // jobs taken and not finished
+  kQueueJobsFinished,   // jobs finished per second
+  kQueueJobsFailed,     // jobs failed per second
+  kQueueWorkersBusy,
+  kQueueWorkersIdle,
+  kQueueWorkersStale,   // registered workers that stopped heartbeating
 };
 
 // to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.

@@ -8,7 +8,7 @@
 namespace inferscope::doctor::detail {
 namespace {
 
-constexpr std::array kPipeline = {Stage::kGatewayQueue, Stage::kUpstreamConnect, Stage::kPreprocess,
+constexpr std::array kPipeline = {Stage::kQueueWait,    Stage::kGatewayQueue, Stage::kUpstreamConnect, Stage::kPreprocess,
                                   Stage::kDependency,   Stage::kQueue,           Stage::kPrefill,
                                   Stage::kDecode,       Stage::kInference,       Stage::kPostprocess,
                                   Stage::kSend,         Stage::kUpstreamTtft,    Stage::kStream};

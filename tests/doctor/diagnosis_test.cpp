@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
 #include "doctor/sampled_roles.h"
@@ -475,6 +478,184 @@ TEST(DiagnosisTest, DegradedWithoutCauseIsUnexplained) {
   EXPECT_EQ(to_json(d)["findings"].at(0)["cause"], "unexplained");
   EXPECT_NE(to_text(d).find("unexplained"), std::string::npos);
   EXPECT_NE(to_markdown(d).find("unexplained"), std::string::npos);
+}
+
+// --- the job queue in front (up's queue collector) ---------------------------------------------
+
+// line builds a gauge window whose samples go from `from` to `to`: flat until `start` (a share
+// of the window), then linearly.
+WindowStat line(double from, double to, double start = 0, int n = 12) {
+  WindowStat w;
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    double t = static_cast<double>(i) / (n - 1);
+    double v = t <= start ? from : from + (to - from) * (t - start) / (1 - start);
+    w.intervals.push_back(v);
+    total += v;
+    w.max = std::isnan(w.max) ? v : std::max(w.max, v);
+  }
+  w.mean = total / n;
+  w.count = n;
+  return w;
+}
+
+// rate builds a counter window: `per_s` in every interval, `stop_at` (a share) onwards 0.
+WindowStat rate(double per_s, double seconds, double stop_at = 1, int n = 12) {
+  WindowStat w;
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    double v = static_cast<double>(i) / n < stop_at ? per_s : 0;
+    w.intervals.push_back(v);
+    total += v * seconds / n;
+  }
+  w.mean = total / seconds;
+  w.count = total;
+  return w;
+}
+
+// queued adds a healthy queue in front of steady(): 5 jobs/s (one request each), 2 workers about
+// 75 % busy, 0.2 s wait, run time = the server's e2e plus a little.
+Snapshot queued() {
+  Snapshot s = steady();
+  s.stages["queue_wait"] = quantity(0.2, 0.2, 1500, "s", 0.05);
+  s.latency["queue_run"] = quantity(0.31, 0.31, 1500);
+  s.signals["queue_depth"].baseline = line(1, 1);
+  s.signals["queue_depth"].incident = line(1, 1);
+  s.signals["queue_oldest_age"].baseline = line(0.4, 0.4);
+  s.signals["queue_oldest_age"].incident = line(0.4, 0.4);
+  s.signals["queue_in_progress"] = quantity(1.5, 1.5, 12, "jobs");
+  s.signals["queue_jobs_finished"].baseline = rate(5, 1800);
+  s.signals["queue_jobs_finished"].incident = rate(5, 300);
+  s.signals["queue_jobs_failed"].baseline = rate(0, 1800);
+  s.signals["queue_jobs_failed"].incident = rate(0, 300);
+  s.signals["queue_workers_busy"] = quantity(1.5, 1.5, 12, "workers");
+  s.signals["queue_workers_idle"] = quantity(0.5, 0.5, 12, "workers");
+  s.signals["queue_workers_stale"] = quantity(0, 0, 12, "workers");
+  for (auto* m : {&s.signals, &s.latency, &s.stages})
+    for (auto& [id, q] : *m)
+      if (id.rfind("queue", 0) == 0) q.metric = "inferscope_" + id;
+  return s;
+}
+
+bool reports(const Diagnosis& d, const std::string& cause) {
+  for (const auto& f : d.findings)
+    if (f.cause == cause) return true;
+  return false;
+}
+
+// Tests that a healthy queue in front changes nothing, and that the queue's wait is the first
+// stage of the table.
+TEST(QueueDiagnosisTest, HealthyQueueIsHealthy) {
+  Diagnosis d = run(queued());
+  EXPECT_EQ(d.verdict, "healthy") << to_text(d);
+  ASSERT_FALSE(d.stages.empty());
+  EXPECT_EQ(d.stages.front().stage, "queue_wait");
+  EXPECT_TRUE(std::isnan(d.stages.front().share)) << "the queue's wait is outside the server's e2e change";
+}
+
+// Tests workers_down: the workers stop, jobs pile up and age a second per second, the server
+// behind idles. Both when the server still finished enough requests early in the window and when
+// it got none at all (then only the queue tells).
+TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
+  Snapshot late = queued();  // workers killed three quarters into the window
+  late.signals["queue_depth"].incident = line(1, 75, 0.75);
+  late.signals["queue_oldest_age"].incident = line(0.4, 75, 0.75);
+  late.signals["queue_jobs_finished"].incident = rate(5, 300, 0.75);
+  late.signals["queue_in_progress"].incident = line(1.5, 0, 0.75);
+  late.signals["queue_workers_busy"].incident = line(1.5, 0, 0.75);
+  late.signals["queue_workers_idle"].incident = line(0.5, 0, 0.75);
+  late.signals["request_rate"] = quantity(5, 3.75, 100, "req/s", 0.02);
+  Diagnosis d = run(late);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue_wait");
+  EXPECT_FALSE(reports(d, "queue_backlog")) << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("no live worker"), std::string::npos) << d.findings.front().summary;
+
+  Snapshot idle = queued();  // gone for the whole window; their hashes have not expired yet
+  idle.signals["queue_depth"].incident = line(20, 320);
+  idle.signals["queue_oldest_age"].incident = line(4, 304);
+  idle.signals["queue_jobs_finished"].incident = rate(0, 300);
+  idle.signals["queue_in_progress"].incident = line(0, 0);
+  idle.signals["queue_workers_busy"].incident = line(0, 0);
+  idle.signals["queue_workers_idle"].incident = line(2, 2);
+  idle.stages["queue_wait"].incident = window(kNaN, 0);
+  idle.latency["e2e"].incident = window(kNaN, 0);
+  idle.signals["request_rate"].incident = window(0, 0);
+  idle.signals["running"].incident = window(0, 100);
+  Diagnosis i = run(idle);
+  ASSERT_EQ(i.verdict, "degraded") << to_text(i);
+  EXPECT_EQ(i.findings.front().cause, "workers_down") << to_text(i);
+  EXPECT_NE(i.headline.find("jobs wait in the queue"), std::string::npos) << i.headline;
+  EXPECT_NE(i.findings.front().summary.find("none busy"), std::string::npos) << i.findings.front().summary;
+}
+
+// Tests queue_backlog: a burst beyond what two saturated workers can run. The server behind sees
+// the same load (the workers cap it), the queue grows, and the finding names the capacity gap.
+TEST(QueueDiagnosisTest, BacklogWhenArrivalsOutpaceBusyWorkers) {
+  Snapshot s = queued();
+  s.signals["queue_depth"].incident = line(1, 1800);
+  s.signals["queue_oldest_age"].incident = line(0.4, 280);
+  s.stages["queue_wait"].incident = window(60, 1950, 0);
+  s.signals["queue_jobs_finished"].incident = rate(6.5, 300);
+  s.signals["queue_in_progress"].incident = line(2, 2);
+  s.signals["queue_workers_busy"].incident = line(2, 2);
+  s.signals["queue_workers_idle"].incident = line(0, 0);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "queue_backlog") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue_wait");
+  EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
+  const std::string& summary = d.findings.front().summary;
+  EXPECT_NE(summary.find("/s short"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("more workers"), std::string::npos) << summary;
+}
+
+// Tests the trap: the server behind the queue decodes slower, so every job runs longer, the same
+// workers finish fewer and the queue backs up. The cause is decode_slowdown; the backlog is its
+// consequence, said in its finding, not a queue cause of its own.
+TEST(QueueDiagnosisTest, DecodeSlowdownBehindQueueIsTheServersCause) {
+  Snapshot s = queued();
+  s.latency["e2e"] = quantity(0.300, 0.750, 100, "s", 0.02);
+  s.stages["decode"] = quantity(0.245, 0.695);
+  s.latency["tpot"] = quantity(0.008, 0.022);
+  s.latency["itl"] = quantity(0.008, 0.022);
+  s.latency["queue_run"] = quantity(0.31, 0.76, 1500);
+  s.signals["request_rate"] = quantity(5, 2.6, 100, "req/s", 0.02);
+  s.signals["queue_jobs_finished"].incident = rate(2.6, 300);
+  s.signals["queue_depth"].incident = line(1, 720);
+  s.signals["queue_oldest_age"].incident = line(0.4, 140);
+  s.stages["queue_wait"].incident = window(40, 780, 0);
+  s.signals["queue_in_progress"].incident = line(2, 2);
+  s.signals["queue_workers_busy"].incident = line(2, 2);
+  s.signals["queue_workers_idle"].incident = line(0, 0);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "decode_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "decode");
+  EXPECT_NE(top.summary.find("backlog is its consequence"), std::string::npos) << top.summary;
+  for (const auto& f : d.findings)
+    EXPECT_TRUE(f.cause != "queue_backlog" && f.cause != "workers_down") << to_text(d);
+  bool said = false;
+  for (const auto& c : d.considered)
+    said |= c.cause == "queue_backlog" && c.reason.find("a consequence of decode_slowdown") != std::string::npos;
+  EXPECT_TRUE(said) << to_text(d);
+}
+
+// Tests worker_failures: the failed share of jobs rises while the server's own errors do not.
+TEST(QueueDiagnosisTest, WorkerFailuresWhenFailedShareRises) {
+  Snapshot s = queued();
+  s.signals["queue_jobs_finished"].incident = rate(4, 300);
+  s.signals["queue_jobs_failed"].incident = rate(1, 300);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "worker_failures") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("from 0% to 20%"), std::string::npos) << d.findings.front().summary;
 }
 
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.

@@ -1,0 +1,352 @@
+// The job queue in front of the server (up's Redis queue collector): workers take jobs off it and
+// call the server, so a job's time is its wait in the queue plus its run. The queue grows when
+// jobs arrive faster than the workers finish them. That has three reasons, told apart by what
+// the workers and the server do meanwhile:
+// - nothing consumes (workers dead, stuck or listening elsewhere): jobs wait, none starts or
+//   ends, the oldest job ages about a second per second, and the server behind idles;
+// - the workers are busy and arrivals outpace them (a burst, too few workers): jobs still end
+//   at the workers' pace, run time unchanged, the gap is arrivals minus completions;
+// - the server behind got slower: each job runs longer, so the same workers finish fewer and the
+//   queue backs up too. Then the server's cause is the cause and the backlog its consequence.
+#include <algorithm>
+#include <cmath>
+
+#include "doctor/cause_family.h"
+
+namespace inferscope::doctor::detail {
+namespace {
+
+const Stage kWaitStage = Stage::kQueueWait;
+
+// Tail compares the last quarter of the incident window with the whole baseline: an incident
+// that began inside the window shows there first (workers killed a minute ago).
+struct Tail {
+  double first = kNaN, last = kNaN;  // gauge: values at the quarter's start and the window's end
+  double mean = kNaN;                // counter: rate over the quarter
+  double seconds = 0;                // the quarter's length
+};
+
+Tail tail_of(const WindowStat& w, double window_seconds) {
+  Tail t;
+  const auto& v = w.intervals;
+  if (v.empty() || !(window_seconds > 0)) return t;
+  std::size_t n = v.size(), k = std::max<std::size_t>(2, n / 4);
+  k = std::min(k, n);
+  std::size_t from = n - k;
+  double sum = 0;
+  int with = 0;
+  for (std::size_t i = from; i < n; ++i)
+    if (!std::isnan(v[i])) {
+      if (std::isnan(t.first)) t.first = v[i];
+      t.last = v[i];
+      sum += v[i];
+      ++with;
+    }
+  if (with > 0) t.mean = sum / with;
+  t.seconds = window_seconds * static_cast<double>(k - 1) / static_cast<double>(std::max<std::size_t>(1, n - 1));
+  return t;
+}
+
+double or_zero(double v) { return std::isnan(v) ? 0 : v; }
+
+// What the doctor reads of the queue, both windows.
+struct QueueView {
+  const Quantity* depth = nullptr;
+  const Quantity* age = nullptr;
+  const Quantity* wait = nullptr;
+  const Quantity* run = nullptr;
+  const Quantity* in_progress = nullptr;
+  const Quantity* finished = nullptr;
+  const Quantity* failed = nullptr;
+  const Quantity* busy = nullptr;
+  const Quantity* idle = nullptr;
+  const Quantity* stale = nullptr;
+  double window_s = 0, baseline_s = 0;
+
+  explicit QueueView(const Evaluation& e) {
+    depth = e.find(SignalId::kQueueDepth);
+    age = e.find(SignalId::kQueueOldestAge);
+    wait = e.find(kWaitStage);
+    run = e.find(SignalId::kQueueRun);
+    in_progress = e.find(SignalId::kQueueInProgress);
+    finished = e.find(SignalId::kQueueJobsFinished);
+    failed = e.find(SignalId::kQueueJobsFailed);
+    busy = e.find(SignalId::kQueueWorkersBusy);
+    idle = e.find(SignalId::kQueueWorkersIdle);
+    stale = e.find(SignalId::kQueueWorkersStale);
+    window_s = e.snapshot.incident_end - e.snapshot.incident_start;
+    baseline_s = e.snapshot.baseline_end - e.snapshot.baseline_start;
+  }
+  bool present() const { return depth != nullptr; }
+  bool workers_known() const { return busy || idle; }
+  // Jobs ended per second (finished + failed), else jobs started (wait observations).
+  double completions(bool incident) const {
+    if (finished || failed) return or_zero(mean_of(finished, incident)) + or_zero(mean_of(failed, incident));
+    if (wait) {
+      const WindowStat& w = incident ? wait->incident : wait->baseline;
+      double s = incident ? window_s : baseline_s;
+      return s > 0 ? w.count / s : kNaN;
+    }
+    return kNaN;
+  }
+  // Completions in the window's last quarter (counters only; NaN when unknown).
+  double tail_completions() const {
+    if (!finished && !failed) return kNaN;
+    double sum = 0;
+    for (const Quantity* q : {finished, failed})
+      if (q) sum += or_zero(tail_of(q->incident, window_s).mean);
+    return sum;
+  }
+  // growth of a gauge over a window (last - first sample).
+  static double growth(const Quantity* q, bool incident) {
+    if (!q) return 0;
+    const auto& v = (incident ? q->incident : q->baseline).intervals;
+    double first = kNaN, last = kNaN;
+    for (double x : v)
+      if (!std::isnan(x)) {
+        if (std::isnan(first)) first = x;
+        last = x;
+      }
+    return std::isnan(first) ? 0 : last - first;
+  }
+  // Arrivals: what ended plus what the queue and the workers gained.
+  double arrivals(bool incident) const {
+    double done = completions(incident);
+    double s = incident ? window_s : baseline_s;
+    if (std::isnan(done) || !(s > 0)) return kNaN;
+    return std::max(0.0, done + (growth(depth, incident) + growth(in_progress, incident)) / s);
+  }
+  double live_workers(bool incident) const {
+    return or_zero(mean_of(busy, incident)) + or_zero(mean_of(idle, incident));
+  }
+  double last_live_workers() const {
+    double sum = 0;
+    for (const Quantity* q : {busy, idle})
+      if (q) sum += or_zero(tail_of(q->incident, window_s).last);
+    return sum;
+  }
+};
+
+void add_queue_evidence(const Evaluation& e, const QueueView& q, Hypothesis& h) {
+  h.evidence.push_back(e.ev(q.depth, "queue depth"));
+  h.evidence.back().metric += " (jobs waiting)";
+  if (q.age) {
+    h.evidence.push_back(e.ev(q.age, "oldest job age", /*use_max=*/true));
+    h.evidence.back().metric += " (oldest waiting job, max)";
+  }
+  if (q.wait) h.evidence.push_back(e.ev(q.wait, "queue wait"));
+}
+
+// workers_down: jobs wait and nothing takes them. Consumption stopped (no job ended or started
+// in the window's last quarter while jobs waited), the oldest job ages at about the clock's
+// pace, and no live worker (or only idle ones: registered, not listening, or dead and not yet
+// expired) takes them.
+Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
+  Hypothesis& h = e.add(CauseId::kWorkersDown);
+  Tail depth_tail = tail_of(q.depth->incident, q.window_s);
+  double waiting = or_zero(depth_tail.last);
+  double base_done = q.completions(false);
+  double tail_done = q.tail_completions();
+  double done = q.completions(true);
+  // Without counters the window's starts stand for consumption.
+  double consumption = std::isnan(tail_done) ? done : tail_done;
+  double stopped = base_done > 0 ? ramp(1 - consumption / base_done, 0.5, 0.95) : (consumption > 0 ? 0.0 : 1.0);
+  double age_slope = kNaN;
+  if (q.age) {
+    Tail t = tail_of(q.age->incident, q.window_s);
+    if (t.seconds > 0) age_slope = (t.last - t.first) / t.seconds;
+  }
+  double aging = std::isnan(age_slope) ? stopped : ramp(age_slope, 0.3, 0.8);
+  double in_progress = q.in_progress ? or_zero(tail_of(q.in_progress->incident, q.window_s).last) : 0;
+  bool none_live = q.workers_known() && q.last_live_workers() < 0.5;
+  bool none_busy = !q.busy || or_zero(tail_of(q.busy->incident, q.window_s).last) < 0.5;
+  if (waiting >= 1 && in_progress < 0.5 && none_busy) {
+    // No live worker is decisive; idle workers beside waiting jobs are as good as none.
+    h.strength = none_live ? std::max(0.6, std::min(stopped, aging)) : std::min(stopped, aging);
+  }
+  add_queue_evidence(e, q, h);
+  if (q.finished || q.failed) {
+    h.evidence.push_back({"inferscope_queue_jobs_total (ended per second)", base_done, done, "jobs/s"});
+  }
+  if (q.workers_known()) {
+    h.evidence.push_back({"inferscope_queue_workers{state=~\"busy|idle\"} (live workers)", q.live_workers(false),
+                          q.live_workers(true), "workers"});
+  }
+  if (q.stale) h.evidence.push_back(e.ev(q.stale, "stale workers"));
+  // The server behind idles: its request rate and GPU are evidence that the workers, not the
+  // server, stopped.
+  if (const Quantity* rate = e.find(SignalId::kRequestRate)) h.evidence.push_back(e.ev(rate, "server requests"));
+  if (const Quantity* gpu = e.find(SignalId::kGpuUtil)) h.evidence.push_back(e.ev(gpu, "GPU utilization"));
+  std::string who = none_live ? "no live worker" : (q.workers_known() ? "workers registered but none busy" : "no job started");
+  h.summary = number(waiting) + " jobs wait and nothing consumes them (" + who + "; " +
+              (std::isnan(age_slope) ? std::string("no job ended in the window's last quarter")
+                                     : "the oldest job ages " + fmt("%.2f", age_slope) + " s per s") +
+              "): the workers are down, stuck or not listening to this queue";
+  h.why_not = waiting < 1 ? "no job waits at the window's end"
+              : in_progress >= 0.5 || !none_busy
+                  ? "workers are busy (" + number(in_progress) + " jobs in progress)"
+                  : "jobs are still consumed (" + number(consumption) + " /s at the end vs " + number(base_done) +
+                        " /s in the baseline)";
+  return h;
+}
+
+// The server cause that carries most strength (the queue's backlog is then its consequence).
+Hypothesis* strongest_server_cause(Evaluation& e) {
+  Hypothesis* best = nullptr;
+  for (Hypothesis& h : e.hypotheses) {
+    if (h.cause == CauseId::kWorkersDown || h.cause == CauseId::kQueueBacklog || h.cause == CauseId::kWorkerFailures)
+      continue;
+    if (h.cause == CauseId::kErrorSpike || h.cause == CauseId::kMetricsMissing || h.cause == CauseId::kTargetDown)
+      continue;
+    if (!best || h.strength > best->strength) best = &h;
+  }
+  return best && best->strength >= 0.3 ? best : nullptr;
+}
+
+// queue_backlog: the queue grows while the workers work. The capacity gap is arrivals minus
+// completions; what part of it the server's own slowdown made (each job runs longer, so the
+// same workers finish fewer) is the server's cause, not the queue's.
+void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
+  Hypothesis& h = e.add(CauseId::kQueueBacklog);
+  add_queue_evidence(e, q, h);
+  double db = or_zero(mean_of(q.depth, false)), di = or_zero(mean_of(q.depth, true));
+  double depth_grow = q.window_s > 0 ? QueueView::growth(q.depth, true) / q.window_s : 0;
+  // +1 job keeps an empty baseline from making any queue infinitely deeper.
+  double s_depth = std::max(log_ramp((di + 1) / (db + 1), 1.5, 4), ramp(depth_grow, 0.05, 0.5));
+  double s_wait = 0;
+  if (q.age) s_wait = log_ramp((or_zero(q.age->incident.max) + 1) / (or_zero(q.age->baseline.max) + 1), 1.5, 4);
+  if (q.wait && q.wait->baseline.has_data() && q.wait->incident.has_data())
+    s_wait = std::max(s_wait, log_ramp((q.wait->incident.mean + 0.1) / (q.wait->baseline.mean + 0.1), 1.5, 4));
+  double done = q.completions(true);
+  double arrive = q.arrivals(true), base_arrive = q.arrivals(false);
+  // Busy workers: the share of live ones running a job (else jobs in progress at all).
+  double busy_share = kNaN;
+  if (q.busy) {
+    double live = q.live_workers(true);
+    busy_share = live > 0 ? mean_of(q.busy, true) / live : 0;
+  }
+  double working = !std::isnan(busy_share) ? ramp(busy_share, 0.5, 0.9)
+                   : q.in_progress           ? (mean_of(q.in_progress, true) >= 0.5 ? 1.0 : 0.0)
+                                             : (done > 0 ? 0.7 : 0.0);
+  double strength = std::min(s_depth, std::max(s_wait, s_depth * 0.8)) * working;
+  // Consumption must go on: with none, it is workers_down's case.
+  if (!(done > 0)) strength = 0;
+  strength = std::max(0.0, strength - 0.5 * workers_down);
+
+  double gap = or_zero(arrive) - or_zero(done);
+  double per_worker = kNaN;
+  if (q.busy && mean_of(q.busy, true) > 0) per_worker = done / mean_of(q.busy, true);
+  std::string gap_text = "jobs arrive at " + number(or_zero(arrive)) + "/s (baseline " + number(or_zero(base_arrive)) +
+                         "/s) and end at " + number(or_zero(done)) + "/s: " + number(std::max(0.0, gap)) + "/s short";
+  if (per_worker > 0 && gap > 0)
+    gap_text += ", about " + number(std::ceil(gap / per_worker)) + " more workers at " + number(per_worker) +
+                " jobs/s each";
+
+  // The server's part: run time up together with the server's own latency.
+  const Quantity* run = q.run;
+  double run_ratio = run ? ratio(run->baseline.mean, run->incident.mean) : kNaN;
+  const Change& server = e.e2e_change;
+  double server_part = 0;
+  if (server.up && run_ratio > 1) {
+    double run_rise = run->incident.mean - run->baseline.mean;
+    double explained = run_rise > 0 ? std::clamp(server.delta / run_rise, 0.0, 1.0) : 0;
+    double slower = std::log(run_ratio) * explained;
+    double more = std::log(std::max(1.0, or_zero(arrive) / std::max(base_arrive, 1e-9)));
+    if (!(base_arrive > 0)) more = 0;
+    server_part = slower > 0 ? slower / (slower + more) : 0;
+  } else if (server.up && !run) {
+    // Without run times: a server that got slower by its own cause explains the backlog when the
+    // arrivals did not rise.
+    double arrival_ratio = base_arrive > 0 ? or_zero(arrive) / base_arrive : kNaN;
+    if (arrival_ratio < 1.15) server_part = 1;
+  }
+  Hypothesis* server_cause = server_part > 0 ? strongest_server_cause(e) : nullptr;
+  if (!server_cause) server_part = 0;
+  double raw = strength;
+  h.strength = strength * (1 - server_part);
+  if (run) h.evidence.push_back(e.ev(run, "job run time"));
+  h.evidence.push_back({"job arrivals (ended + growth of depth and in progress)", base_arrive, arrive, "jobs/s"});
+  if (q.busy) h.evidence.push_back(e.ev(q.busy, "busy workers"));
+  h.summary = "the queue backs up while the workers are busy: " + gap_text;
+  h.why_not = raw <= 0 ? "the queue did not grow while workers were busy (depth " + number(db) + " -> " + number(di) +
+                             ")"
+                       : "";
+  if (server_cause && server_part >= 0.5) {
+    // Say so on the server's cause: the queue wait is what users feel of it first.
+    const std::string cause(to_string(server_cause->cause));
+    h.why_not = "a consequence of " + cause + ": jobs run " + fmt("x%.1f", run_ratio) +
+                " longer with the server's own latency, so the same workers finish fewer (" + gap_text + ")";
+    std::string wait_text = q.wait && q.wait->incident.has_data()
+                                ? ", queue wait " + seconds(or_zero(q.wait->baseline.mean)) + " -> " +
+                                      seconds(q.wait->incident.mean)
+                                : std::string();
+    server_cause->summary += "; behind the job queue the backlog is its consequence (depth " + number(db) + " -> " +
+                             number(di) + wait_text + "): slower jobs, same workers";
+    add_queue_evidence(e, q, *server_cause);
+    if (run) server_cause->evidence.push_back(e.ev(run, "job run time"));
+  } else if (server_cause) {
+    h.summary += "; partly the server's " + std::string(to_string(server_cause->cause)) + " (jobs run " +
+                 fmt("x%.1f", run_ratio) + " longer)";
+  }
+}
+
+// worker_failures: a larger share of jobs ends failed. When the server's own errors rose, jobs
+// fail because their calls fail: error_spike is the cause then.
+void weigh_failures(Evaluation& e, const QueueView& q) {
+  if (!q.failed) return;
+  Hypothesis& h = e.add(CauseId::kWorkerFailures);
+  auto share = [&](bool incident) {
+    double f = or_zero(mean_of(q.failed, incident)), ok = or_zero(mean_of(q.finished, incident));
+    return f + ok > 0 ? f / (f + ok) : kNaN;
+  };
+  double fb = or_zero(share(false)), fi = share(true);
+  double failed_jobs = q.failed->incident.count;
+  if (!std::isnan(fi) && fi >= 2 * fb && failed_jobs >= 3) h.strength = ramp(fi - fb, 0.02, 0.2);
+  double server_errors = 0;
+  if (const Hypothesis* errors = e.find(CauseId::kErrorSpike)) server_errors = errors->strength;
+  if (server_errors >= 0.5) {
+    h.strength *= 0.5;
+    h.summary = "; the server's own errors rose too (error_spike): jobs fail because their calls fail";
+  }
+  h.evidence.push_back({"inferscope_queue_jobs_total{outcome=\"failed\"} / all ended (failed share)", fb,
+                        or_zero(fi), "ratio"});
+  h.evidence.push_back(e.ev(q.failed, "failed jobs"));
+  h.summary = "the failed share of jobs rose from " + percent(fb) + " to " + percent(or_zero(fi)) + " (" +
+              number(failed_jobs) + " failed in the window)" + h.summary;
+  h.why_not = "failed share " + percent(fb) + " -> " + percent(or_zero(fi)) + ", " + number(failed_jobs) + " failed";
+}
+
+}  // namespace
+
+std::vector<CauseSpec> queue_causes() {
+  return {
+      {.id = CauseId::kWorkersDown, .name = "workers_down", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
+       .needs_slowdown = false,
+       .next_steps = {"Check the workers: are their processes running (systemctl/kubectl), which queues they listen "
+                      "to, and their logs for crashes, OOM kills or a stuck job.",
+                      "Restart or scale the workers; jobs waiting in the queue are kept and run once a worker takes "
+                      "them (mind the job timeout and result TTLs of old jobs).",
+                      "Alert on it: InferscopeQueueNotConsumed fires when jobs wait and none starts."}},
+      {.id = CauseId::kQueueBacklog, .name = "queue_backlog", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
+       .needs_slowdown = false,
+       .next_steps = {"Add workers (or worker concurrency) until completions match arrivals; if the model server is "
+                      "saturated already, add server capacity (replicas, batch size) instead.",
+                      "Find where the burst came from (producers, retries) and rate-limit or prioritise it.",
+                      "Watch the oldest job's age: it is the earliest sign that the backlog outgrows the workers."}},
+      {.id = CauseId::kWorkerFailures, .name = "worker_failures", .needs_slowdown = false,
+       .next_steps = {"Read the failed jobs' exceptions (RQ: the failed registry, rq info; Celery: task results) and "
+                      "the workers' logs.",
+                      "Check what the jobs call: the model server's errors and timeouts, the job timeout against "
+                      "the server's latency."}},
+  };
+}
+
+void evaluate_queue(Evaluation& e) {
+  QueueView q(e);
+  if (!q.present()) return;
+  double down = weigh_workers_down(e, q).strength;
+  weigh_backlog(e, q, down);
+  weigh_failures(e, q);
+}
+
+}  // namespace inferscope::doctor::detail
