@@ -137,10 +137,13 @@ void add_queue_evidence(const Evaluation& e, const QueueView& q, Hypothesis& h) 
   if (q.wait) h.evidence.push_back(e.ev(q.wait, "queue wait"));
 }
 
-// workers_down: jobs wait and nothing takes them. Consumption stopped (no job ended or started
-// in the window's last quarter while jobs waited), the oldest job ages at about the clock's
-// pace, and no live worker (or only idle ones: registered, not listening, or dead and not yet
-// expired) takes them.
+// workers_down: jobs wait and nothing takes them. Consumption stopped (jobs ended in the
+// window's last quarter fell far below the baseline's pace) and the oldest job ages at about the
+// clock's pace. The workers' own state only adds to it: none live is decisive; idle ones beside
+// waiting jobs are as good as none (dead, not expired yet, or listening elsewhere); busy ones that
+// finish nothing for many times a job's usual run are dead mid-job (RQ keeps a SIGKILLed busy
+// worker's hash up to 90 s) or stuck. Unless the server itself holds their requests: a server
+// with requests pending and none finishing is stalled, and the workers only wait for it.
 Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   Hypothesis& h = e.add(CauseId::kWorkersDown);
   Tail depth_tail = tail_of(q.depth->incident, q.window_s);
@@ -158,12 +161,27 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   }
   double aging = std::isnan(age_slope) ? stopped : ramp(age_slope, 0.3, 0.8);
   double in_progress = q.in_progress ? or_zero(tail_of(q.in_progress->incident, q.window_s).last) : 0;
+  double busy_end = q.busy ? or_zero(tail_of(q.busy->incident, q.window_s).last) : 0;
   bool none_live = q.workers_known() && q.last_live_workers() < 0.5;
-  bool none_busy = !q.busy || or_zero(tail_of(q.busy->incident, q.window_s).last) < 0.5;
-  if (waiting >= 1 && in_progress < 0.5 && none_busy) {
-    // No live worker is decisive; idle workers beside waiting jobs are as good as none.
-    h.strength = none_live ? std::max(0.6, std::min(stopped, aging)) : std::min(stopped, aging);
+  bool claims_work = in_progress >= 0.5 || busy_end >= 0.5;
+  // A job usually ends within its baseline run time; a quarter of the window without any end is
+  // many runs long only if runs are short.
+  double usual_run = q.run && q.run->baseline.has_data() ? q.run->baseline.mean : kNaN;
+  double quarter = q.window_s / 4;
+  bool silent_long = !std::isnan(usual_run) && quarter >= 3 * usual_run;
+  // What the server holds at the window's end (its requests from the workers, if any work).
+  double server_pending = 0;
+  for (SignalId id : {SignalId::kInFlight, SignalId::kRunning, SignalId::kWaiting})
+    if (const Quantity* p = e.find(id))
+      server_pending = std::max(server_pending, or_zero(tail_of(p->incident, q.window_s).last));
+  // Workers that claim work must have ended nothing at all: a much slower job still ends.
+  if (claims_work && base_done > 0) stopped = ramp(1 - consumption / base_done, 0.9, 0.99);
+  double strength = 0;
+  if (waiting >= 1 && (!claims_work || silent_long)) {
+    strength = none_live ? std::max(0.6, std::min(stopped, aging)) : std::min(stopped, aging);
+    if (server_pending >= 0.5) strength *= 0.2;
   }
+  h.strength = strength;
   add_queue_evidence(e, q, h);
   if (q.finished || q.failed) {
     h.evidence.push_back({"inferscope_queue_jobs_total (ended per second)", base_done, done, "jobs/s"});
@@ -177,14 +195,20 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   // server, stopped.
   if (const Quantity* rate = e.find(SignalId::kRequestRate)) h.evidence.push_back(e.ev(rate, "server requests"));
   if (const Quantity* gpu = e.find(SignalId::kGpuUtil)) h.evidence.push_back(e.ev(gpu, "GPU utilization"));
-  std::string who = none_live ? "no live worker" : (q.workers_known() ? "workers registered but none busy" : "no job started");
+  std::string who = none_live     ? "no live worker"
+                    : claims_work ? number(std::max(busy_end, in_progress)) + " still registered busy but no job ended "
+                                    "for many times a job's usual " + seconds(usual_run)
+                    : q.workers_known() ? "workers registered but none busy"
+                                        : "no job started";
   h.summary = number(waiting) + " jobs wait and nothing consumes them (" + who + "; " +
               (std::isnan(age_slope) ? std::string("no job ended in the window's last quarter")
                                      : "the oldest job ages " + fmt("%.2f", age_slope) + " s per s") +
               "): the workers are down, stuck or not listening to this queue";
   h.why_not = waiting < 1 ? "no job waits at the window's end"
-              : in_progress >= 0.5 || !none_busy
+              : claims_work && !silent_long
                   ? "workers are busy (" + number(in_progress) + " jobs in progress)"
+              : server_pending >= 0.5 && strength > 0
+                  ? "the server holds " + number(server_pending) + " requests: the workers wait for it"
                   : "jobs are still consumed (" + number(consumption) + " /s at the end vs " + number(base_done) +
                         " /s in the baseline)";
   return h;
@@ -217,7 +241,7 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   if (q.age) s_wait = log_ramp((or_zero(q.age->incident.max) + 1) / (or_zero(q.age->baseline.max) + 1), 1.5, 4);
   if (q.wait && q.wait->baseline.has_data() && q.wait->incident.has_data())
     s_wait = std::max(s_wait, log_ramp((q.wait->incident.mean + 0.1) / (q.wait->baseline.mean + 0.1), 1.5, 4));
-  double done = q.completions(true);
+  double done = q.completions(true), base_done = q.completions(false);
   double arrive = q.arrivals(true), base_arrive = q.arrivals(false);
   // Busy workers: the share of live ones running a job (else jobs in progress at all).
   double busy_share = kNaN;
@@ -229,8 +253,11 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
                    : q.in_progress           ? (mean_of(q.in_progress, true) >= 0.5 ? 1.0 : 0.0)
                                              : (done > 0 ? 0.7 : 0.0);
   double strength = std::min(s_depth, std::max(s_wait, s_depth * 0.8)) * working;
-  // Consumption must go on: with none, it is workers_down's case.
+  // Consumption must go on to the window's end: with none, the workers stopped (workers_down's
+  // case, or a server that holds their requests).
   if (!(done > 0)) strength = 0;
+  double tail_done = q.tail_completions();
+  if (base_done > 0 && !std::isnan(tail_done)) strength *= 1 - ramp(1 - tail_done / base_done, 0.9, 0.99);
   strength = std::max(0.0, strength - 0.5 * workers_down);
 
   double gap = or_zero(arrive) - or_zero(done);

@@ -42,12 +42,15 @@ TEST(CauseSpecTest, PipelineCausesWeighTheirOwnStageFully) {
   EXPECT_EQ(to_string(CauseId::kKvCachePressure), "kv_cache_pressure");
   EXPECT_EQ(to_string(CauseId::kGatewayQueue), "gateway_queue");
   EXPECT_EQ(to_string(CauseId::kErrorSpike), "error_spike");
+  EXPECT_EQ(to_string(CauseId::kWorkersDown), "workers_down");
+  EXPECT_EQ(to_string(CauseId::kQueueBacklog), "queue_backlog");
+  EXPECT_EQ(to_string(CauseId::kWorkerFailures), "worker_failures");
   EXPECT_EQ(to_string(CauseId::kUnexplained), "unexplained");
 }
 
 // Tests that signal ids round-trip and land in the right Snapshot map.
 TEST(SignalIdTest, IdsRoundTripAndKnowTheirMap) {
-  for (std::size_t i = 0; i <= static_cast<std::size_t>(SignalId::kHostCpuBusy); ++i) {
+  for (std::size_t i = 0; i <= static_cast<std::size_t>(SignalId::kQueueWorkersStale); ++i) {
     auto id = static_cast<SignalId>(i);
     EXPECT_EQ(signal_from_string(to_string(id)), id) << to_string(id);
   }

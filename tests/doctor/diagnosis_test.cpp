@@ -565,6 +565,7 @@ TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
   late.signals["queue_workers_busy"].incident = line(1.5, 0, 0.75);
   late.signals["queue_workers_idle"].incident = line(0.5, 0, 0.75);
   late.signals["request_rate"] = quantity(5, 3.75, 100, "req/s", 0.02);
+  late.signals["running"].incident = line(2, 0, 0.75);
   Diagnosis d = run(late);
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   ASSERT_FALSE(d.findings.empty());
@@ -589,6 +590,25 @@ TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
   EXPECT_EQ(i.findings.front().cause, "workers_down") << to_text(i);
   EXPECT_NE(i.headline.find("jobs wait in the queue"), std::string::npos) << i.headline;
   EXPECT_NE(i.findings.front().summary.find("none busy"), std::string::npos) << i.findings.front().summary;
+
+  // SIGKILLed mid-job: RQ still lists them busy with their jobs in progress for up to 90 s, but
+  // nothing ends for far longer than a job runs.
+  Snapshot killed = late;
+  killed.signals["queue_in_progress"].incident = line(1.5, 2, 0.75);
+  killed.signals["queue_workers_busy"].incident = line(1.5, 2, 0.75);
+  Diagnosis k = run(killed);
+  ASSERT_EQ(k.verdict, "degraded") << to_text(k);
+  EXPECT_EQ(k.findings.front().cause, "workers_down") << to_text(k);
+  EXPECT_NE(k.findings.front().summary.find("still registered busy"), std::string::npos) << k.findings.front().summary;
+
+  // The same silence while the server holds the workers' requests is the server's stall.
+  Snapshot stalled = killed;
+  stalled.signals["running"].incident = line(2, 2);
+  Diagnosis st = run(stalled);
+  for (const auto& f : st.findings) EXPECT_TRUE(f.cause != "workers_down" && f.cause != "queue_backlog") << to_text(st);
+  bool said = false;
+  for (const auto& c : st.considered) said |= c.cause == "workers_down" && c.reason.find("the server holds") == 0;
+  EXPECT_TRUE(said) << to_text(st);
 }
 
 // Tests queue_backlog: a burst beyond what two saturated workers can run. The server behind sees

@@ -1,6 +1,7 @@
 // Tests the doctor's role mapping (from src/dialect) on recorded and constructed expositions:
 // llama.cpp b4748, SGLang v0.3.5/0.4/2026 and LiteLLM 2026-06 (recorded), vLLM V1 0.12 and 0.8
-// (constructed from the reference), inferscope serve.
+// (constructed from the reference), inferscope serve, and the series of up's queue collector as its
+// own QueueMetrics writes them.
 #include "doctor/role_spec.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include "doctor/check_metrics.h"
 #include "doctor/exposition_sampling.h"
 #include "doctor/sampled_roles.h"
+#include "queue/queue_metrics.h"
+#include "support/registry_scrape.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -277,6 +280,58 @@ TEST(RoleSpecTest, NodeExporterHostCpuBusy) {
   EXPECT_NEAR(busy->incident.mean, 0.75, 1e-6);
   EXPECT_NEAR(busy->incident.max, 0.75, 1e-6);
   EXPECT_EQ(busy->unit, "ratio");
+}
+
+// Tests that the queue collector's series, written by its own QueueMetrics (so the dialect table's
+// queue names cannot drift from what the collector exposes), are found as "queue" and read in
+// direct-scrape mode: the queue_wait stage, depth summed over queues, the oldest age as the
+// maximum, jobs by outcome and workers by state.
+TEST(RoleSpecTest, QueueCollectorSeries) {
+  using queue::QueueSystem;
+  metrics::Registry registry;
+  queue::QueueMetrics m(registry, "jobs");
+  m.declare(QueueSystem::kRq, "default");
+  m.declare(QueueSystem::kRq, "high");
+  m.set(QueueSystem::kRq, "default", queue::Quantity::kDepth, 3.0);
+  m.set(QueueSystem::kRq, "high", queue::Quantity::kDepth, 1.0);
+  m.set(QueueSystem::kRq, "default", queue::Quantity::kOldestAge, 4.0);
+  m.set(QueueSystem::kRq, "high", queue::Quantity::kOldestAge, 9.0);
+  m.set(QueueSystem::kRq, "default", queue::Quantity::kInProgress, 2.0);
+  m.set_workers(QueueSystem::kRq, queue::WorkerCounts{.busy = 2, .idle = 1, .stale = 1});
+  ScrapeRound first{1000, {inferscope::testing::scrape(registry)}, 0};
+  for (double wait : {1.0, 3.0}) m.observe_wait(QueueSystem::kRq, "default", wait);
+  m.observe_run(QueueSystem::kRq, "default", 0.5);
+  m.add_jobs(QueueSystem::kRq, "default", queue::Quantity::kJobsFinished, 3);
+  m.add_jobs(QueueSystem::kRq, "high", queue::Quantity::kJobsFailed, 1);
+  ScrapeRound second{1002, {inferscope::testing::scrape(registry)}, 0};
+
+  auto dialects = detect_dialects(metric_names(second.expositions.front()));
+  ASSERT_EQ(dialects, std::vector<std::string>{"queue"});
+  SamplingReport report;
+  SampledRoles sampled = sample_rounds({first, second}, "", report);
+  EXPECT_TRUE(report.missing.empty());
+  Snapshot snap = build_snapshot(sampled, {998, 1000}, {1000, 1002});
+  const Quantity* wait = snap.find(dialect::Role::kQueueWait);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_NEAR(wait->incident.mean, 2.0, 1e-9);
+  EXPECT_EQ(wait->incident.count, 2);
+  ASSERT_NE(snap.find(SignalId::kQueueRun), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueRun)->incident.mean, 0.5, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kQueueDepth), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueDepth)->incident.max, 4, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kQueueOldestAge), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueOldestAge)->incident.max, 9, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kQueueInProgress), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueInProgress)->incident.max, 2, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kQueueJobsFinished), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueJobsFinished)->incident.mean, 1.5, 1e-9);  // 3 jobs in 2 s
+  ASSERT_NE(snap.find(SignalId::kQueueJobsFailed), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kQueueJobsFailed)->incident.mean, 0.5, 1e-9);
+  for (auto [id, n] : {std::pair{SignalId::kQueueWorkersBusy, 2.0}, std::pair{SignalId::kQueueWorkersIdle, 1.0},
+                       std::pair{SignalId::kQueueWorkersStale, 1.0}}) {
+    ASSERT_NE(snap.find(id), nullptr) << to_string(id);
+    EXPECT_NEAR(snap.find(id)->incident.max, n, 1e-9) << to_string(id);
+  }
 }
 
 }  // namespace
