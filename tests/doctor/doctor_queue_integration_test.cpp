@@ -1,0 +1,136 @@
+// Tests the doctor on a real queue tier in direct-scrape mode (the mode that needs only URLs):
+// Debian's redis-server, two real RQ 1.13 workers (python3-rq) whose jobs call an in-process
+// `serve`, a producer enqueueing with RQ's own API, and the queue collector running in the test
+// process with its registry served on a loopback /metrics. The doctor scrapes serve and the
+// collector for 24 s; halfway the test changes one thing and the second half is compared with the
+// first, as `inferscope doctor --scrape URL --scrape URL --duration 24s` does.
+#include <inferscope/metrics/metrics_server.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "doctor/diagnosis.h"
+#include "doctor/diagnosis_format.h"
+#include "doctor/doctor_scenario_support.h"
+#include "doctor/scrape_collector.h"
+#include "queue/queue_test_support.h"
+
+namespace inferscope::doctor {
+namespace {
+
+using namespace std::chrono_literals;
+namespace qt = queue::testing;
+
+// QueueTier is redis, serve (real-time 8B profile, admin API on), the collector of RQ queues every
+// 500 ms with its registry on an ephemeral port, two RQ workers and a producer thread that
+// enqueues 4 jobs every 2 s (or every python start, when that is slower: about 1 job/s on a loaded
+// 2-core host), under what the two workers finish.
+class QueueTier {
+ public:
+  QueueTier() : server_(testing::scenario_server_options()) {
+    if (!redis_.ok() || !server_.ok()) return;
+    queue::QueueCollectorOptions options{.systems = {queue::QueueSystem::kRq}};
+    options.target_name = "jobs";
+    options.target = redis_.target();
+    options.interval = 500ms;
+    collector_ = std::make_unique<queue::QueueCollector>(std::move(options), registry_);
+    collector_->start();
+    auto endpoint = metrics::MetricsServer::start(registry_, {.bind_address = "127.0.0.1", .port = 0});
+    if (!endpoint) {
+      ADD_FAILURE() << endpoint.error().message;
+      return;
+    }
+    endpoint_ = std::move(*endpoint);
+    for (int i = 0; i < 2; ++i)
+      workers_.push_back(std::make_unique<qt::Worker>(
+          "/usr/bin/rq",
+          std::vector<std::string>{"worker", "--url", redis_.url(), "--path", qt::kPythonDir, "default"},
+          "Listening on default"));
+    producer_ = std::thread([this] {
+      for (auto next = std::chrono::steady_clock::now(); !stop_; next += 2s) {
+        qt::enqueue({"rq", redis_.url(), "default", "4", serve_url(), "0.05", started_.path().string()});
+        std::this_thread::sleep_until(next + 2s);
+      }
+    });
+  }
+  ~QueueTier() {
+    stop_ = true;
+    if (producer_.joinable()) producer_.join();
+    workers_.clear();
+    if (collector_) collector_->stop();
+  }
+  bool ok() const { return endpoint_ != nullptr; }
+  std::string serve_url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
+  std::uint16_t serve_port() const { return server_.port(); }
+  std::vector<std::string> urls() const {
+    return {serve_url() + "/metrics", "http://127.0.0.1:" + std::to_string(endpoint_->port()) + "/metrics"};
+  }
+  void kill_workers() {
+    for (auto& w : workers_) w->kill();
+  }
+
+ private:
+  qt::RedisServer redis_;
+  serve::testing::TestServer server_;
+  inferscope::testing::TempDir started_{"doctor-queue-started"};
+  metrics::Registry registry_;
+  std::unique_ptr<queue::QueueCollector> collector_;
+  std::unique_ptr<metrics::MetricsServer> endpoint_;
+  std::vector<std::unique_ptr<qt::Worker>> workers_;
+  std::atomic<bool> stop_{false};
+  std::thread producer_;
+};
+
+// diagnose_around scrapes the tier for 24 s (after 10 s of warm-up traffic), runs `change` at the
+// midpoint and diagnoses the second half against the first.
+Diagnosis diagnose_around(QueueTier& tier, const std::function<void()>& change) {
+  std::this_thread::sleep_for(10s);
+  ScrapeOptions options{.urls = tier.urls(), .duration_s = 24, .interval_s = 1};
+  auto scraping = std::async(std::launch::async, [&] { return scrape_rounds(options); });
+  std::this_thread::sleep_for(12s);
+  change();
+  auto result = scraping.get();
+  EXPECT_TRUE(result.ok());
+  if (!result.ok()) return {};
+  return diagnose(snapshot_from_scrapes(options, *result, "", nullptr));
+}
+
+bool reports(const Diagnosis& d, const std::string& cause) {
+  for (const auto& f : d.findings)
+    if (f.cause == cause) return true;
+  return false;
+}
+
+// Tests that SIGKILLed workers (RQ still lists them for a while) read as workers_down: jobs keep
+// arriving, nothing consumes them, the server behind idles.
+TEST(DoctorQueueIntegrationTest, KilledWorkersAreWorkersDown) {
+  QueueTier tier;
+  ASSERT_TRUE(tier.ok());
+  Diagnosis d = diagnose_around(tier, [&] { tier.kill_workers(); });
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue_wait") << to_text(d);
+}
+
+// Tests the trap: the server behind the queue decodes 30x slower, jobs run longer, the same two
+// workers finish fewer and the queue backs up; the doctor names decode_slowdown and no queue
+// cause above it.
+TEST(DoctorQueueIntegrationTest, SlowerServerBehindTheQueueIsDecodeSlowdown) {
+  QueueTier tier;
+  ASSERT_TRUE(tier.ok());
+  Diagnosis d = diagnose_around(tier, [&] {
+    EXPECT_EQ(testing::set_faults(tier.serve_port(), R"({"decode_slowdown":30})"), 200);
+  });
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
+  for (const auto& f : d.findings) {
+    if (f.cause == "queue_backlog") EXPECT_LT(f.score, d.findings.front().score) << to_text(d);
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
