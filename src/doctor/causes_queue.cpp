@@ -190,7 +190,10 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
     h.evidence.push_back({"inferscope_queue_workers{state=~\"busy|idle\"} (live workers)", q.live_workers(false),
                           q.live_workers(true), "workers"});
   }
-  if (q.stale) h.evidence.push_back(e.ev(q.stale, "stale workers"));
+  if (q.stale) {
+    h.evidence.push_back(e.ev(q.stale, "stale workers"));
+    h.evidence.back().metric += "{state=\"stale\"}";
+  }
   // The server behind idles: its request rate and GPU are evidence that the workers, not the
   // server, stopped.
   if (const Quantity* rate = e.find(SignalId::kRequestRate)) h.evidence.push_back(e.ev(rate, "server requests"));
@@ -298,7 +301,7 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   h.why_not = raw <= 0 ? "the queue did not grow while workers were busy (depth " + number(db) + " -> " + number(di) +
                              ")"
                        : "";
-  if (server_cause && server_part >= 0.5) {
+  if (server_cause && server_part >= 0.5 && raw > 0) {
     // Say so on the server's cause: the queue wait is what users feel of it first.
     const std::string cause(to_string(server_cause->cause));
     h.why_not = "a consequence of " + cause + ": jobs run " + fmt("x%.1f", run_ratio) +
@@ -311,7 +314,9 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
                              number(di) + wait_text + "): slower jobs, same workers";
     add_queue_evidence(e, q, *server_cause);
     if (run) server_cause->evidence.push_back(e.ev(run, "job run time"));
-  } else if (server_cause) {
+    // What is left (arrivals that rose too) may still be reported, under the server's cause.
+    h.summary += "; mostly a consequence of " + cause + " (jobs run " + fmt("x%.1f", run_ratio) + " longer)";
+  } else if (server_cause && raw > 0) {
     h.summary += "; partly the server's " + std::string(to_string(server_cause->cause)) + " (jobs run " +
                  fmt("x%.1f", run_ratio) + " longer)";
   }

@@ -23,9 +23,9 @@ using namespace std::chrono_literals;
 namespace qt = queue::testing;
 
 // QueueTier is redis, serve (real-time 8B profile, admin API on), the collector of RQ queues every
-// 500 ms with its registry on an ephemeral port, two RQ workers and a producer thread that
-// enqueues 4 jobs every 2 s (or every python start, when that is slower: about 1 job/s on a loaded
-// 2-core host), under what the two workers finish.
+// 500 ms with its registry on an ephemeral port, three RQ workers and a producer thread that
+// enqueues 8 jobs every 2 s (or every python start, when that is slower: about 2 jobs/s on a loaded
+// 2-core host), under what the workers finish (a job runs about 0.6 s there).
 class QueueTier {
  public:
   QueueTier() : server_(testing::scenario_server_options()) {
@@ -42,14 +42,14 @@ class QueueTier {
       return;
     }
     endpoint_ = std::move(*endpoint);
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 3; ++i)
       workers_.push_back(std::make_unique<qt::Worker>(
           "/usr/bin/rq",
           std::vector<std::string>{"worker", "--url", redis_.url(), "--path", qt::kPythonDir, "default"},
           "Listening on default"));
     producer_ = std::thread([this] {
       for (auto next = std::chrono::steady_clock::now(); !stop_; next += 2s) {
-        qt::enqueue({"rq", redis_.url(), "default", "4", serve_url(), "0.05", started_.path().string()});
+        qt::enqueue({"rq", redis_.url(), "default", "8", serve_url(), "0.05", started_.path().string()});
         std::this_thread::sleep_until(next + 2s);
       }
     });
@@ -114,18 +114,19 @@ TEST(DoctorQueueIntegrationTest, KilledWorkersAreWorkersDown) {
   EXPECT_EQ(d.findings.front().stage, "queue_wait") << to_text(d);
 }
 
-// Tests the trap: the server behind the queue decodes 30x slower, jobs run longer, the same two
-// workers finish fewer and the queue backs up; the doctor names decode_slowdown and no queue
-// cause above it.
+// Tests the trap: the server behind the queue decodes 100x slower, jobs run about 4x longer, the
+// same workers finish fewer than arrive and the queue backs up; the doctor names decode_slowdown,
+// says the backlog is its consequence, and puts no queue cause above it.
 TEST(DoctorQueueIntegrationTest, SlowerServerBehindTheQueueIsDecodeSlowdown) {
   QueueTier tier;
   ASSERT_TRUE(tier.ok());
   Diagnosis d = diagnose_around(tier, [&] {
-    EXPECT_EQ(testing::set_faults(tier.serve_port(), R"({"decode_slowdown":30})"), 200);
+    EXPECT_EQ(testing::set_faults(tier.serve_port(), R"({"decode_slowdown":100})"), 200);
   });
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   ASSERT_FALSE(d.findings.empty()) << to_text(d);
   EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("backlog is its consequence"), std::string::npos) << to_text(d);
   EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
   for (const auto& f : d.findings) {
     if (f.cause == "queue_backlog") EXPECT_LT(f.score, d.findings.front().score) << to_text(d);
