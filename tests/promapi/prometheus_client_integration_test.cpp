@@ -6,9 +6,10 @@
 #include <inferscope/metrics/registry.h>
 
 #include <chrono>
-#include <thread>
+#include <string>
 
 #include "support/prometheus_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::promapi {
 namespace {
@@ -35,14 +36,13 @@ TEST(PrometheusClientIntegrationTest, LiveServer) {
 
   auto client = PrometheusClient::create(prom.url());
   ASSERT_TRUE(client) << client.error().message;
-  // Bounded wait for the first scrape.
-  bool seen = false;
-  for (int i = 0; i < 200 && !seen; ++i) {
-    auto r = client->query("promapi_test_value");
-    seen = r && !r->series.empty();
-    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(seen);
+  // The first scrape.
+  ASSERT_TRUE(testing::wait_until(
+      [&] {
+        auto r = client->query("promapi_test_value");
+        return r && !r->series.empty();
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(50)));
   auto r = client->query("promapi_test_value", now_s());
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_DOUBLE_EQ(r->series.at(0).points.at(0).value, 7);
@@ -58,14 +58,21 @@ TEST(PrometheusClientIntegrationTest, LiveServer) {
   ASSERT_TRUE(series) << series.error().message;
   EXPECT_GE(series->size(), 2u);
 
-  bool down_seen = false;
-  for (int i = 0; i < 100 && !down_seen; ++i) {
-    auto targets = client->targets();
-    ASSERT_TRUE(targets) << targets.error().message;
-    for (auto& tg : *targets) down_seen |= tg.labels["instance"] == "127.0.0.1:1" && tg.health == "down";
-    if (!down_seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(down_seen);
+  std::string targets_error;
+  const bool down_seen = testing::wait_until(
+      [&] {
+        auto targets = client->targets();
+        if (!targets) {
+          targets_error = targets.error().message;
+          return false;
+        }
+        for (auto& tg : *targets) {
+          if (tg.labels["instance"] == "127.0.0.1:1" && tg.health == "down") return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(5), std::chrono::milliseconds(50));
+  EXPECT_TRUE(down_seen) << targets_error;
 
   std::vector<QueryRequest> batch;
   for (int i = 0; i < 20; ++i) batch.push_back({"promapi_test_value * " + std::to_string(i), t});

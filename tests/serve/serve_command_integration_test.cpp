@@ -1,11 +1,6 @@
 // Integration tests of the `inferscope serve` subcommand as a subprocess: the "listening on" line,
 // a clean stop on SIGTERM, and one-line errors with a non-zero exit for bad flags.
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/syscall.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -16,81 +11,37 @@
 #include <vector>
 
 #include "serve_test_support.h"
+#include "support/temp_dir.h"
+#include "support/test_process.h"
+#include "support/wait_until.h"
 
 namespace inferscope::serve::testing {
 namespace {
 
-// Child is a running `inferscope` with stdout and stderr captured; killed if still alive at the end.
+// Child is a running `inferscope` with stdout and stderr captured in a private directory; the
+// TestProcess stops it if it still runs at the end.
 class Child {
  public:
-  explicit Child(std::vector<std::string> args) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      close(out[0]); close(err[0]); close(out[1]); close(err[1]);
-      std::vector<char*> argv{const_cast<char*>(INFERSCOPE_BINARY)};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(INFERSCOPE_BINARY, argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    out_ = out[0];
-    err_ = err[0];
-  }
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) close(out_);
-    if (err_ >= 0) close(err_);
-  }
-  // read_line_from_stdout reads stdout until a newline or `limit` passes.
+  explicit Child(std::vector<std::string> args)
+      : dir_("serve-cli"),
+        process_({.binary = INFERSCOPE_BINARY,
+                  .args = std::move(args),
+                  .stdout_file = dir_.path() / "out",
+                  .stderr_file = dir_.path() / "err"}) {}
+  // read_line_from_stdout waits up to `limit` for stdout's first line.
   std::string read_line_from_stdout(std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (stdout_.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out_, POLLIN, 0};
-      if (poll(&p, 1, 100) > 0) {
-        char buf[512];
-        ssize_t n = read(out_, buf, sizeof buf);
-        if (n <= 0) break;
-        stdout_.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-    return stdout_.substr(0, stdout_.find('\n'));
+    inferscope::testing::wait_until([&] { return process_.stdout_text().find('\n') != std::string::npos; }, limit);
+    const std::string out = process_.stdout_text();
+    return out.substr(0, out.find('\n'));
   }
-  // wait_exit waits up to `limit` for the exit status (-1 on timeout): poll() on a pidfd wakes
-  // when the child exits, so nothing sleeps and retries.
-  int wait_exit(std::chrono::milliseconds limit) {
-    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
-    if (pidfd < 0) return -1;
-    pollfd p{pidfd, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(limit.count()));
-    close(pidfd);
-    int status = 0;
-    if (ready <= 0 || waitpid(pid_, &status, WNOHANG) != pid_) return -1;
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string drain_stderr() {
-    std::string all;
-    char buf[512];
-    fcntl(err_, F_SETFL, O_NONBLOCK);
-    for (ssize_t n; (n = read(err_, buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
-    return all;
-  }
-  pid_t pid() const { return pid_; }
+  // wait_exit waits up to `limit` for the exit status (-1 on timeout).
+  int wait_exit(std::chrono::milliseconds limit) { return process_.wait_exit(limit).value_or(-1); }
+  std::string drain_stderr() const { return process_.stderr_text(); }
+  pid_t pid() const { return process_.pid(); }
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1, err_ = -1;
-  bool reaped_ = false;
-  std::string stdout_;
+  inferscope::testing::TempDir dir_;
+  inferscope::testing::TestProcess process_;
 };
 
 // Tests that serve prints the listening line, answers on that port and stops cleanly on SIGTERM.

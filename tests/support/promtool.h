@@ -1,20 +1,19 @@
 // File: tests/support/promtool.h
 // Runs Debian's `promtool check metrics` on an exposition held in memory, for integration tests.
 // Example: PromtoolResult r = run_promtool_check_metrics(text); EXPECT_EQ(r.exit_code, 0) << r.output;
-// Not thread-safe across concurrent calls only in the sense that each call forks a child; never
-// throws; returns exit_code -1 when promtool cannot be started (output says why).
+// Each call starts one TestProcess and waits for it (at most a minute); never throws; returns
+// exit_code -1 when promtool cannot be started or does not finish (output says why).
 #pragma once
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
+#include <chrono>
 #include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "support/temp_dir.h"
+#include "support/test_process.h"
 
 namespace inferscope::testing {
 
@@ -27,39 +26,43 @@ struct PromtoolResult {
   std::string output;
 };
 
-// run_promtool_check_metrics feeds text to `promtool check metrics` on stdin (through a temporary
-// file, so a chatty child can never deadlock on a pipe) and waits for it.
-inline PromtoolResult run_promtool_check_metrics(std::string_view text) {
+// run_promtool_in runs `promtool <args...>` in `dir` (relative rule_files resolve against it) with
+// `stdin_file` as its input (empty: none) and returns its exit code and stdout+stderr. Output goes
+// to a file, so a chatty child can never deadlock on a pipe.
+inline PromtoolResult run_promtool_in(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                                      const std::filesystem::path& stdin_file = {}) {
   PromtoolResult result;
-  char in_path[] = "/tmp/inferscope-promtool-in-XXXXXX";
-  char out_path[] = "/tmp/inferscope-promtool-out-XXXXXX";
-  const int in_fd = mkstemp(in_path);
-  const int out_fd = mkstemp(out_path);
-  if (in_fd < 0 || out_fd < 0) {
-    result.output = "cannot create temporary files for promtool";
+  TempDir capture("promtool");
+  if (capture.path().empty()) {
+    result.output = "cannot create a temporary directory for promtool's output";
     return result;
   }
-  const bool written = write(in_fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  lseek(in_fd, 0, SEEK_SET);
-  const pid_t pid = written ? fork() : -1;
-  if (pid == 0) {
-    dup2(in_fd, STDIN_FILENO);
-    dup2(out_fd, STDOUT_FILENO);
-    dup2(out_fd, STDERR_FILENO);
-    execl(kPromtoolPath, "promtool", "check", "metrics", static_cast<char*>(nullptr));
-    _exit(127);
+  const std::filesystem::path out = capture.path() / "out";
+  TestProcess promtool({.binary = kPromtoolPath,
+                        .args = args,
+                        .stdout_file = out,
+                        .stderr_file = out,
+                        .stdin_file = stdin_file,
+                        .working_dir = dir});
+  if (!promtool.started()) {
+    result.output = promtool.start_error();
+    return result;
   }
-  int status = 0;
-  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  close(in_fd);
-  close(out_fd);
-  std::ifstream out_file(out_path);
-  std::stringstream buffer;
-  buffer << out_file.rdbuf();
-  result.output = pid > 0 ? buffer.str() : "cannot start promtool";
-  unlink(in_path);
-  unlink(out_path);
+  const std::optional<int> code = promtool.wait_exit(std::chrono::minutes(1));
+  result.output = code ? promtool.stdout_text() : "promtool did not finish within a minute";
+  result.exit_code = code.value_or(-1);
   return result;
+}
+
+// run_promtool_check_metrics feeds text to `promtool check metrics` on stdin (through a temporary
+// file) and waits for it.
+inline PromtoolResult run_promtool_check_metrics(std::string_view text) {
+  TempDir input("promtool-in");
+  const std::filesystem::path in = input.path() / "in";
+  if (input.path().empty() || !(std::ofstream(in) << text)) {
+    return PromtoolResult{-1, "cannot write promtool's input to a temporary file"};
+  }
+  return run_promtool_in({"check", "metrics"}, {}, in);
 }
 
 }  // namespace inferscope::testing

@@ -37,9 +37,11 @@ namespace inferscope::testing {
 struct ProcessOptions {
   std::string binary;                 // absolute path; also argv[0]
   std::vector<std::string> args;      // excluding argv[0]
-  std::vector<std::string> env;       // NAME=value entries added to (or overriding) the test's environment
+  std::vector<std::string> env = {};  // NAME=value entries added to (or overriding) the test's environment
   std::filesystem::path stdout_file;  // truncated; empty: the test's own stdout
   std::filesystem::path stderr_file;  // truncated; empty: the test's own stderr; equal to stdout_file: both there
+  std::filesystem::path stdin_file = {};   // read from; empty: /dev/null (never the test's own stdin)
+  std::filesystem::path working_dir = {};  // empty: the test's own
 };
 
 class TestProcess {
@@ -60,7 +62,8 @@ class TestProcess {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC;
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);  // never the test's stdin
+    const std::string stdin_path = options_.stdin_file.empty() ? "/dev/null" : options_.stdin_file.string();
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
     if (!options_.stdout_file.empty()) {
       posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options_.stdout_file.c_str(), kFlags, 0644);
     }
@@ -69,6 +72,8 @@ class TestProcess {
     } else if (!options_.stderr_file.empty()) {
       posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options_.stderr_file.c_str(), kFlags, 0644);
     }
+    // Only after the files are opened: every path in the options is read from the test's own directory.
+    if (!options_.working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, options_.working_dir.c_str());
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
