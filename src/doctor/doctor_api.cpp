@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/prom_duration.h"
 #include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/prometheus_collector.h"
@@ -106,11 +107,11 @@ Result<double> parse_time(std::string_view text, std::string_view flag) {
 }
 
 Result<double> parse_duration(std::string_view text, std::string_view flag) {
-  auto d = promapi::parse_duration_seconds(text);
-  if (!d || *d <= 0)
+  auto d = common::parse_prom_duration(text);
+  if (!d)
     return make_error("cannot parse " + std::string(flag) + " '" + std::string(text) +
                       "': expected a duration such as 90s, 5m or 1h");
-  return *d;
+  return static_cast<double>(d->count()) / 1000;
 }
 
 std::optional<std::pair<double, double>> fit_to_history(double at, double data_start, double window_s,

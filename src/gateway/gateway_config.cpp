@@ -9,32 +9,17 @@
 #include <fstream>
 #include <set>
 
+#include "common/duration_text.h"
+
 namespace inferscope::gateway {
 
 Result<Millis> parse_duration(std::string_view text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) ++digits;
-  if (digits == 0 || digits > 12) return make_error("cannot parse duration '" + std::string(text) + "'");
-  double value = 0;
-  try {
-    value = std::stod(std::string(text.substr(0, digits)));
-  } catch (...) {
-    return make_error("cannot parse duration '" + std::string(text) + "'");
-  }
-  const std::string_view unit = text.substr(digits);
-  double ms = 0;
-  if (unit.empty() || unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "ms") {
-    ms = value;
-  } else if (unit == "m") {
-    ms = value * 60000;
-  } else if (unit == "h") {
-    ms = value * 3600000;
-  } else {
-    return make_error("cannot parse duration '" + std::string(text) + "': unit must be ms, s, m or h");
-  }
-  return Millis(static_cast<std::int64_t>(ms));
+  // A bare number is seconds here (the config's and the flags' documented form); the rest is the
+  // shared duration syntax.
+  const std::string with_unit = std::string(text) + (common::has_duration_unit(text) ? "" : "s");
+  const auto d = common::parse_duration(with_unit, "the gateway config");
+  if (!d) return d.error();
+  return std::chrono::duration_cast<Millis>(*d);
 }
 
 namespace {

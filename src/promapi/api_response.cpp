@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/prom_duration.h"
 #include "inferscope/metrics/exposition_parser.h"
 
 namespace inferscope::promapi {
@@ -87,33 +88,6 @@ Result<Series> parse_series(const json& item, bool matrix) {
 
 std::optional<double> parse_sample_value(std::string_view text) noexcept {
   return metrics::parse_exposition_float(text);
-}
-
-std::optional<double> parse_duration_seconds(std::string_view text) noexcept {
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-    if (i == start || i - start > 12) return std::nullopt;
-    double n = 0;
-    for (std::size_t k = start; k < i; ++k) n = n * 10 + (text[k] - '0');
-    std::size_t unit_start = i;
-    while (i < text.size() && (text[i] < '0' || text[i] > '9')) ++i;
-    std::string_view unit = text.substr(unit_start, i - unit_start);
-    double scale = 0;
-    if (unit == "ms") scale = 0.001;
-    else if (unit == "s") scale = 1;
-    else if (unit == "m") scale = 60;
-    else if (unit == "h") scale = 3600;
-    else if (unit == "d") scale = 86400;
-    else if (unit == "w") scale = 604800;
-    else if (unit == "y") scale = 31536000;
-    else return std::nullopt;
-    total += n * scale;
-  }
-  return total;
 }
 
 Result<QueryResult> parse_query_response(std::string_view body) {
@@ -224,7 +198,9 @@ Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body) 
     target.health = text("health");
     target.last_error = text("lastError");
     target.last_scrape = text("lastScrape");
-    if (auto interval = parse_duration_seconds(text("scrapeInterval"))) target.scrape_interval_s = *interval;
+    if (auto interval = common::parse_prom_duration(text("scrapeInterval"))) {
+      target.scrape_interval_s = static_cast<double>(interval->count()) / 1000;
+    }
     out.push_back(std::move(target));
   }
   return out;

@@ -71,9 +71,6 @@ Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body);
 // parse_alerts_response parses /api/v1/alerts.
 Result<std::vector<AlertInfo>> parse_alerts_response(std::string_view body);
 
-// parse_duration_seconds parses a Prometheus duration ("1s", "5m", "1h30m", "250ms", "2d", "1w").
-std::optional<double> parse_duration_seconds(std::string_view text) noexcept;
-
 // parse_sample_value parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf").
 std::optional<double> parse_sample_value(std::string_view text) noexcept;
 

@@ -62,7 +62,7 @@ TEST(ApiResponseTest, ErrorsAndGarbage) {
   check(R"({"status":"success","data":{"resultType":"histogram","result":[]}})", "unknown resultType");
 }
 
-// Tests that series and targets answers parse.
+// Tests that series and targets answers parse, a target's scrape interval in Prometheus' syntax.
 TEST(ApiResponseTest, SeriesAndTargets) {
   auto s = parse_series_response(R"({"status":"success","data":[{"__name__":"up","job":"a"},{"__name__":"x"}]})");
   ASSERT_TRUE(s) << s.error().message;
@@ -70,9 +70,12 @@ TEST(ApiResponseTest, SeriesAndTargets) {
   EXPECT_EQ((*s)[0].at("job"), "a");
   auto t = parse_targets_response(R"({"status":"success","data":{"activeTargets":[
     {"labels":{"job":"serve","instance":"127.0.0.1:1"},"scrapeUrl":"http://127.0.0.1:1/metrics",
-     "health":"down","lastError":"connection refused","lastScrape":"2026-11-30T00:00:00Z"}],"droppedTargets":[]}})");
+     "health":"down","lastError":"connection refused","lastScrape":"2026-11-30T00:00:00Z","scrapeInterval":"1m30s"},
+    {"labels":{"job":"b"},"health":"up","scrapeInterval":"1.5s"}],"droppedTargets":[]}})");
   ASSERT_TRUE(t) << t.error().message;
-  ASSERT_EQ(t->size(), 1u);
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_DOUBLE_EQ((*t)[0].scrape_interval_s, 90);
+  EXPECT_DOUBLE_EQ((*t)[1].scrape_interval_s, 0) << "not Prometheus' syntax: absent";
   EXPECT_EQ((*t)[0].health, "down");
   EXPECT_EQ((*t)[0].last_error, "connection refused");
   EXPECT_EQ((*t)[0].labels.at("job"), "serve");
@@ -130,27 +133,6 @@ TEST(PrometheusClientTest, CreateParsesBaseUrl) {
 TEST(PrometheusClientTest, UrlEncode) {
   EXPECT_EQ(url_encode(R"(rate(x{a="b"}[5m]))"), "rate%28x%7Ba%3D%22b%22%7D%5B5m%5D%29");
   EXPECT_EQ(url_encode("a b+c"), "a%20b%2Bc");
-}
-
-}  // namespace
-}  // namespace inferscope::promapi
-
-namespace inferscope::promapi {
-namespace {
-
-// Tests that Prometheus durations parse, compound ones included, and junk is refused.
-TEST(ApiResponseTest, Durations) {
-  auto check = [](std::string_view text, double want) {
-    auto got = parse_duration_seconds(text);
-    ASSERT_TRUE(got.has_value()) << text;
-    EXPECT_DOUBLE_EQ(*got, want) << text;
-  };
-  check("1s", 1);
-  check("250ms", 0.25);
-  check("5m", 300);
-  check("1h30m", 5400);
-  check("2d", 172800);
-  for (auto bad : {"", "s", "5", "5x", "-1s", "1.5s"}) EXPECT_FALSE(parse_duration_seconds(bad).has_value()) << bad;
 }
 
 }  // namespace
