@@ -15,3 +15,37 @@ start_gateway() {
 
 # cpu_ticks PID: user+system clock ticks the process has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# start_nginx PORT UPSTREAM_HOST_PORT: start Debian's nginx (one worker on GATEWAY_CPUS, like the
+# gateway's one io thread; proxy_buffering off, HTTP/1.1 keep-alive upstream) as the peer proxy and
+# wait until /health answers through it; NGINX_WORKER is its worker's pid.
+start_nginx() {
+  local port="$1" upstream="$2"
+  mkdir -p "$WORK/nginx"
+  cat > "$WORK/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/body; proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fcgi; uwsgi_temp_path $WORK/nginx/uwsgi; scgi_temp_path $WORK/nginx/scgi;
+  upstream serve { server $upstream; keepalive 64; }
+  server {
+    listen 127.0.0.1:$port;
+    location / {
+      proxy_pass http://serve; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_buffering off; proxy_cache off;
+    }
+    location = /health { proxy_pass http://serve; }
+  }
+}
+CONF
+  taskset -c "${GATEWAY_CPUS:-0}" "${NGINX:-/usr/sbin/nginx}" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" \
+    > "$WORK/nginx/out.log" 2>&1 &
+  PIDS+=($!)
+  wait_http "http://127.0.0.1:$port/health"
+  NGINX_WORKER="$(pgrep -P "${PIDS[-1]}" | head -1)"
+}

@@ -6,36 +6,10 @@
 # Usage: bench/gateway/cpu_vs_nginx.sh [requests=2000] [output_tokens=64]
 source "$(dirname "$0")/common.sh"
 N="${1:-2000}"; TOKENS="${2:-64}"
-NGINX="${NGINX:-/usr/sbin/nginx}"
 PORT="$(free_port)"; GPORT="$(free_port)"; NPORT="$(free_port)"
 start_serve "$PORT" --profile zero-cost --max-num-seqs 16384 --max-waiting 16384 --io-threads 1
 start_gateway "$GPORT" "http://127.0.0.1:$PORT"
-mkdir -p "$WORK/nginx"
-cat > "$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body; proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fcgi; uwsgi_temp_path $WORK/nginx/uwsgi; scgi_temp_path $WORK/nginx/scgi;
-  upstream serve { server 127.0.0.1:$PORT; keepalive 64; }
-  server {
-    listen 127.0.0.1:$NPORT;
-    location / {
-      proxy_pass http://serve; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_buffering off; proxy_cache off;
-    }
-    location = /health { proxy_pass http://serve; }
-  }
-}
-CONF
-taskset -c "${GATEWAY_CPUS:-0}" "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" > "$WORK/nginx/out.log" 2>&1 &
-PIDS+=($!)
-wait_http "http://127.0.0.1:$NPORT/health"
-NGINX_WORKER="$(pgrep -P "${PIDS[-1]}" | head -1)"
+start_nginx "$NPORT" "127.0.0.1:$PORT"
 B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --ignore-eos --seed 1 --random-input-len 16
    --random-output-len "$TOKENS" --num-prompts "$N" --max-concurrency 32)
 run() {  # run NAME PORT PID

@@ -3,7 +3,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if [[ -z "${INFERSCOPE:-}" ]]; then
-  for b in "$ROOT"/build-loadgen/src/cli/inferscope "$ROOT"/build/src/cli/inferscope; do
+  for b in "$ROOT"/build/release/src/cli/inferscope "$ROOT"/build-loadgen/src/cli/inferscope "$ROOT"/build/src/cli/inferscope; do
     [[ -x "$b" ]] && INFERSCOPE="$b" && break
   done
 fi
