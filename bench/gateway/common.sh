@@ -49,3 +49,13 @@ CONF
   wait_http "http://127.0.0.1:$port/health"
   NGINX_WORKER="$(pgrep -P "${PIDS[-1]}" | head -1)"
 }
+
+# start_proxied_serve: `inferscope serve --profile zero-cost` with the gateway and nginx in front
+# of it; sets PORT (serve), GPORT (gateway), NPORT (nginx), SERVE_PID, GATEWAY_PID, NGINX_WORKER.
+start_proxied_serve() {
+  PORT="$(free_port)"; GPORT="$(free_port)"; NPORT="$(free_port)"
+  start_serve "$PORT" --profile zero-cost --max-num-seqs 16384 --max-waiting 16384 --io-threads 1
+  SERVE_PID="${PIDS[-1]}"
+  start_gateway "$GPORT" "http://127.0.0.1:$PORT"
+  start_nginx "$NPORT" "127.0.0.1:$PORT"
+}

@@ -6,10 +6,7 @@
 # Usage: bench/gateway/cpu_vs_nginx.sh [requests=2000] [output_tokens=64]
 source "$(dirname "$0")/common.sh"
 N="${1:-2000}"; TOKENS="${2:-64}"
-PORT="$(free_port)"; GPORT="$(free_port)"; NPORT="$(free_port)"
-start_serve "$PORT" --profile zero-cost --max-num-seqs 16384 --max-waiting 16384 --io-threads 1
-start_gateway "$GPORT" "http://127.0.0.1:$PORT"
-start_nginx "$NPORT" "127.0.0.1:$PORT"
+start_proxied_serve
 B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --ignore-eos --seed 1 --random-input-len 16
    --random-output-len "$TOKENS" --num-prompts "$N" --max-concurrency 32)
 run() {  # run NAME PORT PID

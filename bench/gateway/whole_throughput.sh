@@ -8,10 +8,7 @@
 # Usage: bench/gateway/whole_throughput.sh [seconds=10] [connections=64]
 source "$(dirname "$0")/common.sh"
 SECS="${1:-10}"; CONC="${2:-64}"
-PORT="$(free_port)"; GPORT="$(free_port)"; NPORT="$(free_port)"
-start_serve "$PORT" --profile zero-cost --max-num-seqs 16384 --max-waiting 16384 --io-threads 1
-start_gateway "$GPORT" "http://127.0.0.1:$PORT"
-start_nginx "$NPORT" "127.0.0.1:$PORT"
+start_proxied_serve
 cat > "$WORK/post.lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -25,7 +22,6 @@ run() {  # run NAME PORT PID: wrk's report and the CPU ticks PID used
   after="$(cpu_ticks "$3")"
   echo "cpu_ticks $((after - before))" >> "$WORK/$1.txt"
 }
-SERVE_PID="${PIDS[0]}"
 run direct "$PORT" "$SERVE_PID"
 run gateway "$GPORT" "$GATEWAY_PID"
 run nginx "$NPORT" "$NGINX_WORKER"
