@@ -29,6 +29,10 @@ enum class DialectId : std::uint8_t {
   // Exporters last: detection and every consumer rank serving software above them in this order.
   kDcgm,        // NVIDIA dcgm-exporter (DCGM_FI_*)
   kNode,        // prometheus-node-exporter (node_*)
+  // Not in kAllDialects (never detected): a target whose roles are mapped to its own names in
+  // up's config (custom_dialect.h). dialect(kCustom) is an empty entry; the mapping's own table
+  // carries the bindings.
+  kCustom,
 };
 
 inline constexpr std::array<DialectId, 10> kAllDialects = {
@@ -39,11 +43,12 @@ inline constexpr std::array<DialectId, 10> kAllDialects = {
 inline constexpr bool is_exporter(DialectId id) noexcept { return id == DialectId::kDcgm || id == DialectId::kNode; }
 
 // to_string returns the config spelling: "inferscope", "gateway", "vllm", "llamacpp", "tgi",
-// "triton", "sglang", "litellm", "dcgm", "node". Never fails.
+// "triton", "sglang", "litellm", "dcgm", "node", "custom". Never fails.
 std::string_view to_string(DialectId id) noexcept;
 
 // parse_dialect maps a config spelling (or a common alias: "llama.cpp", "node-exporter",
-// "dcgm-exporter", "inferscope-gateway", "litellm-proxy") to a DialectId; nullopt for anything else ("auto" too).
+// "dcgm-exporter", "inferscope-gateway", "litellm-proxy") to a DialectId; nullopt for anything else ("auto"
+// too, and "custom": a custom target is nothing without its mapping, see custom_dialect.h).
 std::optional<DialectId> parse_dialect(std::string_view name) noexcept;
 
 // Role is what a metric means, independent of how a server spells it.
@@ -201,11 +206,15 @@ struct Dialect {
 };
 
 // dialect returns the table entry of `id`. Never fails; the reference lives forever.
+// dialect(kCustom) has no bindings: a custom target's table is its CustomDialect's.
 const Dialect& dialect(DialectId id) noexcept;
 
 // find_binding returns the binding of `role` in dialect `id`, or nullptr when the dialect has no
 // metric for that role (llama.cpp has no e2e, vLLM no GPU metrics, ...).
 const MetricBinding* find_binding(DialectId id, Role role) noexcept;
+
+// find_binding over a table in hand (a custom target's mapping, or dialect(id)).
+const MetricBinding* find_binding(const Dialect& table, Role role) noexcept;
 
 // queue_bindings lists the series of up's Redis queue collector (docs/queues.md), one per queue
 // role. They belong to no server dialect: a redis target's registry is its own scrape job.
@@ -213,5 +222,6 @@ std::span<const MetricBinding> queue_bindings() noexcept;
 
 // supports reports whether dialect `id` has a binding for `role`.
 inline bool supports(DialectId id, Role role) noexcept { return find_binding(id, role) != nullptr; }
+inline bool supports(const Dialect& table, Role role) noexcept { return find_binding(table, role) != nullptr; }
 
 }  // namespace inferscope::dialect

@@ -25,7 +25,10 @@ static_assert(static_cast<std::size_t>(Role::kQueueWorkers) + 1 == kRoleCount, "
 
 }  // namespace
 
-std::string_view to_string(DialectId id) noexcept { return kDialectNames[static_cast<std::size_t>(id)]; }
+std::string_view to_string(DialectId id) noexcept {
+  if (id == DialectId::kCustom) return "custom";
+  return kDialectNames[static_cast<std::size_t>(id)];
+}
 
 std::optional<DialectId> parse_dialect(std::string_view name) noexcept {
   for (DialectId id : kAllDialects) {

@@ -499,15 +499,22 @@ static_assert(in_enum_order(), "kDialects must list every DialectId in enum orde
 
 }  // namespace
 
-const Dialect& dialect(DialectId id) noexcept { return kDialects[static_cast<std::size_t>(id)]; }
+const Dialect& dialect(DialectId id) noexcept {
+  static constexpr Dialect kUnmapped{.id = DialectId::kCustom, .title = "custom target",
+                                     .note = "roles mapped to its own names in up's config"};
+  if (id == DialectId::kCustom) return kUnmapped;
+  return kDialects[static_cast<std::size_t>(id)];
+}
 
 std::span<const MetricBinding> queue_bindings() noexcept { return kQueueBindings; }
 
-const MetricBinding* find_binding(DialectId id, Role role) noexcept {
-  for (const MetricBinding& binding : dialect(id).bindings) {
+const MetricBinding* find_binding(const Dialect& table, Role role) noexcept {
+  for (const MetricBinding& binding : table.bindings) {
     if (binding.role == role) return &binding;
   }
   return nullptr;
 }
+
+const MetricBinding* find_binding(DialectId id, Role role) noexcept { return find_binding(dialect(id), role); }
 
 }  // namespace inferscope::dialect

@@ -172,12 +172,16 @@ std::optional<std::string> counter_share_expr(const MetricBinding& part, const M
   return numerator + " / (" + numerator + " + " + *whole_rate + ")";
 }
 
-std::optional<std::string> error_ratio_expr(DialectId id, const QueryScope& scope) {
-  const MetricBinding* errors = find_binding(id, Role::kErrors);
-  const MetricBinding* requests = find_binding(id, Role::kRequests);
+std::optional<std::string> error_ratio_expr(const Dialect& table, const QueryScope& scope) {
+  const MetricBinding* errors = find_binding(table, Role::kErrors);
+  const MetricBinding* requests = find_binding(table, Role::kRequests);
   if (errors == nullptr || requests == nullptr) return std::nullopt;
   return counter_share_expr(*errors, *requests, scope,
-                            dialect(id).error_accounting == ErrorAccounting::kDisjointFromRequests);
+                            table.error_accounting == ErrorAccounting::kDisjointFromRequests);
+}
+
+std::optional<std::string> error_ratio_expr(DialectId id, const QueryScope& scope) {
+  return error_ratio_expr(dialect(id), scope);
 }
 
 std::string presence_expr(const MetricBinding& b, const QueryScope& s, bool include_legacy) {

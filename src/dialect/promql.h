@@ -63,6 +63,7 @@ std::optional<std::string> counter_share_expr(const MetricBinding& part, const M
 // error_ratio_expr: failed / all requests of dialect `id` (counter_share_expr of kErrors in
 // kRequests, honouring the dialect's ErrorAccounting). nullopt when the dialect lacks either.
 std::optional<std::string> error_ratio_expr(DialectId id, const QueryScope& scope);
+std::optional<std::string> error_ratio_expr(const Dialect& table, const QueryScope& scope);
 
 // presence_expr: `count by (...) (<one series name of the binding>{...})`, counting the series
 // that prove the metric is exposed (histograms: _count). With `include_legacy`, legacy names are
