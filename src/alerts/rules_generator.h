@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <inferscope/common/result.h>
 
 #include "alerts/slo_thresholds.h"
+#include "dialect/custom_dialect.h"
 #include "dialect/dialect.h"
 
 namespace inferscope::alerts {
@@ -44,10 +46,12 @@ inline constexpr const char* kTargetAlerts[] = {
     kGpuMemoryHigh, kThroughputHalved};
 
 // RulesTarget is one scrape job. dialect nullopt = not known (auto-detection failed): the target
-// only gets the generic alerts (down), and every dialect alert is listed as lacking.
+// only gets the generic alerts (down), and every dialect alert is listed as lacking. A custom
+// target (dialect kCustom) reads its roles from `custom`, the mapping in up's config.
 struct RulesTarget {
   std::string job;
   std::optional<dialect::DialectId> dialect;
+  std::shared_ptr<const dialect::CustomDialect> custom = {};
 };
 
 // RulesConfig is what the stack fills from its config and flags.

@@ -74,7 +74,7 @@ constexpr Role kStageRoles[] = {Role::kGatewayQueue, Role::kPreprocess,      Rol
 
 void record_latency(RuleGroupWriter& g, const Context& c) {
   for (Role role : kLatencyRecords) {
-    const MetricBinding* b = dialect::find_binding(c.id, role);
+    const MetricBinding* b = dialect::find_binding(c.table, role);
     if (b == nullptr) continue;
     const std::string base = "inferscope:" + std::string(dialect::to_string(role)) + "_seconds:";
     const auto s = scope(c, model_by(c));
@@ -88,7 +88,7 @@ void record_latency(RuleGroupWriter& g, const Context& c) {
 }
 
 void record_stages(RuleGroupWriter& g, const Context& c) {
-  if (const MetricBinding* stage = dialect::find_binding(c.id, Role::kStage)) {
+  if (const MetricBinding* stage = dialect::find_binding(c.table, Role::kStage)) {
     auto by = model_by(c);
     by.emplace_back(stage->kind_label);
     const auto s = scope(c, by);
@@ -96,9 +96,9 @@ void record_stages(RuleGroupWriter& g, const Context& c) {
     g.record("inferscope:stage_seconds:p95", normalise(c, *dialect::quantile_expr(*stage, 0.95, s)));
     return;
   }
-  const bool prefill_and_decode = dialect::supports(c.id, Role::kPrefill) && dialect::supports(c.id, Role::kDecode);
+  const bool prefill_and_decode = dialect::supports(c.table, Role::kPrefill) && dialect::supports(c.table, Role::kDecode);
   for (Role role : kStageRoles) {
-    const MetricBinding* b = dialect::find_binding(c.id, role);
+    const MetricBinding* b = dialect::find_binding(c.table, role);
     if (b == nullptr || b->per_batch) continue;
     if (role == Role::kInference && prefill_and_decode) continue;  // would count prefill + decode twice
     const auto s = scope(c, model_by(c));
@@ -115,21 +115,21 @@ void record_stages(RuleGroupWriter& g, const Context& c) {
 void record_traffic_and_capacity(RuleGroupWriter& g, const Context& c) {
   const auto s = scope(c, model_by(c));
   auto rate_of = [&](Role role, std::string_view name) {
-    if (const MetricBinding* b = dialect::find_binding(c.id, role)) {
+    if (const MetricBinding* b = dialect::find_binding(c.table, role)) {
       if (auto expr = or_legacy(*b, [&](const MetricBinding& x) { return dialect::rate_expr(x, s); })) {
         g.record(name, normalise(c, *expr));
       }
     }
   };
   auto value_of = [&](Role role, std::string_view name) {
-    if (const MetricBinding* b = dialect::find_binding(c.id, role)) {
+    if (const MetricBinding* b = dialect::find_binding(c.table, role)) {
       if (auto expr = or_legacy(*b, [&](const MetricBinding& x) { return dialect::value_expr(x, s); })) {
         g.record(name, normalise(c, *expr));
       }
     }
   };
   rate_of(Role::kRequests, "inferscope:requests:rate");
-  if (auto expr = dialect::error_ratio_expr(c.id, s)) g.record("inferscope:errors:ratio", normalise(c, *expr));
+  if (auto expr = dialect::error_ratio_expr(c.table, s)) g.record("inferscope:errors:ratio", normalise(c, *expr));
   rate_of(Role::kPromptTokens, "inferscope:prompt_tokens:rate");
   rate_of(Role::kGenerationTokens, "inferscope:generation_tokens:rate");
   value_of(Role::kWaiting, "inferscope:waiting");
@@ -138,18 +138,21 @@ void record_traffic_and_capacity(RuleGroupWriter& g, const Context& c) {
   rate_of(Role::kPreemptions, "inferscope:preemptions:rate");
 }
 
-// gpu_dialect: where this target's GPU metrics come from. inferscope serve exposes DCGM names.
-std::optional<DialectId> gpu_dialect(DialectId id) {
-  if (dialect::supports(id, Role::kGpuMemoryUsed)) return id;
-  if (id == DialectId::kInferscope) return DialectId::kDcgm;
-  return std::nullopt;
+// gpu_table: where this target's GPU memory metrics come from (used and total both needed).
+// inferscope serve exposes DCGM names; nullptr = none.
+const dialect::Dialect* gpu_table(const Context& c) {
+  if (dialect::supports(c.table, Role::kGpuMemoryUsed) && dialect::supports(c.table, Role::kGpuMemoryTotal)) {
+    return &c.table;
+  }
+  if (c.id == DialectId::kInferscope) return &dialect::dialect(DialectId::kDcgm);
+  return nullptr;
 }
 
 void record_gpu(RuleGroupWriter& g, const Context& c) {
-  const auto gpu = gpu_dialect(c.id);
-  if (!gpu) return;
+  const dialect::Dialect* gpu = gpu_table(c);
+  if (gpu == nullptr) return;
   std::vector<std::string> by{"job", "instance"};
-  const std::string_view device = dialect::dialect(*gpu).device_label;
+  const std::string_view device = gpu->device_label;
   if (!device.empty()) by.emplace_back(device);
   const auto s = scope(c, by);
   const auto used = dialect::value_expr(*dialect::find_binding(*gpu, Role::kGpuMemoryUsed), s);
@@ -189,7 +192,7 @@ std::string slo_text(double seconds) { return common::format_prom_duration(std::
 
 // latency_reason says why a latency quantile alert is missing for this dialect.
 std::string latency_reason(const Context& c, Role role) {
-  const MetricBinding* b = dialect::find_binding(c.id, role);
+  const MetricBinding* b = dialect::find_binding(c.table, role);
   const std::string what(dialect::to_string(role));
   if (b == nullptr) return fmt::format("{} exposes no {} metric; {}", c.table.title, what, kGatewayHint);
   return fmt::format("{} exposes {} only as {} (means, no quantiles); {}", c.table.title, what,
@@ -198,7 +201,7 @@ std::string latency_reason(const Context& c, Role role) {
 
 void latency_alert(Alerts& a, const char* name, Role role, const char* quantile, double slo, const char* severity) {
   const Context& c = a.c;
-  const MetricBinding* b = dialect::find_binding(c.id, role);
+  const MetricBinding* b = dialect::find_binding(c.table, role);
   if (b == nullptr || b->kind != MetricKind::kHistogram) return a.lack(name, latency_reason(c, role));
   const std::string role_name(dialect::to_string(role));
   const std::string series = fmt::format("inferscope:{}_seconds:{}", role_name, quantile);
@@ -225,7 +228,7 @@ void latency_alert(Alerts& a, const char* name, Role role, const char* quantile,
 // threshold_alert: `series` is a recorded series name (the job matcher is added) or an expression.
 void threshold_alert(Alerts& a, const char* name, Role role, std::string_view series, double threshold,
                      std::string summary, std::string description, std::string runbook) {
-  if (!dialect::supports(a.c.id, role)) {
+  if (!dialect::supports(a.c.table, role)) {
     return a.lack(name, fmt::format("{} exposes no {} metric", a.c.table.title, dialect::to_string(role)));
   }
   a.add({.name = name,
@@ -241,7 +244,7 @@ void threshold_alert(Alerts& a, const char* name, Role role, std::string_view se
 // family (under its current or any legacy name) is gone: the "renamed after an upgrade" trap.
 void absent_alerts(Alerts& a) {
   const Context& c = a.c;
-  const MetricBinding* requests = dialect::find_binding(c.id, Role::kRequests);
+  const MetricBinding* requests = dialect::find_binding(c.table, Role::kRequests);
   std::set<std::string_view> seen;
   const dialect::QueryScope by_instance = scope(c, {"job", "instance"});
   for (const MetricBinding& b : c.table.bindings) {
@@ -278,9 +281,9 @@ void absent_alerts(Alerts& a) {
 
 void throughput_alert(Alerts& a) {
   const Context& c = a.c;
-  if (!dialect::supports(c.id, Role::kRequests) || !dialect::supports(c.id, Role::kGenerationTokens)) {
+  if (!dialect::supports(c.table, Role::kRequests) || !dialect::supports(c.table, Role::kGenerationTokens)) {
     return a.lack(kThroughputHalved, fmt::format("{} exposes no {} counter", c.table.title,
-                                                 dialect::supports(c.id, Role::kRequests) ? "generation-token" : "request"));
+                                                 dialect::supports(c.table, Role::kRequests) ? "generation-token" : "request"));
   }
   const std::string offset = common::format_prom_duration(c.config.throughput_baseline_offset);
   const std::string tokens = recorded("inferscope:generation_tokens:rate", c);
@@ -310,6 +313,12 @@ void target_down_alert(Alerts& a) {
                     "error; Prometheus /targets has it too."});
 }
 
+std::string error_runbook(const MetricBinding& errors) {
+  const std::string tail = "check the server log; overload errors (429/503) go with a full queue.";
+  if (errors.kind_label.empty()) return "Errors of " + std::string(errors.metric) + " carry no kind label: " + tail;
+  return "Break errors down by kind (" + std::string(errors.kind_label) + " label); " + tail;
+}
+
 void serving_alerts(Alerts& a) {
   const Context& c = a.c;
   const SloThresholds& slo = c.config.slo;
@@ -323,16 +332,14 @@ void serving_alerts(Alerts& a) {
                               dialect::format_number(slo.waiting_requests)),
                   "Requests queue faster than they are served: compare request rate with its baseline (load surge), "
                   "check running batch size and KV usage (capacity), then scale out or lower max tokens.");
-  if (auto ratio = dialect::error_ratio_expr(c.id, scope(c, model_by(c)))) {
+  if (auto ratio = dialect::error_ratio_expr(c.table, scope(c, model_by(c)))) {
     a.add({.name = kErrorRatioHigh,
            .expr = recorded("inferscope:errors:ratio", c) + " > " + dialect::format_number(slo.error_ratio),
            .severity = "critical",
            .summary = where("error ratio") + " is high",
            .description = fmt::format("{{{{ $value | humanizePercentage }}}} of requests fail (threshold {}).",
                                       dialect::format_number(slo.error_ratio * 100) + " %"),
-           .runbook = "Break errors down by kind (" +
-                      std::string(dialect::find_binding(c.id, Role::kErrors)->kind_label) +
-                      " label); check the server log; overload errors (429/503) go with a full queue."});
+           .runbook = error_runbook(*dialect::find_binding(c.table, Role::kErrors))});
   } else {
     a.lack(kErrorRatioHigh, fmt::format("{} exposes no request/error counters; {}", c.table.title, kGatewayHint));
   }
@@ -354,7 +361,7 @@ void serving_alerts(Alerts& a) {
 
 void gpu_alert(Alerts& a) {
   const Context& c = a.c;
-  if (!gpu_dialect(c.id)) {
+  if (gpu_table(c) == nullptr) {
     return a.lack(kGpuMemoryHigh, fmt::format("{} exposes no GPU metrics: add a dcgm-exporter target (kind dcgm)",
                                               c.table.title));
   }
@@ -393,10 +400,16 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
     return out;
   }
   const DialectId id = *target.dialect;
-  Context c{target, config, id, dialect::dialect(id), "job=" + dialect::promql_string(target.job),
+  const dialect::Dialect& table = target.custom ? target.custom->table() : dialect::dialect(id);
+  Context c{target, config, id, table, "job=" + dialect::promql_string(target.job),
             common::format_prom_duration(config.rate_window)};
   group.comment(fmt::format("Job {}: {} (dialect {}). Recorded series carry job and model.", target.job,
                             c.table.title, dialect::to_string(id)));
+  if (target.custom) {
+    std::string unmapped;
+    for (Role role : target.custom->unmapped_roles()) unmapped += (unmapped.empty() ? "" : ", ") + std::string(dialect::to_string(role));
+    if (!unmapped.empty()) group.comment("Roles its mapping lacks (no rules, panels or doctor evidence for them): " + unmapped + ".");
+  }
   record_latency(group, c);
   record_stages(group, c);
   record_traffic_and_capacity(group, c);
@@ -408,7 +421,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
     serving_alerts(a);
     gpu_alert(a);
     throughput_alert(a);
-  } else if (gpu_dialect(id)) {
+  } else if (gpu_table(c) != nullptr) {
     gpu_alert(a);
   }
   out.group_text = group.text();

@@ -3,6 +3,8 @@
 // file:line:column and the dotted key path ("targets[1].kind").
 #include "config/stack_config.h"
 
+#include "config/role_mapping.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -153,8 +155,38 @@ bool valid_alert_name(std::string_view name) {
   });
 }
 
+// read_roles reads `roles: {ROLE: NAME | {metric: NAME, unit: UNIT}}` of a custom target; each
+// line is checked on its own first, so an error points at the line that is wrong.
+// `prefix` is the path of `node` with a trailing dot ("targets[0].", "" for a --roles file).
+std::shared_ptr<const dialect::CustomDialect> read_roles(const Reader& r, const YAML::Node& node, const std::string& prefix) {
+  const YAML::Node roles = node["roles"];
+  if (!roles) r.fail(node, prefix + "roles", "missing: a custom target maps roles to its names (roles: {e2e: NAME, ...})");
+  if (!roles.IsMap() || roles.size() == 0) r.fail(roles, prefix + "roles", "expected a mapping ROLE: METRIC_NAME");
+  std::vector<dialect::CustomRole> mapped;
+  for (const auto& entry : roles) {
+    const std::string role = entry.first.as<std::string>();
+    const std::string key = prefix + "roles." + role;
+    dialect::CustomRole line{.role = role};
+    if (entry.second.IsMap()) {
+      r.expect_keys(entry.second, key, {"metric", "unit"});
+      if (!entry.second["metric"]) r.fail(entry.second, key + ".metric", "missing: the exposed metric name");
+      line.metric = r.non_empty(entry.second["metric"], key + ".metric");
+      if (entry.second["unit"]) line.unit = r.non_empty(entry.second["unit"], key + ".unit");
+    } else {
+      line.metric = r.non_empty(entry.second, key);
+    }
+    if (auto alone = dialect::make_custom_dialect({line}, ""); !alone) r.fail(entry.second, key, alone.error().message);
+    mapped.push_back(std::move(line));
+  }
+  std::string model_label;
+  if (node["model_label"]) model_label = r.non_empty(node["model_label"], prefix + "model_label");
+  auto custom = dialect::make_custom_dialect(std::move(mapped), model_label);
+  if (!custom) r.fail(node["model_label"] ? node["model_label"] : roles, prefix + "roles", custom.error().message);
+  return *custom;
+}
+
 TargetConfig read_target(const Reader& r, const YAML::Node& node, const std::string& path) {
-  r.expect_keys(node, path, {"name", "url", "kind"});
+  r.expect_keys(node, path, {"name", "url", "kind", "roles", "model_label"});
   if (!node["url"]) r.fail(node, path + ".url", "missing (every target needs its /metrics URL)");
   auto target = parse_target_url(r.non_empty(node["url"], path + ".url"));
   if (!target) r.fail(node["url"], path + ".url", target.error().message);
@@ -164,9 +196,18 @@ TargetConfig read_target(const Reader& r, const YAML::Node& node, const std::str
   }
   if (node["kind"]) {
     target->kind = r.scalar(node["kind"], path + ".kind");
-    if (std::find(std::begin(kTargetKinds), std::end(kTargetKinds), target->kind) == std::end(kTargetKinds)) {
+    if (target->kind != kCustomKind &&
+        std::find(std::begin(kTargetKinds), std::end(kTargetKinds), target->kind) == std::end(kTargetKinds)) {
       r.fail(node["kind"], path + ".kind",
-             "unknown kind \"" + target->kind + "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node, auto)");
+             "unknown kind \"" + target->kind +
+                 "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node, custom, auto)");
+    }
+  }
+  if (target->kind == kCustomKind) {
+    target->custom = read_roles(r, node, path + ".");
+  } else {
+    for (const char* key : {"roles", "model_label"}) {
+      if (node[key]) r.fail(node[key], path + "." + key, "only a target of kind custom maps its own names");
     }
   }
   return *target;
@@ -460,6 +501,31 @@ Result<StackConfig> parse_stack_config(std::string_view yaml_text, std::string_v
     return make_error(one_line(out.str()));
   }
   return config;
+}
+
+Result<std::shared_ptr<const dialect::CustomDialect>> parse_role_mapping(std::string_view yaml_text,
+                                                                        std::string_view file) {
+  Reader reader(file);
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (root.IsNull()) return make_error(std::string(file) + ":1:1: the role mapping is empty (it needs 'roles')");
+    reader.expect_keys(root, "", {"roles", "model_label"});
+    return read_roles(reader, root, "");
+  } catch (const ConfigError& e) {
+    return make_error(one_line(e.message));
+  } catch (const YAML::Exception& e) {
+    std::ostringstream out;
+    out << file << ':' << (e.mark.line + 1) << ':' << (e.mark.column + 1) << ": cannot parse YAML: " << e.msg;
+    return make_error(one_line(out.str()));
+  }
+}
+
+Result<std::shared_ptr<const dialect::CustomDialect>> load_role_mapping(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return make_error("cannot read role mapping from " + file.string() + ": no such file or not readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_role_mapping(text.str(), file.string());
 }
 
 Result<StackConfig> load_stack_config(const std::filesystem::path& file) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 
 #include "alerts/slo_thresholds.h"
 #include "config/report_schedule.h"
+#include "dialect/custom_dialect.h"
 #include "relay/relay_config.h"
 
 namespace inferscope::config {
@@ -30,11 +32,16 @@ namespace inferscope::config {
 inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm",    "llamacpp", "tgi",  "triton",
                                                     "sglang",     "litellm", "dcgm",     "node", "auto"};
 
+// kCustomKind is the config-file-only kind of a target whose roles map to its own metric names
+// (`roles:`, optional `model_label:`); not a --target/--kind value, since it needs the mapping.
+inline constexpr std::string_view kCustomKind = "custom";
+
 // TargetConfig is one scrape target. url is the full /metrics URL as given.
 struct TargetConfig {
   std::string name;            // Prometheus job name; from NAME=URL, the config, or host_port
   std::string url;             // http(s)://host:port/path
-  std::string kind = "auto";   // one of kTargetKinds
+  std::string kind = "auto";   // one of kTargetKinds, or kCustomKind
+  std::shared_ptr<const dialect::CustomDialect> custom;  // kind custom: its validated role mapping
   std::string scheme;          // "http" or "https"
   std::string host_port;       // "127.0.0.1:8000"
   std::string metrics_path;    // "/metrics" when the URL has no path

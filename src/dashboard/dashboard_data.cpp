@@ -171,7 +171,7 @@ std::string DashboardData::meta_json() {
   for (const auto& [name, s] : kRanges) ranges.push_back(name);
   json out = {{"schema_version", 1}, {"ranges", ranges}, {"default_range", "1h"}, {"rows", rows_json()},
               {"prometheus_url", options_.prometheus_url}};
-  auto targets = discover_targets(client_, t);
+  auto targets = targets_at(t);
   if (targets) {
     out["targets"] = targets_json(*targets, options_.target_notes ? options_.target_notes()
                                                                   : std::map<std::string, std::string>());
@@ -207,6 +207,16 @@ Result<std::string> DashboardData::data_json(std::string_view range, std::string
   return body;
 }
 
+Result<Targets> DashboardData::targets_at(double t) const {
+  auto targets = discover_targets(client_, t);
+  if (!targets) return targets;
+  Targets out = *targets;
+  for (JobInfo& job : out.jobs) {
+    if (options_.custom_targets.contains(job.job)) job.dialect = dialect::DialectId::kCustom;
+  }
+  return out;
+}
+
 Result<std::string> DashboardData::compute(double range_s, std::string_view target, std::string_view model) {
   const double end = std::floor(now());
   const double step = choose_step(range_s, options_.scrape_interval_s, options_.max_points);
@@ -215,7 +225,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   json out = {{"schema_version", 1}, {"range", range_name(range_s)}, {"start", start}, {"end", end}, {"step", step}};
   json panels = json::object();
 
-  auto targets = discover_targets(client_, end);
+  auto targets = targets_at(end);
   if (!targets) {
     const std::string reason = "cannot query Prometheus at " + options_.prometheus_url + ": " + targets.error().message;
     out["prometheus"] = {{"reachable", false}, {"error", targets.error().message}};
@@ -245,6 +255,9 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   } else {
     selection.job = job->job;
     selection.dialect = *job->dialect;
+    if (auto custom = options_.custom_targets.find(job->job); custom != options_.custom_targets.end()) {
+      selection.custom = custom->second;
+    }
     out["target"] = job->job;
     out["dialect"] = std::string(dialect::to_string(*job->dialect));
   }

@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "dashboard/target_discovery.h"
+#include "dialect/custom_dialect.h"
 #include "inferscope/common/result.h"
 #include "promapi/prometheus_client.h"
 
@@ -34,6 +36,9 @@ struct DashboardOptions {
   // target_notes: job -> what `inferscope up` knows about its kind that Prometheus cannot tell
   // ("kind unknown yet (not answering since ...)"); shown with the target. Empty: none.
   std::function<std::map<std::string, std::string>()> target_notes = {};
+  // custom_targets: job -> the role mapping of a `kind: custom` target in up's config; its panels
+  // read the mapped names (Prometheus alone cannot tell what a hand-made name means).
+  std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> custom_targets = {};
 };
 
 // time_range_seconds maps a range name of the page ("15m", "1h", "3h", "6h", "12h", "24h", "2d",
@@ -66,6 +71,8 @@ class DashboardData {
   DashboardData(promapi::PrometheusClient client, DashboardOptions options);
   double now() const;
   Result<std::string> compute(double range_s, std::string_view target, std::string_view model);
+  // targets_at is discover_targets with the custom targets' dialect set from their mapping.
+  Result<Targets> targets_at(double t) const;
 
   struct CachedAnswer {
     double expires = 0;

@@ -18,8 +18,7 @@ void note_metrics(const MetricBinding& binding, PanelQuery& query) {
   for (const auto& old : binding.legacy) query.legacy.push_back(dialect::presence_series(binding.kind, old.name));
 }
 
-std::string missing_reason(DialectId id, Role role) {
-  const auto& d = dialect::dialect(id);
+std::string missing_reason(const dialect::Dialect& d, Role role) {
   std::string text = std::string(d.title) + " exposes no " + role_text(role) + " metric";
   if (!d.note.empty()) text += " (" + std::string(d.note) + ")";
   return text;
@@ -55,12 +54,12 @@ dialect::QueryScope scope_for(const SeriesSpec& spec, const Selection& selection
 }
 
 void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::vector<PanelQuery>& out) {
-  const DialectId id = dialect_of(spec.source, selection);
+  const dialect::Dialect& table = table_of(spec.source, selection);
   dialect::QueryScope scope = scope_for(spec, selection);
-  if (const MetricBinding* staged = dialect::find_binding(id, Role::kStage); staged && !staged->kind_label.empty()) {
+  if (const MetricBinding* staged = dialect::find_binding(table, Role::kStage); staged && !staged->kind_label.empty()) {
     PanelQuery q;
     q.split_label = std::string(staged->kind_label);
-    q.dialect_title = std::string(dialect::dialect(id).title);
+    q.dialect_title = std::string(table.title);
     scope.by.push_back(q.split_label);
     q.expr = dialect::mean_expr(*staged, scope);
     note_metrics(*staged, q);
@@ -69,11 +68,11 @@ void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::ve
   }
   bool any = false;
   for (Role role : stage_roles()) {
-    const MetricBinding* binding = dialect::find_binding(id, role);
+    const MetricBinding* binding = dialect::find_binding(table, role);
     if (binding == nullptr) continue;
     PanelQuery q;
     q.label = role_text(role);
-    q.dialect_title = std::string(dialect::dialect(id).title);
+    q.dialect_title = std::string(table.title);
     std::string why;
     q.expr = expression_for(*binding, Statistic::kMean, scope, why);
     if (!q.expr) continue;
@@ -83,9 +82,9 @@ void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::ve
   }
   if (!any) {
     PanelQuery q;
-    q.dialect_title = std::string(dialect::dialect(id).title);
-    q.missing = std::string(dialect::dialect(id).title) + " exposes no per-request stage durations (" +
-                std::string(dialect::dialect(id).note) + ")";
+    q.dialect_title = std::string(table.title);
+    q.missing = std::string(table.title) + " exposes no per-request stage durations (" +
+                std::string(table.note) + ")";
     out.push_back(std::move(q));
   }
 }
@@ -102,17 +101,23 @@ DialectId dialect_of(Source source, const Selection& selection) noexcept {
   return selection.dialect;
 }
 
+const dialect::Dialect& table_of(Source source, const Selection& selection) noexcept {
+  if (source == Source::kSelected && selection.custom) return selection.custom->table();
+  return dialect::dialect(dialect_of(source, selection));
+}
+
 std::string selection_matchers(Source source, const Selection& selection) {
   std::string out;
   auto add = [&out](std::string_view name, std::string_view value) {
     if (!out.empty()) out += ',';
     out += std::string(name) + "=" + dialect::promql_string(value);
   };
-  const auto& d = dialect::dialect(dialect_of(source, selection));
+  const auto& d = table_of(source, selection);
   if (selection.grafana) {
     if (source == Source::kSelected) out = R"(job=~"$job")";
     if ((source == Source::kSelected || source == Source::kGateway) && !d.model_label.empty()) {
-      out += (out.empty() ? "" : ",") + std::string(d.model_label) + R"(=~"$model")";
+      if (!out.empty()) out += ',';
+      out.append(d.model_label).append(R"(=~"$model")");
     }
     return out;
   }
@@ -132,29 +137,29 @@ std::vector<PanelQuery> build_panel_queries(const PanelSpec& panel, const Select
       add_stage_means(spec, selection, out);
       continue;
     }
-    const DialectId id = dialect_of(spec.source, selection);
+    const dialect::Dialect& table = table_of(spec.source, selection);
     PanelQuery q;
     q.label = std::string(spec.label);
     q.split_label = std::string(spec.by);
     q.right_axis = spec.right_axis;
-    q.dialect_title = std::string(dialect::dialect(id).title);
+    q.dialect_title = std::string(table.title);
     const dialect::QueryScope scope = scope_for(spec, selection);
     if (spec.statistic == Statistic::kErrorRatio || spec.statistic == Statistic::kSuccessRatio) {
-      const MetricBinding* errors = dialect::find_binding(id, Role::kErrors);
-      const MetricBinding* requests = dialect::find_binding(id, Role::kRequests);
+      const MetricBinding* errors = dialect::find_binding(table, Role::kErrors);
+      const MetricBinding* requests = dialect::find_binding(table, Role::kRequests);
       if (errors == nullptr || requests == nullptr) {
-        q.missing = missing_reason(id, errors == nullptr ? Role::kErrors : Role::kRequests);
+        q.missing = missing_reason(table, errors == nullptr ? Role::kErrors : Role::kRequests);
       } else {
-        auto ratio = dialect::error_ratio_expr(id, scope);
+        auto ratio = dialect::error_ratio_expr(table, scope);
         if (ratio) q.expr = spec.statistic == Statistic::kErrorRatio ? *ratio : "1 - (" + *ratio + ")";
         note_metrics(*requests, q);
       }
       out.push_back(std::move(q));
       continue;
     }
-    const MetricBinding* binding = dialect::find_binding(id, spec.role);
+    const MetricBinding* binding = dialect::find_binding(table, spec.role);
     if (binding == nullptr) {
-      q.missing = missing_reason(id, spec.role);
+      q.missing = missing_reason(table, spec.role);
     } else {
       q.expr = expression_for(*binding, spec.statistic, scope, q.missing);
       if (!q.expr && (spec.statistic == Statistic::kP95 || spec.statistic == Statistic::kP50 ||
@@ -179,8 +184,8 @@ std::vector<PanelQuery> build_panel_queries(const PanelSpec& panel, const Select
 
 StageTable build_stage_table_queries(const Selection& selection, std::string_view now_window,
                                      std::string_view baseline_window) {
-  StageTable table;
-  const DialectId id = selection.dialect;
+  StageTable out;
+  const dialect::Dialect& table = table_of(Source::kSelected, selection);
   dialect::QueryScope now_scope;
   now_scope.matchers = selection_matchers(Source::kSelected, selection);
   now_scope.window = std::string(now_window);
@@ -197,21 +202,21 @@ StageTable build_stage_table_queries(const Selection& selection, std::string_vie
     q.p95_now = dialect::quantile_expr(binding, 0.95, n).value_or("");
     q.p95_baseline = dialect::quantile_expr(binding, 0.95, b).value_or("");
     if (q.mean_now.empty() && q.p95_now.empty()) return;
-    table.metrics.push_back(dialect::presence_series(binding.kind, binding.metric));
-    table.queries.push_back(std::move(q));
+    out.metrics.push_back(dialect::presence_series(binding.kind, binding.metric));
+    out.queries.push_back(std::move(q));
   };
-  if (const MetricBinding* staged = dialect::find_binding(id, Role::kStage); staged && !staged->kind_label.empty()) {
+  if (const MetricBinding* staged = dialect::find_binding(table, Role::kStage); staged && !staged->kind_label.empty()) {
     fill(*staged, "", std::string(staged->kind_label));
   } else {
     for (Role role : stage_roles()) {
-      if (const MetricBinding* binding = dialect::find_binding(id, role)) fill(*binding, role_text(role), "");
+      if (const MetricBinding* binding = dialect::find_binding(table, role)) fill(*binding, role_text(role), "");
     }
   }
-  if (table.queries.empty()) {
-    table.missing = std::string(dialect::dialect(id).title) + " exposes no per-request stage durations (" +
-                    std::string(dialect::dialect(id).note) + ")";
+  if (out.queries.empty()) {
+    out.missing = std::string(table.title) + " exposes no per-request stage durations (" +
+                    std::string(table.note) + ")";
   }
-  return table;
+  return out;
 }
 
 }  // namespace inferscope::dashboard

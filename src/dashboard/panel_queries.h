@@ -7,11 +7,14 @@
 // and a `missing` reason naming the dialect, never a guessed substitute.
 #pragma once
 
+#include <memory>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dashboard/panel_catalog.h"
+#include "dialect/custom_dialect.h"
 #include "dialect/dialect.h"
 
 namespace inferscope::dashboard {
@@ -19,6 +22,7 @@ namespace inferscope::dashboard {
 // Selection says what the queries read.
 struct Selection {
   dialect::DialectId dialect = dialect::DialectId::kInferscope;  // of the selected target
+  std::shared_ptr<const dialect::CustomDialect> custom = {};     // dialect kCustom: the target's mapping
   std::string job = {};       // selected target's job label; empty = every target of the dialect
   std::string model = {};     // model label value; empty = every model
   std::string window = "5m";  // rate() range
@@ -68,5 +72,9 @@ std::string selection_matchers(Source source, const Selection& selection);
 
 // dialect_of returns the dialect a series of `source` reads for `selection`.
 dialect::DialectId dialect_of(Source source, const Selection& selection) noexcept;
+
+// table_of returns the table a series of `source` reads: the custom mapping for a custom
+// selected target, else dialect(dialect_of(source, selection)).
+const dialect::Dialect& table_of(Source source, const Selection& selection) noexcept;
 
 }  // namespace inferscope::dashboard

@@ -12,7 +12,11 @@ std::chrono::milliseconds rate_window_for(std::chrono::milliseconds scrape_inter
 alerts::RulesConfig rules_config_from(const config::StackConfig& config) {
   alerts::RulesConfig out;
   for (const config::TargetConfig& target : config.targets) {
-    out.targets.push_back({target.name, dialect::parse_dialect(target.kind)});
+    if (target.custom) {
+      out.targets.push_back({target.name, dialect::DialectId::kCustom, target.custom});
+    } else {
+      out.targets.push_back({target.name, dialect::parse_dialect(target.kind)});
+    }
   }
   out.slo = config.slo;
   out.alert_for = config.alert_for;

@@ -146,6 +146,14 @@ void run_export_grafana(const UpFlags& f) {
   for (const std::string& path : *files) std::printf("%s\n", path.c_str());
 }
 
+std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> custom_targets_of(const config::StackConfig& config) {
+  std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> out;
+  for (const config::TargetConfig& target : config.targets) {
+    if (target.custom) out[target.name] = target.custom;
+  }
+  return out;
+}
+
 double config_scrape_seconds(const config::StackConfig& config) {
   return std::chrono::duration<double>(config.scrape_interval).count();
 }
@@ -284,9 +292,10 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                      std::lock_guard lock(stack_mutex);
                                      return follower ? follower->snapshot().notes
                                                      : std::map<std::string, std::string>();
-                                   }});
+                                   },
+                                   .custom_targets = custom_targets_of(config)});
   doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); }, "prometheus",
-                            context.prometheus_tls());  // GET /api/doctor
+                            context.prometheus_tls(), custom_targets_of(config));  // GET /api/doctor
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
                                         .max_body_bytes = 8u << 20, .log_name = "up"},

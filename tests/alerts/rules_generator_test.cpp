@@ -60,6 +60,38 @@ TEST(RulesGeneratorTest, VllmUsesItsOwnNames) {
   EXPECT_TRUE(contains(text, "# InferscopeGpuMemoryHigh is not generated for this target"));
 }
 
+// Tests that a custom target's rules read its mapped names, with its model label renamed and
+// what the mapping lacks listed as lacking.
+TEST(RulesGeneratorTest, CustomTargetUsesItsMapping) {
+  auto custom = dialect::make_custom_dialect({{"e2e", "llm_request_latency_seconds", ""},
+                                              {"requests", "llm_requests_total", ""},
+                                              {"errors", "llm_request_failures_total", ""},
+                                              {"waiting", "llm_queue_size", ""},
+                                              {"gpu_memory_used", "gpu_mem_used_mb", "MB"},
+                                              {"gpu_memory_total", "gpu_mem_total_mb", "MB"}},
+                                             "llm_model");
+  ASSERT_TRUE(custom.ok()) << custom.error().message;
+  RulesConfig config;
+  config.targets = {{"house", DialectId::kCustom, *custom}};
+  auto rules = generate_rules(config);
+  ASSERT_TRUE(rules.ok()) << rules.error().message;
+  const std::string& text = file_named(*rules, "target-house.rules.yml")->text;
+  EXPECT_TRUE(contains(text, "rate(llm_request_latency_seconds_bucket{job=\"house\"}[5m])")) << text;
+  EXPECT_TRUE(contains(text, "\"model\", \"$1\", \"llm_model\""));  // llm_model -> model
+  EXPECT_TRUE(contains(text, "alert: InferscopeE2eP99OverSlo"));
+  EXPECT_TRUE(contains(text, "alert: InferscopeErrorRatioHigh"));
+  EXPECT_TRUE(contains(text, "Errors of llm_request_failures_total carry no kind label"));
+  EXPECT_TRUE(contains(text, "record: inferscope:gpu_memory_used_bytes"));
+  EXPECT_TRUE(contains(text, "(sum by (job, instance) (gpu_mem_used_mb{job=\"house\"})) * ")) << text;
+  EXPECT_TRUE(contains(text, "# Roles its mapping lacks (no rules, panels or doctor evidence for them): ttft, queue"));
+  const auto lacking = lacking_names(*rules, "house");
+  for (const char* alert : {kTtftP95OverSlo, kTpotP95OverSlo, kKvCacheFull, kPreemptionsRising, kThroughputHalved}) {
+    EXPECT_NE(std::find(lacking.begin(), lacking.end(), alert), lacking.end()) << alert;
+  }
+  EXPECT_EQ(std::find(lacking.begin(), lacking.end(), kE2eP99OverSlo), lacking.end());
+  EXPECT_EQ(std::find(lacking.begin(), lacking.end(), kGpuMemoryHigh), lacking.end());
+}
+
 // Tests that llama.cpp lacks the latency alerts, says so in the file and points to the gateway.
 TEST(RulesGeneratorTest, LlamaCppLacksLatencyAlerts) {
   const auto rules = generate_for({{"llama", DialectId::kLlamaCpp}});

@@ -429,6 +429,21 @@ class RulesPromtoolTest : public ::testing::Test {
   std::string dir_;
 };
 
+// every_role_mapped maps each role a custom target may map to a name of its own.
+std::shared_ptr<const dialect::CustomDialect> every_role_mapped() {
+  std::vector<dialect::CustomRole> roles;
+  std::string list = dialect::mappable_role_list();
+  for (std::size_t start = 0; start < list.size();) {
+    std::size_t end = list.find(", ", start);
+    if (end == std::string::npos) end = list.size();
+    const std::string role = list.substr(start, end - start);
+    roles.push_back({role, "house_" + role, ""});
+    start = end + 2;
+  }
+  auto made = dialect::make_custom_dialect(std::move(roles), "model");
+  return made.ok() ? *made : nullptr;
+}
+
 // Tests that `promtool check rules` accepts every generated file of every dialect (default
 // config and the short test config), with no lint finding.
 TEST_F(RulesPromtoolTest, CheckRulesAcceptsEveryFile) {
@@ -436,6 +451,8 @@ TEST_F(RulesPromtoolTest, CheckRulesAcceptsEveryFile) {
     RulesConfig config = base;
     for (DialectId id : dialect::kAllDialects) config.targets.push_back({"t-" + std::string(dialect::to_string(id)), id});
     config.targets.push_back({"t-unknown", std::nullopt});
+    // A custom target mapping every mappable role (each with its own unit's spelling).
+    config.targets.push_back({"t-custom", DialectId::kCustom, every_role_mapped()});
     auto rules = generate_rules(config);
     ASSERT_TRUE(rules) << rules.error().message;
     for (const RuleFile& f : rules->files) {

@@ -1,6 +1,8 @@
 // Tests of stack_config.h: the YAML config.
 #include "config/stack_config.h"
 
+#include "config/role_mapping.h"
+
 #include <gtest/gtest.h>
 
 
@@ -169,6 +171,47 @@ TEST(StackConfigTest, ErrorsNameFileLineColumnAndKey) {
   check("targets: [\n", "bad.yaml:2:1: cannot parse YAML");
   // Found by stack_config_fuzz: a multi-line key must not break the one-line error.
   check("? |\n  two\n  lines\n: 1\n", "key 'two\\nlines\\n': unknown key");
+}
+
+// Tests that a `kind: custom` target's roles become its mapping, and that a bad line is named
+// by file, line, column and key; a --roles file reads the same keys.
+TEST(StackConfigTest, CustomTargetMapsRoles) {
+  auto c = parse_stack_config("targets:\n  - name: house\n    url: http://h:1\n    kind: custom\n    model_label: model\n"
+                              "    roles:\n      e2e: llm_request_latency_seconds\n"
+                              "      gpu_utilization: {metric: gpu_utilization_percent, unit: percent}\n",
+                              "ok.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->targets.size(), 1u);
+  EXPECT_EQ(c->targets[0].kind, "custom");
+  ASSERT_TRUE(c->targets[0].custom);
+  const auto& table = c->targets[0].custom->table();
+  EXPECT_EQ(table.model_label, "model");
+  ASSERT_NE(dialect::find_binding(table, dialect::Role::kE2e), nullptr);
+  EXPECT_DOUBLE_EQ(dialect::find_binding(table, dialect::Role::kGpuUtilization)->scale, 0.01);
+
+  const auto check = [](const char* yaml, const char* want) {
+    auto bad = parse_stack_config(yaml, "bad.yaml");
+    ASSERT_FALSE(bad.ok()) << yaml;
+    EXPECT_EQ(bad.error().message.find('\n'), std::string::npos) << bad.error().message;
+    EXPECT_NE(bad.error().message.find(want), std::string::npos) << "got: " << bad.error().message << "\nwant: " << want;
+  };
+  const std::string head = "targets:\n  - url: http://h:1\n    kind: custom\n";
+  check(head.c_str(), "bad.yaml:2:5: key 'targets[0].roles': missing");
+  check((head + "    roles:\n      e2ee: x\n").c_str(), "bad.yaml:5:13: key 'targets[0].roles.e2ee': role \"e2ee\": unknown role");
+  check((head + "    roles:\n      e2e: x_bucket\n").c_str(), "bad.yaml:5:12: key 'targets[0].roles.e2e': role \"e2e\": give the");
+  check((head + "    roles:\n      kv_usage: {metric: kv, unit: MB}\n").c_str(),
+        "key 'targets[0].roles.kv_usage': role \"kv_usage\": unit \"MB\" does not fit");
+  check((head + "    roles:\n      e2e: {metrc: x}\n").c_str(), "key 'targets[0].roles.e2e.metrc': unknown key");
+  check("targets:\n  - url: http://h:1\n    kind: vllm\n    roles:\n      e2e: x\n",
+        "bad.yaml:5:7: key 'targets[0].roles': only a target of kind custom maps its own names");
+
+  auto file = parse_role_mapping("roles:\n  e2e: llm_request_latency_seconds\n", "roles.yaml");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_NE(dialect::find_binding((*file)->table(), dialect::Role::kE2e), nullptr);
+  auto bad_file = parse_role_mapping("roles:\n  e2e: x\nkind: custom\n", "roles.yaml");
+  ASSERT_FALSE(bad_file.ok());
+  EXPECT_NE(bad_file.error().message.find("roles.yaml:3:1: key 'kind': unknown key"), std::string::npos)
+      << bad_file.error().message;
 }
 
 // Tests that the merged config is checked across keys (names, ports, modes).
