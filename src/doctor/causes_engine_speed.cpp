@@ -79,6 +79,21 @@ void set_decode_caps(Evaluation& e, const PrefillCost& cost, const Quantity* pro
     e.found.decode_caps[CauseId::kPrefillSlowdown] = std::clamp(pr_i * std::max(0.0, cap_i - cap_b), 0.0, 0.95) * span;
 }
 
+// load_phrase says what the load did, as its figures show: " at higher load (arrivals 3.46 -> 4.55
+// req/s)", " at unchanged load (...)" only when arrivals moved by under 5 %, and a move inside
+// the noise is given with its size rather than called unchanged.
+std::string load_phrase(const Found& found) {
+  if (!found.rate) return {};
+  const Change& c = found.rate_change;
+  if (std::isnan(c.baseline) || std::isnan(c.incident)) return {};
+  const std::string figures = number(c.baseline) + " -> " + number(c.incident) + " req/s";
+  const std::string what = found.rate->metric.starts_with("arrivals/s") ? "arrivals " : "finished requests ";
+  if (c.up) return " at higher load (" + what + figures + ")";
+  if (c.down) return " at lower load (" + what + figures + ")";
+  if (std::abs(c.ratio - 1) < 0.05) return " at unchanged load (" + what + figures + ")";
+  return " with " + what + figures + " (" + fmt("%+.0f%%", (c.ratio - 1) * 100) + ", within their noise)";
+}
+
 }  // namespace
 
 void evaluate_engine_speed(Evaluation& e) {
@@ -129,8 +144,7 @@ void evaluate_engine_speed(Evaluation& e) {
     if (found.rate) h.evidence.push_back(e.ev(found.rate, "request rate"));
     if (const Quantity* gpu = e.find(SignalId::kGpuUtil)) h.evidence.push_back(e.ev(gpu, "gpu util"));
     h.summary = "each output token takes longer: " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
-                " per token (" + fmt("x%.2f", tok_c.ratio) + ") at " + (found.load > 0 ? "higher" : "unchanged") +
-                " load";
+                " per token (" + fmt("x%.2f", tok_c.ratio) + ")" + load_phrase(found);
     h.why_not = "per-token time " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
                 (s_decode_raw > 0 ? " (explained by load, KV preemptions or stalls)" : "");
   }

@@ -62,6 +62,29 @@ std::optional<Moved> biggest_relative_rise(const Evaluation& e) {
   return best;
 }
 
+// add_load_evidence: without a stage breakdown, the load and token figures are all that can place an
+// e2e rise (more arrivals, longer prompts or outputs, or the same load served slower).
+void add_load_evidence(const Evaluation& e, Finding& f) {
+  struct Figure {
+    SignalId id;
+    const char* what;
+  };
+  constexpr Figure kFigures[] = {{SignalId::kRequestRate, "finished requests/s (rate of {})"},
+                                 {SignalId::kPromptTokenRate, "prompt tokens/s (rate of {})"},
+                                 {SignalId::kGenerationTokenRate, "output tokens/s (rate of {})"},
+                                 {SignalId::kPromptTokens, "prompt tokens per request (mean of {})"},
+                                 {SignalId::kOutputTokens, "output tokens per request (mean of {})"},
+                                 {SignalId::kWaiting, "waiting requests (mean of {})"},
+                                 {SignalId::kInFlight, "requests in flight (mean of {})"}};
+  for (const Figure& figure : kFigures) {
+    const Quantity* q = e.find(figure.id);
+    if (!q || !q->baseline.has_data() || !q->incident.has_data()) continue;
+    std::string name = figure.what;
+    name.replace(name.find("{}"), 2, q->metric);
+    f.evidence.push_back({name, q->baseline.mean, q->incident.mean, q->unit});
+  }
+}
+
 // ruled_out lists the causes weighed and not reported, strongest first, with their reasons.
 std::string ruled_out(const std::vector<Considered>& considered) {
   std::vector<const Considered*> order;
@@ -103,6 +126,12 @@ Finding unexplained_finding(const Evaluation& e, const Diagnosis& d) {
   }
   if (e.e2e && moved && moved->name != "e2e")
     f.evidence.push_back({e.e2e->metric, e.e2e->baseline.mean, e.e2e->incident.mean, "s"});
+  if (moved && moved->name == "e2e" && d.stages.empty()) {
+    // e2e is the only latency there is: it is the stage a reader can see, with the load beside it.
+    f.stage = "e2e";
+    what += "; " + std::string(kNoStageBreakdownNote);
+    add_load_evidence(e, f);
+  }
   f.summary = what + "; ruled out: " + ruled_out(d.considered);
   // How sure "none of the known causes" is: the best runner-up's score is how close one came.
   double best = 0;

@@ -9,15 +9,20 @@
 
 namespace inferscope::doctor {
 
-MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched) {
+MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched,
+                              const dialect::CustomDialect* custom) {
   MetricsCheck c;
   c.url = url;
   std::set<std::string> names = metric_names(fetched.parsed);
-  c.dialects = detect_dialects(names);
-  for (const RoleSpec& spec : role_specs_for(c.dialects)) {
+  c.dialects = custom ? std::vector<std::string>{"custom"} : detect_dialects(names);
+  if (custom) {
+    for (dialect::Role role : custom->unmapped_roles()) c.unmapped.emplace_back(dialect::to_string(role));
+  }
+  for (const RoleSpec& spec : custom ? role_specs_for(custom->table()) : role_specs_for(c.dialects)) {
     bool renamed = false;
     std::string metric = choose_metric(spec, names, renamed);
-    if (metric.empty() && spec.expected) c.missing.push_back(spec.id + ": " + spec.metrics.front());
+    // A mapped name is there because someone said the target exposes it: its absence is a mistake.
+    if (metric.empty() && (spec.expected || custom)) c.missing.push_back(spec.id + ": " + spec.metrics.front());
     if (renamed) c.renamed.push_back(metric + " (renamed to " + spec.metrics.front() + ")");
     // Dashboards made for older versions query the old names; say which ones now come back empty.
     if (!metric.empty() && !renamed)
@@ -63,6 +68,7 @@ std::string to_text(const MetricsCheck& c) {
   list("renamed metrics still in use", c.renamed);
   list("old names dashboards may still query (now empty)", c.dashboard_gaps);
   list("exposition problems", c.problems);
+  list("roles the mapping does not name (no rules, panels or doctor evidence for them)", c.unmapped);
   out << "families with the most series:\n";
   for (const auto& [name, n] : c.top_families) out << "  " << n << "\t" << name << "\n";
   return out.str();
@@ -73,7 +79,7 @@ nlohmann::json to_json(const MetricsCheck& c) {
   for (const auto& [name, n] : c.top_families) top.push_back({{"family", name}, {"series", n}});
   return {{"url", c.url},         {"verdict", c.verdict},       {"dialects", c.dialects},
           {"missing", c.missing}, {"renamed", c.renamed},       {"dashboard_gaps", c.dashboard_gaps},
-          {"problems", c.problems}, {"families", c.families},   {"series", c.series},
+          {"problems", c.problems}, {"unmapped", c.unmapped},   {"families", c.families},   {"series", c.series},
           {"top_families", top}};
 }
 

@@ -20,7 +20,8 @@ namespace inferscope::doctor {
 struct MetricsCheck {
   std::string url;
   std::vector<std::string> dialects;
-  std::vector<std::string> missing;            // expected role metrics absent
+  std::vector<std::string> missing;            // expected role metrics absent (--roles: every mapped one)
+  std::vector<std::string> unmapped;           // --roles: usual roles the mapping does not name
   std::vector<std::string> renamed;            // old names still exposed -> current name
   std::vector<std::string> dashboard_gaps;     // old names dashboards may query that are gone
   std::vector<std::string> problems;           // validator / parse errors
@@ -30,7 +31,10 @@ struct MetricsCheck {
 };
 
 // check_exposition analyses one fetched exposition.
-MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched);
+// check_exposition analyses one fetched exposition; with `custom` (--roles) it checks the
+// mapping's names instead of detecting a dialect.
+MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched,
+                              const dialect::CustomDialect* custom = nullptr);
 
 std::string to_text(const MetricsCheck& check);
 nlohmann::json to_json(const MetricsCheck& check);

@@ -258,6 +258,11 @@ class Reasoner {
       d_.stages.push_back(row);
     }
     if (change > 0 && !e_.stage_deltas.empty()) d_.unexplained_share = std::clamp(1 - total / change, -1.0, 1.0);
+    if (d_.stages.empty() && e2e_) {
+      d_.notes.push_back(std::string(kNoStageBreakdownNote) + ": " + e2e_->metric +
+                         " is the only latency it exposes (no queue, prefill or decode durations), so a slowdown is "
+                         "named on e2e with the load and token figures it has");
+    }
   }
 
   // --- causes --------------------------------------------------------------------------------

@@ -47,6 +47,10 @@ struct Considered {
   std::string reason;
 };
 
+// kNoStageBreakdownNote begins the note of a diagnosis whose target exposes e2e and no stage
+// (a hand-instrumented service, `kind: custom` with e2e only).
+inline constexpr const char* kNoStageBreakdownNote = "no stage breakdown exists for this target";
+
 // Diagnosis is the doctor's answer.
 struct Diagnosis {
   std::string verdict;  // "healthy", "degraded" or "no_data"

@@ -1,5 +1,6 @@
 #include "doctor/diagnosis_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -112,7 +113,7 @@ nlohmann::json to_json(const Diagnosis& d) {
   return j;
 }
 
-std::string to_text(const Diagnosis& d) {
+std::string to_text(const Diagnosis& d, bool explain) {
   std::ostringstream out;
   const Snapshot& s = d.snapshot;
   out << d.headline << "\n";
@@ -142,6 +143,14 @@ std::string to_text(const Diagnosis& d) {
           << pad(value(d.e2e_baseline.p95, "s"), 12) << pad(value(d.e2e_incident.p95, "s"), 12)
           << pad(value(d.e2e_change_s, "s"), 12)
           << (std::isnan(d.unexplained_share) ? "" : fmt("unexplained %.0f%%", d.unexplained_share * 100)) << "\n";
+  }
+  if (explain && !d.considered.empty()) {
+    std::vector<const Considered*> order;
+    for (const Considered& c : d.considered) order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Considered* a, const Considered* b) { return a->score > b->score; });
+    out << "\nConsidered and not reported (strongest first):\n";
+    for (const Considered* c : order) out << fmt("  %.2f  ", c->score) << c->cause << ": " << c->reason << "\n";
   }
   for (const auto& n : d.notes) out << "note: " << n << "\n";
   return out.str();

@@ -18,8 +18,9 @@ namespace inferscope::doctor {
 // kSchemaVersion is the JSON schema version; bumped on any incompatible change.
 inline constexpr int kSchemaVersion = 1;
 
-// to_text renders the terminal report.
-std::string to_text(const Diagnosis& diagnosis);
+// to_text renders the terminal report; with `explain` (doctor --explain) it adds every cause
+// weighed and not reported (considered[]), strongest first with its score and why it lost.
+std::string to_text(const Diagnosis& diagnosis, bool explain = false);
 
 // to_json renders the documented JSON object (NaN becomes null).
 nlohmann::json to_json(const Diagnosis& diagnosis);

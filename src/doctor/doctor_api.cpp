@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
+#include <regex>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -125,6 +126,19 @@ std::optional<std::pair<double, double>> fit_to_history(double at, double data_s
   return std::make_pair(history / 2, history / 2);
 }
 
+std::string selected_job(const std::string& selector) {
+  static const std::regex kJob(R"re((?:^|[{,\s])job\s*=\s*"((?:[^"\\]|\\.)*)")re");
+  std::smatch m;
+  if (!std::regex_search(selector, m, kJob)) return {};
+  const std::string quoted = m[1].str();
+  std::string out;
+  for (std::size_t i = 0; i < quoted.size(); ++i) {
+    if (quoted[i] == '\\' && i + 1 < quoted.size()) ++i;
+    out += quoted[i];
+  }
+  return out;
+}
+
 Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   auto client = promapi::PrometheusClient::create(request.prometheus_url, {.tls = request.tls});
   if (!client) return client.error();
@@ -134,6 +148,9 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   w.baseline_s = request.baseline_s;
   w.selector = request.selector;
   w.model = request.model;
+  if (auto custom = request.custom_targets.find(selected_job(request.selector)); custom != request.custom_targets.end()) {
+    w.custom = custom->second;
+  }
   auto snapshot = collect_from_prometheus(*client, w);
   if (!snapshot) return snapshot.error();
   Diagnosis d = diagnose(*snapshot);
@@ -157,10 +174,12 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   return again;
 }
 
-ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url, const net::TlsOptions& tls) {
+ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url, const net::TlsOptions& tls,
+                            const CustomTargets& custom_targets) {
   DoctorRequest request;
   request.prometheus_url = prometheus_url;
   request.tls = tls;
+  request.custom_targets = custom_targets;
   std::string format = "json";
   while (!query.empty()) {
     auto amp = query.find('&');

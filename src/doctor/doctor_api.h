@@ -8,16 +8,21 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "dialect/custom_dialect.h"
 #include "doctor/diagnosis.h"
 #include "inferscope/common/result.h"
 #include "net/blocking_client.h"
 
 namespace inferscope::doctor {
+
+// CustomTargets: job -> the role mapping of a `kind: custom` target in up's config.
+using CustomTargets = std::map<std::string, std::shared_ptr<const dialect::CustomDialect>>;
 
 // DoctorRequest is one diagnosis over Prometheus.
 struct DoctorRequest {
@@ -28,7 +33,13 @@ struct DoctorRequest {
   std::string selector;
   std::string model;
   net::TlsOptions tls = {};  // for an https:// Prometheus (--ca-file, --insecure)
+  // custom_targets: a selector naming one of these jobs (job="NAME") reads that job's mapping;
+  // without such a selector they are left out (their names are not any known dialect's).
+  CustomTargets custom_targets = {};
 };
+
+// selected_job returns the job an exact `job="NAME"` matcher of `selector` names ("" when none).
+std::string selected_job(const std::string& selector);
 
 // run_doctor collects and diagnoses. Errors: Prometheus unreachable or refusing the queries.
 // When the answer is no_data and the data starts after the baseline's start (a young stack or
@@ -65,7 +76,7 @@ struct ApiAnswer {
 // at (time), selector, model, format=json|markdown|text. 400 on a bad parameter (naming it), 502
 // when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
 ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url,
-                            const net::TlsOptions& tls = {});
+                            const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
 
 // markdown_for_alert diagnoses the 5 minutes before `at` (0 = now) for the alert's labels
 // (job, model / model_name narrow the selector) and returns chat-sized Markdown; on failure a

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "config/role_mapping.h"
 #include "doctor/check_metrics.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
@@ -21,6 +22,8 @@ struct DoctorOptions {
   std::vector<std::string> scrape;
   std::string duration = "60s", interval = "1s", baseline_file, save_baseline;
   std::string check_metrics;
+  bool explain = false;  // --explain: text output lists considered[] (why the runners-up lost)
+  std::string roles;  // --roles FILE: the targets' own names mapped to roles (kind custom)
   net::TlsOptions tls;  // --ca-file, --insecure: for https:// Prometheus and scrape URLs
 };
 
@@ -35,10 +38,10 @@ T need(Result<T> r) {
   return std::move(*r);
 }
 
-void print(const Diagnosis& d, const std::string& format) {
-  if (format == "json") std::cout << to_json(d).dump(2) << "\n";
-  else if (format == "markdown") std::cout << to_markdown(d);
-  else std::cout << to_text(d);
+void print(const Diagnosis& d, const DoctorOptions& o) {
+  if (o.format == "json") std::cout << to_json(d).dump(2) << "\n";
+  else if (o.format == "markdown") std::cout << to_markdown(d);
+  else std::cout << to_text(d, o.explain);
 }
 
 void finish(const std::string& verdict) {
@@ -47,7 +50,15 @@ void finish(const std::string& verdict) {
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
+std::shared_ptr<const dialect::CustomDialect> role_mapping(const DoctorOptions& o) {
+  if (o.roles.empty()) return nullptr;
+  auto mapping = config::load_role_mapping(o.roles);
+  if (!mapping) fail("cannot use --roles " + o.roles + ": " + mapping.error().message);
+  return *mapping;
+}
+
 void run_check_metrics(const DoctorOptions& o) {
+  const auto custom = role_mapping(o);
   auto fetched = fetch_exposition(o.check_metrics, std::chrono::milliseconds(10000), o.tls);
   if (!fetched) {
     // An endpoint that cannot be read is "no data", still with one line saying why.
@@ -57,7 +68,7 @@ void run_check_metrics(const DoctorOptions& o) {
     finish("no_data");
     return;
   }
-  MetricsCheck check = check_exposition(o.check_metrics, *fetched);
+  MetricsCheck check = check_exposition(o.check_metrics, *fetched, custom.get());
   if (o.format == "json") std::cout << to_json(check).dump(2) << "\n";
   else std::cout << to_text(check);
   finish(check.verdict);
@@ -67,6 +78,7 @@ void run_scrape(const DoctorOptions& o) {
   ScrapeOptions s;
   s.urls = o.scrape;
   s.tls = o.tls;
+  s.custom = role_mapping(o);
   s.duration_s = need(parse_duration(o.duration, "--duration"));
   s.interval_s = need(parse_duration(o.interval, "--interval"));
   if (s.interval_s > s.duration_s) fail("cannot use --interval " + o.interval + ": longer than --duration " + o.duration);
@@ -75,7 +87,7 @@ void run_scrape(const DoctorOptions& o) {
   ScrapeResult result = need(scrape_rounds(s));
   if (!o.save_baseline.empty()) {
     SamplingReport report;
-    SampledRoles sampled = sample_rounds(result.rounds, o.model, report);
+    SampledRoles sampled = sample_rounds(result.rounds, o.model, report, s.custom.get());
     double t0 = result.rounds.front().time, t1 = result.rounds.back().time;
     Snapshot whole = build_snapshot(sampled, {t0, t1}, {t0, t1});
     for (std::size_t i = 0; i < report.dialects.size(); ++i) whole.dialect += (i ? "+" : "") + report.dialects[i];
@@ -85,7 +97,7 @@ void run_scrape(const DoctorOptions& o) {
   }
   Snapshot snap = snapshot_from_scrapes(s, result, o.model, baseline.get());
   Diagnosis d = diagnose(snap);
-  print(d, o.format);
+  print(d, o);
   finish(d.verdict);
 }
 
@@ -99,8 +111,14 @@ void run_prometheus(const DoctorOptions& o) {
   need(selector_matchers(o.selector));
   r.selector = o.selector;
   r.model = o.model;
+  if (auto custom = role_mapping(o)) {
+    // The mapping is the selected job's: a selector naming it (job="NAME") is how run_doctor finds it.
+    const std::string job = selected_job(o.selector);
+    if (job.empty()) fail("cannot use --roles with --prometheus without --selector '{job=\"NAME\"}' naming the target's job");
+    r.custom_targets[job] = custom;
+  }
   Diagnosis d = need(run_doctor(r));
-  print(d, o.format);
+  print(d, o);
   finish(d.verdict);
 }
 
@@ -116,6 +134,8 @@ void add_doctor_command(CLI::App& app) {
   cmd->add_option("--selector", o->selector, "Series selector narrowing the data, e.g. '{job=\"vllm\"}'");
   cmd->add_option("--model", o->model, "Only this model (model / model_name label)");
   cmd->add_option("--format", o->format, "Output: text, json or markdown")->check(CLI::IsMember({"text", "json", "markdown"}));
+  cmd->add_flag("--explain", o->explain,
+                "Text output: also list every cause weighed and not reported, with its score and why it lost");
   auto* scrape = cmd->add_option("--scrape", o->scrape, "Scrape this /metrics URL directly (repeatable); no Prometheus");
   cmd->add_option("--duration", o->duration, "With --scrape: how long to scrape (default 60s)");
   cmd->add_option("--interval", o->interval, "With --scrape: scrape interval (default 1s)");
@@ -123,6 +143,10 @@ void add_doctor_command(CLI::App& app) {
   cmd->add_option("--save-baseline", o->save_baseline, "With --scrape: save this run as a baseline file");
   auto* check = cmd->add_option("--check-metrics", o->check_metrics,
                                 "Inspect one metrics URL: dialect, missing/renamed metrics, exposition problems, cardinality");
+  cmd->add_option("--roles", o->roles,
+                  "YAML mapping a hand-instrumented target's own metric names to roles (roles: {e2e: NAME, ...}), "
+                  "as a `kind: custom` target in up's config; with --prometheus, --selector must name its job")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--ca-file", o->tls.ca_file, "PEM CA certificates to trust for https:// URLs, besides the system store")
       ->check(CLI::ExistingFile);
   cmd->add_flag_callback("--insecure", [o] { o->tls.verify = false; },

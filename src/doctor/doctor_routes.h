@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "doctor/doctor_api.h"
 #include "net/blocking_client.h"
 #include "net/router.h"
 
@@ -17,7 +18,9 @@ namespace inferscope::doctor {
 
 // add_doctor_routes registers GET /api/doctor; `prometheus_url` is asked on each request and
 // reached with `tls` when it is https.
+// `custom_targets` are the `kind: custom` targets' mappings (doctor_api.h's CustomTargets).
 void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url,
-                       const std::string& lane = "prometheus", net::TlsOptions tls = {});
+                       const std::string& lane = "prometheus", net::TlsOptions tls = {},
+                       CustomTargets custom_targets = {});
 
 }  // namespace inferscope::doctor

@@ -97,7 +97,8 @@ std::string choose_metric(const RoleSpec& spec, const std::set<std::string>& nam
   return {};
 }
 
-SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::string& model, SamplingReport& report) {
+SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::string& model, SamplingReport& report,
+                           const dialect::CustomDialect* custom) {
   SampledRoles out;
   std::set<std::string> names;
   for (const auto& round : rounds) {
@@ -107,8 +108,8 @@ SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::st
       names.insert(n.begin(), n.end());
     }
   }
-  report.dialects = detect_dialects(names);
-  for (const RoleSpec& spec : role_specs_for(report.dialects)) {
+  report.dialects = custom ? std::vector<std::string>{"custom"} : detect_dialects(names);
+  for (const RoleSpec& spec : custom ? role_specs_for(custom->table()) : role_specs_for(report.dialects)) {
     bool renamed = false;
     std::string metric = choose_metric(spec, names, renamed);
     if (metric.empty()) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect/custom_dialect.h"
 #include "doctor/sampled_roles.h"
 #include "inferscope/metrics/exposition_parser.h"
 
@@ -36,7 +37,9 @@ std::set<std::string> metric_names(const metrics::ParsedExposition& exposition);
 
 // sample_rounds builds the grid from the rounds. `model` ("" = all) keeps series whose model
 // label (per dialect) equals it.
-SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::string& model, SamplingReport& report);
+// `custom` (a custom target's role mapping) replaces dialect detection: its names are the roles.
+SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::string& model, SamplingReport& report,
+                           const dialect::CustomDialect* custom = nullptr);
 
 // choose_metric returns the first of spec.metrics that `names` contains (checking the series
 // names of its kind), or "" when none; sets `renamed_from_current` when only a later (old) name is there.

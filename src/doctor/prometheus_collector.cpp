@@ -57,6 +57,22 @@ Result<std::string> selector_matchers(const std::string& selector) {
   return inner;
 }
 
+namespace {
+
+// custom_name_pattern: a PromQL regex of a custom mapping's series names (regex characters in
+// metric names are only ':' and '_', neither special).
+std::string custom_name_pattern(const dialect::CustomDialect& custom) {
+  std::string out;
+  for (const RoleSpec& spec : role_specs_for(custom.table())) {
+    for (const std::string& metric : spec.metrics) {
+      for (const std::string& name : series_names(spec, metric)) out += (out.empty() ? "" : "|") + name;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client, const PrometheusWindow& w,
                                          CollectStats* stats) {
   const auto started = std::chrono::steady_clock::now();
@@ -101,7 +117,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   }
 
   // Which metrics exist for this selector over the whole range: one series lookup.
-  std::string name_re = name_pattern();
+  std::string name_re = w.custom ? custom_name_pattern(*w.custom) : name_pattern();
   std::string match = "{__name__=~\"" + name_re + "\"" + (inner->empty() ? "" : "," + *inner) + "}";
   auto series = client.series({match}, baseline_start, w.at);
   ++queries;
@@ -115,7 +131,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
     auto dep = labels.find("dependency");
     if (dep != labels.end()) label_values[n->second + "/dependency"].insert(dep->second);
   }
-  auto dialects = detect_dialects(names);
+  auto dialects = w.custom ? std::vector<std::string>{"custom"} : detect_dialects(names);
   for (std::size_t i = 0; i < dialects.size(); ++i) snap.dialect += (i ? "+" : "") + dialects[i];
 
   double step = w.step_s;
@@ -133,7 +149,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   int steps = static_cast<int>(std::ceil((w.at - baseline_start) / step));
   for (int k = steps + 1; k >= 0; --k) sampled.times.push_back(w.at - k * step);
   std::vector<Planned> plan;
-  for (const RoleSpec& spec : role_specs_for(dialects)) {
+  for (const RoleSpec& spec : w.custom ? role_specs_for(w.custom->table()) : role_specs_for(dialects)) {
     bool renamed = false;
     std::string metric = choose_metric(spec, names, renamed);
     if (metric.empty()) {

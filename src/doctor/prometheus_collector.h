@@ -6,8 +6,11 @@
 // Blocking; thread-safe (the client is). Never throws.
 #pragma once
 
+#include <memory>
+
 #include <string>
 
+#include "dialect/custom_dialect.h"
 #include "doctor/snapshot.h"
 #include "inferscope/common/result.h"
 #include "promapi/prometheus_client.h"
@@ -21,6 +24,8 @@ struct PrometheusWindow {
   std::string selector;     // "{job=\"x\"}" or "" (all series)
   std::string model;        // "" = all models
   double step_s = 0;        // 0 = from the targets' scrape interval and the range (<= 720 steps)
+  // custom: the selected target's role mapping (up's `kind: custom`); its names replace detection.
+  std::shared_ptr<const dialect::CustomDialect> custom = {};
 };
 
 // CollectStats says what collection cost (for the benchmark and --format json notes).

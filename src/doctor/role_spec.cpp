@@ -171,16 +171,9 @@ std::vector<std::string> detect_dialects(const std::set<std::string>& names) {
   return out;
 }
 
-std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
-  std::vector<RoleSpec> out;
-  for (const auto& name : dialects) {
-    if (name == kQueueSource) {
-      for (RoleSpec& spec : queue_specs()) out.push_back(std::move(spec));
-      continue;
-    }
-    auto id = dialect::parse_dialect(name);
-    if (!id) continue;
-    const dialect::Dialect& d = dialect::dialect(*id);
+namespace {
+
+void append_specs(const dialect::Dialect& d, std::vector<RoleSpec>& out) {
     for (const dialect::MetricBinding& b : d.bindings) {
       RoleSpec s;
       bool supported = false;
@@ -214,7 +207,11 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
       }
       out.push_back(std::move(s));
     }
-  }
+}
+
+// unique_specs keeps the first spec of each role (the richer dialect's) and drops TGI/Triton's
+// inference stage next to prefill and decode stages.
+std::vector<RoleSpec> unique_specs(std::vector<RoleSpec> out) {
   // A role already covered by a richer dialect keeps its first spec only.
   std::vector<RoleSpec> unique;
   std::set<std::pair<int, std::string>> seen;
@@ -228,6 +225,26 @@ std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
     if (seen.insert({static_cast<int>(spec.group), spec.id}).second) unique.push_back(std::move(spec));
   }
   return unique;
+}
+
+}  // namespace
+
+std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects) {
+  std::vector<RoleSpec> out;
+  for (const auto& name : dialects) {
+    if (name == kQueueSource) {
+      for (RoleSpec& spec : queue_specs()) out.push_back(std::move(spec));
+      continue;
+    }
+    if (auto id = dialect::parse_dialect(name)) append_specs(dialect::dialect(*id), out);
+  }
+  return unique_specs(std::move(out));
+}
+
+std::vector<RoleSpec> role_specs_for(const dialect::Dialect& table) {
+  std::vector<RoleSpec> out;
+  append_specs(table, out);
+  return unique_specs(std::move(out));
 }
 
 std::vector<RoleSpec> host_specs() {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "dialect/dialect.h"
+
 namespace inferscope::doctor {
 
 // RoleGroup says where a role lands in the Snapshot.
@@ -53,6 +55,9 @@ std::vector<std::string> detect_dialects(const std::set<std::string>& metric_nam
 // richest dialect first for each role (inferscope's stage histograms beat vLLM's phases when a
 // server exposes both), plus the few engine signals the table does not carry yet.
 std::vector<RoleSpec> role_specs_for(const std::vector<std::string>& dialects);
+
+// role_specs_for one table in hand: a custom target's mapping (dialect/custom_dialect.h).
+std::vector<RoleSpec> role_specs_for(const dialect::Dialect& table);
 
 // host_specs returns the host roles (host CPU busy share from node-exporter) that the doctor reads
 // from the host a server runs on rather than from the server's own series.

@@ -264,7 +264,9 @@ void add_derived_quantities(Snapshot& snap) {
       return out;
     };
     Quantity q = *requests;
-    q.metric.append(" + growth of ").append(in_flight ? in_flight->metric : std::string("running + waiting"));
+    // Named as a quantity a reader can check, not as PromQL (it is not one).
+    q.metric = "arrivals/s (rate of " + requests->metric + " + rise of " +
+               (in_flight ? in_flight->metric : std::string("running + waiting")) + ")";
     q.baseline = arrivals(requests->baseline, false);
     q.incident = arrivals(requests->incident, true);
     snap.set(SignalId::kArrivalRate, q);

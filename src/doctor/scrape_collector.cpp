@@ -123,7 +123,7 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options) {
 Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
                                const Snapshot* baseline) {
   SamplingReport report;
-  SampledRoles sampled = sample_rounds(result.rounds, model, report);
+  SampledRoles sampled = sample_rounds(result.rounds, model, report, options.custom.get());
   double t0 = result.rounds.empty() ? 0 : result.rounds.front().time;
   double t1 = result.rounds.empty() ? 0 : result.rounds.back().time;
   Snapshot snap;

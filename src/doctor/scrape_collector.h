@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct ScrapeOptions {
   double interval_s = 1;
   std::chrono::milliseconds timeout{5000};
   net::TlsOptions tls = {};  // for https:// URLs
+  std::shared_ptr<const dialect::CustomDialect> custom = {};  // --roles: the targets' own names mapped to roles
 };
 
 // ScrapeResult is every round plus, per URL, the last error (empty when its last scrape worked).

@@ -135,6 +135,9 @@ TEST(DiagnosisTest, DecodeSlowdownVsLongOutputs) {
   EXPECT_EQ(d.findings.front().cause, "decode_slowdown");
   EXPECT_EQ(d.findings.front().stage, "decode");
   EXPECT_NEAR(d.findings.front().share, 1.0, 0.05);
+  // The load is named with its figures; flat arrivals are "unchanged".
+  EXPECT_NE(d.findings.front().summary.find("at unchanged load (finished requests 5 -> 5 req/s)"), std::string::npos)
+      << d.findings.front().summary;
 
   Snapshot longer = steady();
   longer.latency["e2e"] = quantity(0.300, 0.545, 100, "s", 0.02);
@@ -162,6 +165,9 @@ TEST(DiagnosisTest, DecodeSlowdownUnderMoreLoad) {
   ASSERT_EQ(d.verdict, "degraded");
   EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
   EXPECT_EQ(d.findings.front().stage, "decode");
+  // Arrivals doubled: the wording follows the evidence (the demo said "unchanged" at x1.3).
+  EXPECT_NE(d.findings.front().summary.find(" at higher load (finished requests 5 -> 10"), std::string::npos)
+      << d.findings.front().summary;
 
   Snapshot busier = slow;
   busier.latency["e2e"] = quantity(0.300, 0.420, 100, "s", 0.02);
@@ -477,6 +483,12 @@ TEST(DiagnosisTest, DegradedWithoutCauseIsUnexplained) {
   EXPECT_NE(d.headline.find("no known cause fits (queue moved most)"), std::string::npos) << d.headline;
   EXPECT_EQ(to_json(d)["findings"].at(0)["cause"], "unexplained");
   EXPECT_NE(to_text(d).find("unexplained"), std::string::npos);
+  // --explain lists considered[] in text output, strongest first, so the runner-up's loss shows.
+  const std::string explained = to_text(d, true);
+  const std::size_t list = explained.find("Considered and not reported (strongest first):");
+  ASSERT_NE(list, std::string::npos) << explained;
+  EXPECT_NE(explained.find(runner_up->cause + ": " + runner_up->reason, list), std::string::npos) << explained;
+  EXPECT_EQ(to_text(d).find("Considered and not reported"), std::string::npos);
   EXPECT_NE(to_markdown(d).find("unexplained"), std::string::npos);
 }
 
@@ -676,6 +688,39 @@ TEST(QueueDiagnosisTest, WorkerFailuresWhenFailedShareRises) {
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings.front().cause, "worker_failures") << to_text(d);
   EXPECT_NE(d.findings.front().summary.find("from 0% to 20%"), std::string::npos) << d.findings.front().summary;
+}
+
+// Tests a target with e2e only (a hand-instrumented service, up's `kind: custom`): the slowdown
+// is named on e2e with the load and token figures there are, and the note says that no stage
+// breakdown exists for this target.
+TEST(DiagnosisTest, E2eOnlyTargetIsNamedOnE2eWithLoadEvidence) {
+  Snapshot s;
+  s.source = "test";
+  s.dialect = "custom";
+  s.baseline_start = 0;
+  s.baseline_end = 1800;
+  s.incident_start = 1800;
+  s.incident_end = 2100;
+  s.latency["e2e"] = quantity(0.200, 0.800, 100, "s", 0.02);
+  s.latency["e2e"].metric = "llm_request_latency_seconds";
+  s.signals["request_rate"] = quantity(8, 8, 100, "req/s", 0.02);
+  s.signals["request_rate"].metric = "llm_requests_total";
+  s.signals["generation_token_rate"] = quantity(200, 200, 100, "tok/s", 0.02);
+  s.signals["generation_token_rate"].metric = "llm_output_tokens_total";
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.stage, "e2e") << to_text(d);
+  std::string evidence;
+  for (const Evidence& e : f.evidence) evidence += e.metric + "\n";
+  EXPECT_NE(evidence.find("finished requests/s (rate of llm_requests_total)"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("output tokens/s (rate of llm_output_tokens_total)"), std::string::npos) << evidence;
+  bool noted = false;
+  for (const std::string& n : d.notes) noted = noted || n.starts_with(kNoStageBreakdownNote);
+  EXPECT_TRUE(noted) << to_text(d);
+  // A server with stages gets no such note.
+  for (const std::string& n : run(steady()).notes) EXPECT_FALSE(n.starts_with(kNoStageBreakdownNote)) << n;
 }
 
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -332,6 +333,43 @@ TEST(RoleSpecTest, QueueCollectorSeries) {
     ASSERT_NE(snap.find(id), nullptr) << to_string(id);
     EXPECT_NEAR(snap.find(id)->incident.max, n, 1e-9) << to_string(id);
   }
+}
+
+// Tests `--roles` on a constructed exposition of a hand-instrumented service (prometheus_client
+// style, names no dialect knows): the mapping replaces detection, a mapped name the target lacks
+// is missing, and the usual roles it does not map are listed.
+TEST(RoleSpecTest, CustomMappingReplacesDetection) {
+  FetchedExposition f;
+  f.text =
+      "# HELP llm_request_latency_seconds Time from request received to response sent\n"
+      "# TYPE llm_request_latency_seconds histogram\n"
+      "llm_request_latency_seconds_bucket{le=\"0.25\",model=\"house\"} 3.0\n"
+      "llm_request_latency_seconds_bucket{le=\"+Inf\",model=\"house\"} 4.0\n"
+      "llm_request_latency_seconds_count{model=\"house\"} 4.0\n"
+      "llm_request_latency_seconds_sum{model=\"house\"} 0.9\n"
+      "# HELP llm_requests_total Requests finished\n"
+      "# TYPE llm_requests_total counter\n"
+      "llm_requests_total{model=\"house\",status=\"200\"} 4.0\n";
+  auto parsed = metrics::parse_exposition(f.text, metrics::ExpositionTextFormat::kPrometheus004);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  f.parsed = std::move(*parsed);
+  EXPECT_TRUE(check_exposition("house", f).dialects.empty());  // no dialect detected without the mapping
+  auto mapping = dialect::make_custom_dialect({{"e2e", "llm_request_latency_seconds", ""},
+                                               {"requests", "llm_requests_total", ""},
+                                               {"waiting", "llm_queue_size", ""}},
+                                              "model");
+  ASSERT_TRUE(mapping.ok()) << mapping.error().message;
+  MetricsCheck c = check_exposition("house", f, mapping->get());
+  EXPECT_EQ(c.dialects, std::vector<std::string>{"custom"});
+  EXPECT_EQ(c.missing, std::vector<std::string>{"waiting: llm_queue_size"});
+  EXPECT_NE(std::find(c.unmapped.begin(), c.unmapped.end(), "decode"), c.unmapped.end());
+  EXPECT_EQ(c.verdict, "degraded");
+  EXPECT_NE(to_text(c).find("roles the mapping does not name"), std::string::npos) << to_text(c);
+  const auto specs = role_specs_for((*mapping)->table());
+  const RoleSpec* e2e = find(specs, "e2e");
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_EQ(e2e->kind, RoleKind::kHistogram);
+  EXPECT_EQ(e2e->model_label, "model");
 }
 
 }  // namespace
