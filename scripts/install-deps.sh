@@ -23,6 +23,9 @@ packages=(
   # the queue tier: Redis and its exporter, and real RQ/Celery/redis-py workers for Debian's
   # /usr/bin/python3 (the queue collector's tests and benchmark)
   redis-server prometheus-redis-exporter python3-rq python3-celery python3-redis
+  # a hand-instrumented FastAPI service (prometheus_client, its own metric names) for the tests
+  # of up's `kind: custom` targets
+  python3-fastapi python3-uvicorn python3-prometheus-client
 )
 
 # npm (the dashboard page's build: npm ci + esbuild): Debian packages it apart from nodejs, while
