@@ -136,7 +136,7 @@ TEST(DiagnosisTest, DecodeSlowdownVsLongOutputs) {
   EXPECT_EQ(d.findings.front().stage, "decode");
   EXPECT_NEAR(d.findings.front().share, 1.0, 0.05);
   // The load is named with its figures; flat arrivals are "unchanged".
-  EXPECT_NE(d.findings.front().summary.find("at unchanged load (finished requests 5 -> 5 req/s)"), std::string::npos)
+  EXPECT_NE(d.findings.front().summary.find("at unchanged load (arrivals 5 -> 5 req/s)"), std::string::npos)
       << d.findings.front().summary;
 
   Snapshot longer = steady();
@@ -166,8 +166,13 @@ TEST(DiagnosisTest, DecodeSlowdownUnderMoreLoad) {
   EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
   EXPECT_EQ(d.findings.front().stage, "decode");
   // Arrivals doubled: the wording follows the evidence (the demo said "unchanged" at x1.3).
-  EXPECT_NE(d.findings.front().summary.find(" at higher load (finished requests 5 -> 10"), std::string::npos)
+  EXPECT_NE(d.findings.front().summary.find(" at higher load (arrivals 5 -> 10.0 req/s)"), std::string::npos)
       << d.findings.front().summary;
+  // The derived arrival rate is named as a quantity with its metrics, not as pseudo-PromQL.
+  bool arrivals_named = false;
+  for (const Evidence& e : d.findings.front().evidence)
+    arrivals_named = arrivals_named || e.metric.starts_with("arrivals/s (rate of m + rise of ");
+  EXPECT_TRUE(arrivals_named) << to_text(d);
 
   Snapshot busier = slow;
   busier.latency["e2e"] = quantity(0.300, 0.420, 100, "s", 0.02);
