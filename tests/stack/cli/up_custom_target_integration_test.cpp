@@ -142,8 +142,9 @@ TEST(UpCustomTargetIntegrationTest, SlowdownFiresRulesFillsPanelsAndIsDiagnosedO
   const auto urls = up.wait_ready(60s);
   ASSERT_TRUE(urls) << up.output();
 
-  // 25 output tokens at 8 ms each: 0.2 s per request, 8 requests/s; x4 later.
-  UpProcess bench({"bench", "--base-url", service_url, "--no-stream", "--request-rate", "8", "--duration", "240s",
+  // 25 output tokens at 8 ms each: 0.2 s per request, 8 requests/s at constant gaps (Poisson
+  // arrivals differ by a third between a 25 s baseline and a 15 s window); x4 later.
+  UpProcess bench({"bench", "--base-url", service_url, "--no-stream", "--request-rate", "8", "--arrival", "constant", "--duration", "240s",
                    "--random-input-len", "16", "--random-output-len", "25", "--no-progress", "--seed", "7"});
   ASSERT_TRUE(bench.started()) << bench.start_error();
   const std::string p99 = "inferscope:e2e_seconds:p99{job=\"house\"}";
