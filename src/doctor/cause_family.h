@@ -117,11 +117,12 @@ std::vector<CauseSpec> load_mix_causes();
 void evaluate_load_mix(Evaluation& e);
 
 // KV and capacity: kv_cache_pressure (discounted when longer or more requests explain it).
-// evaluate_concurrency_limit runs after every capacity-losing cause: queueing at flat load
-// with none of them is the server's own concurrency limit (load_increase's capacity variant).
+// evaluate_capacity_drop runs after every other capacity-losing cause: requests waiting behind
+// a running batch that fell (or, at unchanged demand, did not grow) with none of them is
+// capacity_drop (a lowered batch cap, a smaller KV cache, a replica out of rotation).
 std::vector<CauseSpec> kv_capacity_causes();
 void evaluate_kv_capacity(Evaluation& e);
-void evaluate_concurrency_limit(Evaluation& e);
+void evaluate_capacity_drop(Evaluation& e);
 
 // Stalls: worker_stall (stuck scheduling) or engine_stall (stuck working), whichever fits.
 // stall_hypothesis is also the answer when requests stopped finishing (`from_pending`).

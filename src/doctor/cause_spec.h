@@ -34,6 +34,7 @@ enum class CauseId : std::uint8_t {
   kLongOutputs,
   // KV and capacity.
   kKvCachePressure,
+  kCapacityDrop,
   // Engine speed.
   kDecodeSlowdown,
   kPrefillSlowdown,

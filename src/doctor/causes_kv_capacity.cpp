@@ -1,5 +1,6 @@
-// KV and capacity: fewer sequences fit (KV full, preemptions, admission bound by KV), or the
-// server's own concurrency limit binds. Either way requests wait in the engine queue.
+// KV and capacity: fewer sequences fit (KV full, preemptions, admission bound by KV), or fewer
+// are served at once at unchanged demand (a lowered batch cap, a smaller cache, a replica gone).
+// Either way requests wait in the engine queue.
 #include <algorithm>
 #include <cmath>
 
@@ -25,6 +26,15 @@ std::vector<CauseSpec> kv_capacity_causes() {
                       "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
                       "allocated on demand, so it does not help ordinary requests).",
                       "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
+      {.id = CauseId::kCapacityDrop, .name = "capacity_drop", .stage = Stage::kQueue,
+       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
+       .next_steps = {"Compare the serving config with the last known good one: a lowered --max-num-seqs or "
+                      "--max-num-batched-tokens caps the running batch, a lowered --gpu-memory-utilization or "
+                      "--max-model-len change shrinks the KV cache (vllm:cache_config_info shows num_gpu_blocks).",
+                      "Check that every replica is in rotation (load balancer targets, readiness, a replica "
+                      "restarting or drained): the survivors take its share with their own caps.",
+                      "Look for a rollout or config push at the onset; roll it back, or raise the cap again if the "
+                      "KV cache leaves room (costs some ITL)."}},
   };
 }
 
@@ -72,27 +82,51 @@ void evaluate_kv_capacity(Evaluation& e) {
   h.why_not = "KV peak " + percent(kv_max) + ", preemptions " + number(pre_i) + "/s";
 }
 
-void evaluate_concurrency_limit(Evaluation& e) {
-  Hypothesis* load = e.find(CauseId::kLoadIncrease);
-  if (!load || e.found.load > 0) return;
+void evaluate_capacity_drop(Evaluation& e) {
   const Quantity* waiting = e.find(SignalId::kWaiting);
   const Quantity* running = e.find(SignalId::kRunning);
-  load->summary = "requests wait for a free slot (waiting " + number(mean_of(waiting, false)) + " -> " +
-                  number(mean_of(waiting, true)) + ") while the request rate is flat and the running batch stays at " +
-                  number(running ? running->incident.max : kNaN) + ": the server's concurrency limit is reached";
-  // Waiting grows while the running batch does not, and the queue carries the slowdown.
-  double batch_flat = 1;
-  if (running && running->baseline.has_data() && running->incident.has_data())
-    batch_flat = 1 - ramp(running->incident.mean - running->baseline.mean, 0.3, 1.5);
+  if (!waiting || !running || !running->baseline.has_data() || !running->incident.has_data()) return;
+  const Found& found = e.found;
+  const Change& rate_c = found.rate_change;
+  // Fewer requests served at once: the running batch fell, on average or at its peak (a batch
+  // that ran below its old cap loses its peaks first). A queue behind a batch still reaching its
+  // old peak is not a smaller server: bursts of arrivals, or more of them (load_increase, whose
+  // rise leaves only what a fallen batch says on top of it).
+  double run_b = running->baseline.mean, run_i = running->incident.mean;
+  double fell = std::max(ramp((run_b - run_i) / std::max(run_b, 0.5), 0.15, 0.4),
+                         ramp((running->baseline.max - running->incident.max) / std::max(running->baseline.max, 1.0),
+                              0.15, 0.4));
+  // A peak above the old one says the slots are still there (bursts filling them).
+  double peak_rose = ramp(running->incident.max - running->baseline.max, 0, 1);
+  double s_batch = fell * (1 - found.load) * (1 - peak_rose);
   double queue_share = e.e2e_change.delta > 0 ? e.stage_delta(Stage::kQueue) / e.e2e_change.delta : 0;
-  double s_capacity = ramp(queue_share, 0.2, 0.5) * (waiting ? waiting_rise(*waiting) : 0) * batch_flat;
-  if (!(s_capacity > 0)) return;
-  // Only with no other capacity loss is it the server's own limit.
+  // The batch may have run below its old cap (its mean barely falls): a queue that was empty and
+  // now holds a request or two on average is the sign, judged on its own scale.
+  double queue_grew = ramp(waiting->incident.mean - waiting->baseline.mean, 0.25, 1.0);
+  double s_capacity = ramp(queue_share, 0.2, 0.5) * queue_grew * s_batch;
+  // A slower engine, stalls, KV pressure or longer requests also leave requests waiting behind a
+  // batch that does not grow: capacity_drop is what remains when none of them fits.
   double others = 0;
   for (CauseId c : {CauseId::kKvCachePressure, CauseId::kWorkerStall, CauseId::kEngineStall, CauseId::kDecodeSlowdown,
                     CauseId::kPrefillSlowdown, CauseId::kLongPrompts, CauseId::kLongOutputs})
     if (const Hypothesis* h = e.find(c)) others = std::max(others, h->strength);
-  load->strength = s_capacity * (1 - std::min(1.0, 2 * others));
+  const Quantity* kv = e.find(SignalId::kKvUsage);
+  Hypothesis& h = e.add(CauseId::kCapacityDrop);
+  h.strength = std::max(0.0, s_capacity) * (1 - std::min(1.0, 2 * others));
+  h.evidence.push_back(e.ev(running, "running"));
+  h.evidence.push_back({running->metric + " (max)", running->baseline.max, running->incident.max, running->unit});
+  h.evidence.push_back(e.ev(waiting, "waiting"));
+  if (found.rate) h.evidence.push_back(e.ev(found.rate, "request rate"));
+  if (kv) h.evidence.push_back(e.ev(kv, "kv usage", /*use_max=*/true));
+  if (const Quantity* queue = e.find(Stage::kQueue)) h.evidence.push_back(e.ev(queue, "queue"));
+  h.summary = "fewer requests are served at once: running " + number(run_b) + " -> " + number(run_i) + " (peak " +
+              number(running->baseline.max) + " -> " + number(running->incident.max) + ") while arrivals " +
+              (found.load > 0 ? "rose " : "stayed at ") + number(rate_c.baseline) + " -> " + number(rate_c.incident) +
+              " req/s and waiting grew " + number(waiting->baseline.mean) + " -> " + number(waiting->incident.mean) +
+              ": the server's capacity dropped (batch cap, KV cache or replicas)";
+  h.why_not = "running " + number(run_b) + " -> " + number(run_i) + ", waiting " + number(waiting->baseline.mean) +
+              " -> " + number(waiting->incident.mean) +
+              (others >= 0.5 ? " (explained by a slower engine, stalls, KV or longer requests)" : "");
 }
 
 }  // namespace inferscope::doctor::detail

@@ -58,10 +58,7 @@ void evaluate_load_mix(Evaluation& e) {
     if (running) h.evidence.push_back(e.ev(running, "running"));
     if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
     if (queue) h.evidence.push_back(e.ev(queue, "queue"));
-    // At flat load the same cause can still be the server's own concurrency limit: that summary
-    // and strength are evaluate_concurrency_limit's.
-    if (found.load > 0)
-      h.summary = "request rate rose from " + number(rate_c.baseline) + " to " + number(rate_c.incident) +
+    h.summary = "request rate rose from " + number(rate_c.baseline) + " to " + number(rate_c.incident) +
                   " req/s (" + fmt("x%.2f", rate_c.ratio) + "); requests queue for the engine";
     h.why_not = "request rate " + number(rate_c.baseline) + " -> " + number(rate_c.incident) +
                 " req/s: within noise or below 15%";

@@ -37,6 +37,31 @@ double idle_fraction(const WindowStat& st, const WindowStat* pending) {
   return n ? static_cast<double>(idle) / n : 0.0;
 }
 
+// waiting_beside_free_slots: the share of samples in which requests waited while the running
+// batch stood at least one sequence below the window's own peak and the engine was less busy
+// than usual (`usual_busy`, the baseline's mean; NaN: not known). A scheduler that admits work
+// leaves nothing waiting beside a free slot for longer than one step, so a sample rarely catches
+// it; a stopped one leaves arrivals waiting next to free slots, the engine idle, for the whole
+// pause, whatever the scrape interval: a pause of a third of the time reads as about a third,
+// less the moment the first arrival and the busy share's averaging take. A batch held at a
+// lower cap is busy while its queue waits, and a burst fills every slot. NaN when the gauges are
+// not sampled alike.
+double waiting_beside_free_slots(const WindowStat& waiting, const WindowStat& running, const WindowStat* busy,
+                                 double usual_busy) {
+  if (waiting.intervals.empty() || waiting.intervals.size() != running.intervals.size() || !(running.max >= 1))
+    return kNaN;
+  bool use_busy = busy && busy->intervals.size() == waiting.intervals.size() && usual_busy > 0;
+  int n = 0, held = 0;
+  for (std::size_t i = 0; i < waiting.intervals.size(); ++i) {
+    double w = waiting.intervals[i], r = running.intervals[i];
+    if (std::isnan(w) || std::isnan(r)) continue;
+    ++n;
+    bool idle = !use_busy || !(busy->intervals[i] > 0.85 * usual_busy);
+    if (w >= 1 && r <= running.max - 1 && idle) ++held;
+  }
+  return n ? static_cast<double>(held) / n : kNaN;
+}
+
 }  // namespace
 
 std::vector<CauseSpec> stall_causes() {
@@ -112,9 +137,24 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   double s_idle = ramp(idle_delta, 0.02, 0.15);
   double busy_drop = ramp((busy_b - busy_i) / std::max(busy_b, 1e-9), 0.05, 0.3);
   double waiting_up = waiting ? ramp(waiting->incident.mean - waiting->baseline.mean, 0.5, 3) : 0;
+  // Requests waiting beside free batch slots: the scheduler stopped, at any scrape interval.
+  // KV-bound admission also leaves slots free, so KV pressure found earlier excuses it.
+  double held_b = kNaN, held_i = kNaN;
+  if (waiting && running) {
+    double usual = busy ? busy->baseline.mean : kNaN;
+    held_b = waiting_beside_free_slots(waiting->baseline, running->baseline, busy ? &busy->baseline : nullptr, usual);
+    held_i = waiting_beside_free_slots(waiting->incident, running->incident, busy ? &busy->incident : nullptr, usual);
+  }
+  bool held_known = !std::isnan(held_b) && !std::isnan(held_i);
+  double s_held = held_known ? ramp(held_i - held_b, 0.05, 0.2) * (1 - e.found.kv) : 0;
+  // A less busy engine beside a longer queue, on window means alone, is also what bursts of
+  // arrivals give (idle between bursts, a queue inside them, bigger batches doing the same work
+  // in less time): it counts only where some requests waited beside free slots.
+  double means_gate = held_known ? ramp(held_i - held_b, 0.02, 0.08) : 1;
 
   // Stuck scheduling: no steps, GPU idle, waiting grows; stuck working: one long step, GPU busy.
-  double s_worker = std::max(s_idle * (1 - 0.7 * long_step), busy_drop * waiting_up * (1 - long_step));
+  double s_worker = std::max({s_idle * (1 - 0.7 * long_step), s_held * (1 - 0.7 * long_step),
+                              busy_drop * waiting_up * (1 - long_step) * means_gate});
   double s_engine = long_step * (1 - 0.7 * busy_drop);
   if (from_pending && s_worker == 0 && s_engine == 0) {
     s_worker = busy_drop > 0 ? 0.6 : 0.3;
@@ -126,19 +166,24 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   if (!step_ev.metric.empty()) h.evidence.push_back(step_ev);
   if (steps)
     h.evidence.push_back({steps->metric + " (share of intervals without a step)", idle_b, idle_i, "ratio"});
+  if (held_known)
+    h.evidence.push_back({waiting->metric + " beside free slots of " + running->metric + " (share of samples)", held_b,
+                          held_i, "ratio"});
   if (busy) h.evidence.push_back(e.ev(busy, "busy"));
   if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
   if (running) h.evidence.push_back(e.ev(running, "running"));
   if (worker) {
-    h.summary = "the engine stopped scheduling for whole intervals (" + percent(idle_i) +
-                " of intervals without a step, baseline " + percent(idle_b) +
-                ") while requests waited and the GPU idled";
+    h.summary = "the engine stopped scheduling: requests waited beside free batch slots in " +
+                (held_known ? percent(held_i) : std::string("?")) + " of samples (baseline " +
+                (held_known ? percent(held_b) : std::string("?")) + "), " + percent(idle_i) +
+                " of intervals without a step (baseline " + percent(idle_b) + "), while the GPU idled";
   } else {
     h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
                 seconds(step_ev.baseline) + "); every running sequence saw the same gap";
   }
   h.why_not = "longest step " + seconds(step_ev.incident) + " vs " + seconds(step_ev.baseline) +
-              ", intervals without a step " + percent(idle_i);
+              ", intervals without a step " + percent(idle_i) +
+              (held_known ? ", waiting beside free slots " + percent(held_i) : std::string());
   return h;
 }
 

@@ -273,7 +273,7 @@ class Reasoner {
     detail::evaluate_kv_capacity(e_);
     detail::evaluate_stalls(e_);
     detail::evaluate_engine_speed(e_);
-    detail::evaluate_concurrency_limit(e_);
+    detail::evaluate_capacity_drop(e_);
     detail::evaluate_direct_stages(e_);
     detail::evaluate_errors(e_);
     detail::evaluate_queue(e_);

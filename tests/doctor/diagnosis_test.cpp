@@ -440,6 +440,35 @@ TEST(DiagnosisTest, LoadAndErrors) {
   EXPECT_EQ(e.findings.front().cause, "error_spike");
 }
 
+// Tests that a running batch capped lower at unchanged arrivals (a lowered --max-num-seqs) is
+// capacity_drop in the queue, with the running and waiting counts as evidence, and that the same
+// queue behind a batch held at its size while arrivals rose stays load_increase.
+TEST(DiagnosisTest, CapacityDropAtSteadyDemand) {
+  Snapshot cut = steady();
+  cut.latency["e2e"] = quantity(0.300, 0.900, 100, "s", 0.02);
+  cut.stages["queue"] = quantity(0.005, 0.605);
+  cut.signals["running"] = quantity(3.6, 1.0, 100, "requests");
+  cut.signals["running"].baseline.max = 4;
+  cut.signals["running"].incident.max = 1;
+  cut.signals["waiting"] = quantity(0.1, 5, 100, "requests");
+  cut.signals["kv_usage"] = quantity(0.3, 0.1, 100, "ratio");
+  Diagnosis d = run(cut);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "capacity_drop") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue");
+  EXPECT_NE(d.findings.front().summary.find("running 3.6 -> 1"), std::string::npos) << d.findings.front().summary;
+  for (const Finding& f : d.findings) EXPECT_NE(f.cause, "load_increase") << to_text(d);
+
+  Snapshot busier = cut;
+  busier.signals["request_rate"] = quantity(5, 12, 100, "req/s", 0.02);
+  busier.signals["running"] = quantity(3.6, 3.9, 100, "requests");
+  busier.signals["running"].baseline.max = busier.signals["running"].incident.max = 4;
+  Diagnosis b = run(busier);
+  ASSERT_EQ(b.verdict, "degraded") << to_text(b);
+  EXPECT_EQ(b.findings.front().cause, "load_increase") << to_text(b);
+  for (const Finding& f : b.findings) EXPECT_NE(f.cause, "capacity_drop") << to_text(b);
+}
+
 // Tests that a stage in front of the first token that multiplies TTFT is degraded even while e2e,
 // dominated by a long decode, stays within its own noise, that the finding names the symptom,
 // and that a small stage doubling (a few ms on seconds) does not call the server degraded.

@@ -1,0 +1,325 @@
+// The doctor on incidents built apart from its scenario suite (issue 20's five classes), end to end
+// through the command line: `inferscope serve` processes under load from `inferscope bench`
+// processes, one real Prometheus scraping them every second, and `inferscope doctor` run in both
+// modes on the same incident: `--scrape` over the whole run (first half = baseline, second half
+// = incident, the change at the middle) and `--prometheus` on the same two windows. Magnitudes
+// and loads differ from the scenario suite's (tests/doctor/doctor_scenarios_integration_test.cpp)
+// and from each other; none was used to set a threshold. Every case runs at once (one server
+// each) to keep the test near a minute; a failed case runs once more on a fresh server and fails
+// only when it fails twice, as in the scenario suite (a starved host slows the real-time servers
+// for real). The first-attempt accuracy is printed; docs/doctor.md reports it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "doctor/doctor_scenario_support.h"
+#include "support/prometheus_process.h"
+#include "support/temp_dir.h"
+#include "support/test_process.h"
+#include "support/wait_until.h"
+
+namespace inferscope::doctor {
+namespace {
+
+using namespace std::chrono_literals;
+namespace support = inferscope::testing;
+
+// BenchLoad is one `inferscope bench` run's shape: open-loop arrivals, evenly spaced or bursty.
+struct BenchLoad {
+  double rate = 4;
+  int input_tokens = 256;
+  int output_tokens = 64;
+  double burstiness = 0;  // gamma shape of the gaps (< 1 burstier than Poisson); 0 = constant spacing
+};
+
+struct Repro {
+  std::string klass;  // which of the issue's five classes it reproduces
+  std::string name;
+  std::vector<std::string> serve_args;  // beyond the common ones
+  BenchLoad base;
+  std::optional<BenchLoad> incident;  // the load after the change (none: unchanged)
+  std::string faults;                 // POST /admin/faults body at the change ("" = none)
+  std::set<std::string> top;          // accepted top finding causes
+  std::set<std::string> absent;       // causes that must not be reported at all
+};
+
+constexpr double kWarmupS = 4, kHalfS = 12;
+
+std::string fmt_rate(double r) {
+  std::ostringstream s;
+  s << r;
+  return s.str();
+}
+
+// bench_args: `inferscope bench` for `seconds` of constant arrivals at `port`.
+std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, double seconds) {
+  return {"bench",          "--base-url",
+          "http://127.0.0.1:" + std::to_string(port), "--model",
+          "sim-a",          "--request-rate",
+          fmt_rate(load.rate), "--arrival",
+          load.burstiness > 0 ? "gamma" : "constant", "--burstiness",
+          fmt_rate(load.burstiness > 0 ? load.burstiness : 1), "--duration",
+          std::to_string(static_cast<int>(seconds)) + "s", "--random-input-len",
+          std::to_string(load.input_tokens), "--random-output-len",
+          std::to_string(load.output_tokens), "--ignore-eos",
+          "--no-progress",  "--seed",
+          "7"};
+}
+
+// ServeProcess is one `inferscope serve` on an ephemeral port, its port read from its listening line.
+class ServeProcess {
+ public:
+  ServeProcess(const std::filesystem::path& dir, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"serve", "--port", "0", "--model", "sim-a", "--dialects", "inferscope,vllm",
+                                     "--enable-admin", "--io-threads", "1", "--log-level", "warn"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<support::TestProcess>(
+        support::ProcessOptions{.binary = INFERSCOPE_BINARY, .args = args, .stdout_file = dir / "serve.out",
+                                .stderr_file = dir / "serve.err"});
+    if (!process_->started()) return;
+    std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
+    support::wait_until(
+        [&] {
+          std::smatch m;
+          std::string out = process_->stdout_text();
+          if (std::regex_search(out, m, listening)) port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+          return port_ != 0;
+        },
+        20s, 50ms);
+  }
+  std::uint16_t port() const { return port_; }
+  std::string error() const { return process_->start_error() + process_->stderr_text(); }
+
+ private:
+  std::unique_ptr<support::TestProcess> process_;
+  std::uint16_t port_ = 0;
+};
+
+// Verdict is what one doctor run said.
+struct Verdict {
+  std::string verdict, top_cause, top_stage, text;
+  std::set<std::string> causes;
+};
+
+Verdict read_doctor_json(const std::string& out, const std::string& err) {
+  Verdict v;
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded() || !j.contains("verdict")) {
+    v.text = "doctor printed no JSON: " + out.substr(0, 400) + err.substr(0, 400);
+    return v;
+  }
+  v.verdict = j["verdict"].get<std::string>();
+  for (const auto& f : j["findings"]) v.causes.insert(f["cause"].get<std::string>());
+  if (!j["findings"].empty()) {
+    v.top_cause = j["findings"][0]["cause"].get<std::string>();
+    v.top_stage = j["findings"][0]["stage"].is_string() ? j["findings"][0]["stage"].get<std::string>() : "";
+  }
+  v.text = j["headline"].get<std::string>();
+  for (const auto& f : j["findings"])
+    v.text += "\n    " + f["cause"].get<std::string>() + " " + f["score"].dump() + ": " + f["summary"].get<std::string>();
+  for (const auto& c : j["considered"])
+    v.text += "\n    considered " + c["cause"].get<std::string>() + " " + c["score"].dump() + ": " +
+              c["reason"].get<std::string>();
+  return v;
+}
+
+bool judged_right(const Repro& r, const Verdict& v) {
+  if (v.verdict != "degraded" || !r.top.count(v.top_cause)) return false;
+  for (const std::string& c : r.absent)
+    if (v.causes.count(c)) return false;
+  return true;
+}
+
+struct Outcome {
+  std::string name;
+  Verdict scrape, prometheus;
+  bool scrape_ok = false, prometheus_ok = false;
+  std::string error;
+};
+
+// run_repro drives one case on its server: bench's baseline load with `doctor --scrape` running
+// over both halves, the change at the middle, then `doctor --prometheus` on the same windows.
+Outcome run_repro(const Repro& r, std::uint16_t port, const std::string& job, const std::string& prom_url,
+                  const std::filesystem::path& dir) {
+  Outcome out;
+  out.name = r.klass + ": " + r.name;
+  const BenchLoad incident = r.incident.value_or(r.base);
+  support::TestProcess base_bench({.binary = INFERSCOPE_BINARY, .args = bench_args(port, r.base, kWarmupS + kHalfS),
+                                   .stdout_file = dir / "bench-base.out", .stderr_file = dir / "bench-base.out"});
+  if (!base_bench.started()) {
+    out.error = base_bench.start_error();
+    return out;
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(kWarmupS));
+  const double start = testing::now_s();
+  support::TestProcess scrape(
+      {.binary = INFERSCOPE_BINARY,
+       .args = {"doctor", "--scrape", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "--duration",
+                std::to_string(static_cast<int>(2 * kHalfS)) + "s", "--interval", "1s", "--format", "json"},
+       .stdout_file = dir / "doctor-scrape.json", .stderr_file = dir / "doctor-scrape.err"});
+  std::this_thread::sleep_for(std::chrono::duration<double>(start + kHalfS - testing::now_s()));
+  const double change = testing::now_s();
+  if (!r.faults.empty() && testing::set_faults(port, r.faults) != 200) out.error = "faults rejected: " + r.faults;
+  support::TestProcess incident_bench({.binary = INFERSCOPE_BINARY, .args = bench_args(port, incident, kHalfS + 3),
+                                       .stdout_file = dir / "bench-incident.out",
+                                       .stderr_file = dir / "bench-incident.out"});
+  // The scrape run ends by itself after its duration; exit 1 is `degraded`.
+  auto scrape_exit = scrape.wait_exit(std::chrono::milliseconds(static_cast<int>((kHalfS + 30) * 1000)));
+  if (!scrape_exit) out.error += " doctor --scrape did not finish";
+  out.scrape = read_doctor_json(scrape.stdout_text(), scrape.stderr_text());
+  // Prometheus has the incident's last scrape a second after it ends.
+  std::this_thread::sleep_for(std::chrono::duration<double>(change + kHalfS + 1.5 - testing::now_s()));
+  support::TestProcess prom_doctor(
+      {.binary = INFERSCOPE_BINARY,
+       .args = {"doctor", "--prometheus", prom_url, "--at", std::to_string(static_cast<long long>(change + kHalfS)), "--window",
+                std::to_string(static_cast<int>(kHalfS)) + "s", "--baseline",
+                std::to_string(static_cast<int>(kHalfS)) + "s", "--selector", "{job=\"" + job + "\"}", "--format",
+                "json"},
+       .stdout_file = dir / "doctor-prometheus.json", .stderr_file = dir / "doctor-prometheus.err"});
+  if (!prom_doctor.wait_exit(60s)) out.error += " doctor --prometheus did not finish";
+  out.prometheus = read_doctor_json(prom_doctor.stdout_text(), prom_doctor.stderr_text());
+  out.scrape_ok = judged_right(r, out.scrape);
+  out.prometheus_ok = judged_right(r, out.prometheus);
+  return out;
+}
+
+std::vector<Repro> all_repros() {
+  std::vector<Repro> cases;
+  // 1. A stage in front of the first token multiplies TTFT while long answers keep e2e within its
+  //    noise: degraded, with that stage's cause.
+  cases.push_back({"1 ttft-only", "preprocess +120 ms, 400-token answers at 2 req/s", {},
+                   {.rate = 2, .input_tokens = 192, .output_tokens = 400}, std::nullopt,
+                   R"({"preprocess_slowdown": {"factor": 1, "add_ms": 120}})", {"preprocess_slowdown"}, {}});
+  cases.push_back({"1 ttft-only", "dependency 250 ms before queueing, 600-token answers at 1.5 req/s", {},
+                   {.rate = 1.5, .input_tokens = 320, .output_tokens = 600}, std::nullopt,
+                   R"({"dependency": {"name": "retriever", "mean_ms": 250}})", {"dependency_slowdown"}, {}});
+  // 2. Prompts x6-x10 at a steady rate: more work per request, not a slower engine.
+  cases.push_back({"2 work-vs-speed", "prompts x6 (200 -> 1200 tokens) at 4 req/s", {},
+                   {.rate = 4, .input_tokens = 200, .output_tokens = 64},
+                   BenchLoad{.rate = 4, .input_tokens = 1200, .output_tokens = 64}, "", {"long_prompts"},
+                   {"decode_slowdown"}});
+  cases.push_back({"2 work-vs-speed", "prompts x10 (150 -> 1500 tokens) at 2.5 req/s", {},
+                   {.rate = 2.5, .input_tokens = 150, .output_tokens = 96},
+                   BenchLoad{.rate = 2.5, .input_tokens = 1500, .output_tokens = 96}, "", {"long_prompts"},
+                   {"decode_slowdown"}});
+  // 3. The running batch capped lower at a steady moderate rate.
+  cases.push_back({"3 capacity", "max_num_seqs 8 -> 2 at 4 req/s", {"--max-num-seqs", "8"},
+                   {.rate = 4, .input_tokens = 256, .output_tokens = 128}, std::nullopt, R"({"max_num_seqs": 2})",
+                   {"capacity_drop"}, {}});
+  cases.push_back({"3 capacity", "max_num_seqs 16 -> 3 at 7 req/s", {"--max-num-seqs", "16"},
+                   {.rate = 7, .input_tokens = 384, .output_tokens = 96}, std::nullopt, R"({"max_num_seqs": 3})",
+                   {"capacity_drop"}, {}});
+  // 4. Worker stalls at period/length pairs the scenario suite does not use (2000/5, 1000/3).
+  for (auto [for_ms, every_s, rate] : {std::tuple{1200, 4, 5.0}, std::tuple{600, 2, 6.0}, std::tuple{2500, 6, 4.0}}) {
+    cases.push_back({"4 worker-stall",
+                     std::to_string(for_ms) + " ms every " + std::to_string(every_s) + " s at " + fmt_rate(rate) +
+                         " req/s",
+                     {"--max-num-seqs", "8"},
+                     {.rate = rate, .input_tokens = 400, .output_tokens = 48},
+                     std::nullopt,
+                     R"({"worker_stall": {"for_ms": )" + std::to_string(for_ms) +
+                         R"(, "every_s": )" + std::to_string(every_s) + "}}",
+                     {"worker_stall"},
+                     {}});
+  }
+  // 5. No known cause: the same mean rate arrives in bursts (a client batching its calls, jobs
+  //    fired by one timer). Requests wait behind each burst, so the queue stage grows, but the
+  //    rate, the request mix and the engine's speed are unchanged and the waiting gauge, read
+  //    once a second, mostly finds the bursts drained: degraded, with the unexplained finding.
+  cases.push_back({"5 unexplained", "gamma-shape 0.2 bursts at 6 req/s, batch cap 4", {"--max-num-seqs", "4"},
+                   {.rate = 6, .input_tokens = 300, .output_tokens = 40},
+                   BenchLoad{.rate = 6, .input_tokens = 300, .output_tokens = 40, .burstiness = 0.2}, "",
+                   {"unexplained"}, {}});
+  cases.push_back({"5 unexplained", "gamma-shape 0.1 bursts at 3 req/s, batch cap 3", {"--max-num-seqs", "3"},
+                   {.rate = 3, .input_tokens = 500, .output_tokens = 60},
+                   BenchLoad{.rate = 3, .input_tokens = 500, .output_tokens = 60, .burstiness = 0.1}, "",
+                   {"unexplained"}, {}});
+  return cases;
+}
+
+// run_all starts one server per case and one Prometheus scraping them all, runs every case at
+// once and prints each outcome with both doctors' findings.
+std::vector<Outcome> run_all(const std::vector<Repro>& cases) {
+  support::TempDir dir("doctor-repro");
+  std::vector<std::unique_ptr<ServeProcess>> servers;
+  std::string config = "global:\n  scrape_interval: 1s\nscrape_configs:\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::filesystem::path case_dir = dir.path() / ("case" + std::to_string(i));
+    std::filesystem::create_directories(case_dir);
+    servers.push_back(std::make_unique<ServeProcess>(case_dir, cases[i].serve_args));
+    EXPECT_NE(servers.back()->port(), 0) << cases[i].name << ": " << servers.back()->error();
+    if (servers.back()->port() == 0) return {};
+    config += "  - job_name: r" + std::to_string(i) + "\n    static_configs:\n      - targets: ['127.0.0.1:" +
+              std::to_string(servers.back()->port()) + "']\n";
+  }
+  support::PrometheusProcess prom(config);
+  EXPECT_TRUE(prom.ok()) << prom.error();
+  if (!prom.ok()) return {};
+  std::vector<std::future<Outcome>> running;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    running.push_back(std::async(std::launch::async, run_repro, cases[i], servers[i]->port(), "r" + std::to_string(i),
+                                 prom.url(), dir.path() / ("case" + std::to_string(i))));
+  std::vector<Outcome> outcomes;
+  for (auto& f : running) {
+    Outcome o = f.get();
+    for (auto [mode, ok, v] : {std::tuple{"scrape", o.scrape_ok, &o.scrape},
+                               std::tuple{"prometheus", o.prometheus_ok, &o.prometheus}}) {
+      std::cout << (ok ? "PASS " : "FAIL ") << o.name << " [" << mode << "]: verdict " << v->verdict << ", top "
+                << v->top_cause << " [" << v->top_stage << "]" << o.error << "\n";
+      if (!ok || std::getenv("DOCTOR_VERBOSE")) std::cout << "    " << v->text << "\n";
+    }
+    outcomes.push_back(std::move(o));
+  }
+  return outcomes;
+}
+
+// Tests each class of issue 20 end to end in both modes (at least two cases per class, three
+// worker-stall shapes): the top finding names the expected cause, and where the issue says so
+// a cause is absent (no decode_slowdown for longer prompts).
+TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) {
+  std::vector<Repro> cases = all_repros();
+  if (const char* only = std::getenv("DOCTOR_REPRO")) {
+    std::vector<Repro> picked;
+    for (auto& c : cases)
+      if ((c.klass + ": " + c.name).find(only) != std::string::npos) picked.push_back(c);
+    cases = picked;
+  }
+  ASSERT_FALSE(cases.empty());
+  const std::vector<Outcome> first = run_all(cases);
+  ASSERT_EQ(first.size(), cases.size());
+  std::vector<Repro> again;
+  std::size_t judged = 0, right = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    judged += 2;
+    right += first[i].scrape_ok + first[i].prometheus_ok;
+    if (!first[i].scrape_ok || !first[i].prometheus_ok) again.push_back(cases[i]);
+  }
+  std::cout << "accuracy (first attempt) " << right << "/" << judged << "\n";
+  if (again.empty()) return;
+  std::cout << "running the " << again.size() << " failed case(s) once more on fresh servers\n";
+  const std::vector<Outcome> second = run_all(again);
+  ASSERT_EQ(second.size(), again.size());
+  for (const Outcome& o : second) {
+    EXPECT_TRUE(o.scrape_ok) << o.name << " failed twice in --scrape mode";
+    EXPECT_TRUE(o.prometheus_ok) << o.name << " failed twice in --prometheus mode";
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
