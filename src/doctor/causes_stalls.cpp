@@ -3,6 +3,8 @@
 // running sequence sees the same gap, so a stall moves the mean and the tail, not the median.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "doctor/cause_family.h"
 
@@ -38,7 +40,7 @@ double idle_fraction(const WindowStat& st, const WindowStat* pending) {
 }
 
 // waiting_beside_free_slots: the share of samples in which requests waited while the running
-// batch stood at least one sequence below the window's own peak and the engine was less busy
+// batch stood at least one sequence below the window's own repeated peak and the engine was less busy
 // than usual (`usual_busy`, the baseline's mean; NaN: not known). A scheduler that admits work
 // leaves nothing waiting beside a free slot for longer than one step, so a sample rarely catches
 // it; a stopped one leaves arrivals waiting next to free slots, the engine idle, for the whole
@@ -51,13 +53,20 @@ double waiting_beside_free_slots(const WindowStat& waiting, const WindowStat& ru
   if (waiting.intervals.empty() || waiting.intervals.size() != running.intervals.size() || !(running.max >= 1))
     return kNaN;
   bool use_busy = busy && busy->intervals.size() == waiting.intervals.size() && usual_busy > 0;
+  // The peak the batch reaches more than once: the old batch draining after a lowered cap makes
+  // one high sample, a stall's released backlog one per pause.
+  std::vector<double> sorted;
+  for (double r : running.intervals)
+    if (!std::isnan(r)) sorted.push_back(r);
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  double peak = sorted.size() >= 2 ? sorted[1] : running.max;
   int n = 0, held = 0;
   for (std::size_t i = 0; i < waiting.intervals.size(); ++i) {
     double w = waiting.intervals[i], r = running.intervals[i];
     if (std::isnan(w) || std::isnan(r)) continue;
     ++n;
     bool idle = !use_busy || !(busy->intervals[i] > 0.85 * usual_busy);
-    if (w >= 1 && r <= running.max - 1 && idle) ++held;
+    if (w >= 1 && r <= peak - 1 && idle) ++held;
   }
   return n ? static_cast<double>(held) / n : kNaN;
 }

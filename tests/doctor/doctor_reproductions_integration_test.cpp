@@ -57,6 +57,7 @@ struct Repro {
   std::string faults;                 // POST /admin/faults body at the change ("" = none)
   std::set<std::string> top;          // accepted top finding causes
   std::set<std::string> absent;       // causes that must not be reported at all
+  bool held_aside = false;            // added after the rules were final and never tuned on
 };
 
 constexpr double kWarmupS = 4, kHalfS = 12;
@@ -250,6 +251,30 @@ std::vector<Repro> all_repros() {
                    {.rate = 3, .input_tokens = 500, .output_tokens = 60},
                    BenchLoad{.rate = 3, .input_tokens = 500, .output_tokens = 60, .burstiness = 0.1}, "",
                    {"unexplained"}, {}});
+  // Held aside: one more case per class, added once the rules above were settled and run as they
+  // stand; docs/doctor.md reports their first-attempt accuracy apart from the cases above.
+  std::vector<Repro> held = {
+      {"1 ttft-only", "preprocess +200 ms, 800-token answers at 1 req/s", {},
+       {.rate = 1, .input_tokens = 256, .output_tokens = 800}, std::nullopt,
+       R"({"preprocess_slowdown": {"factor": 1, "add_ms": 200}})", {"preprocess_slowdown"}, {}},
+      {"2 work-vs-speed", "prompts x8 (250 -> 2000 tokens) at 2 req/s", {},
+       {.rate = 2, .input_tokens = 250, .output_tokens = 128},
+       BenchLoad{.rate = 2, .input_tokens = 2000, .output_tokens = 128}, "", {"long_prompts"}, {"decode_slowdown"}},
+      {"3 capacity", "max_num_seqs 12 -> 4 at 6 req/s", {"--max-num-seqs", "12"},
+       {.rate = 6, .input_tokens = 300, .output_tokens = 160}, std::nullopt, R"({"max_num_seqs": 4})",
+       {"capacity_drop"}, {}},
+      {"4 worker-stall", "1500 ms every 3 s at 3 req/s", {"--max-num-seqs", "8"},
+       {.rate = 3, .input_tokens = 600, .output_tokens = 64}, std::nullopt,
+       R"({"worker_stall": {"for_ms": 1500, "every_s": 3}})", {"worker_stall"}, {}},
+      {"5 unexplained", "gamma-shape 0.3 bursts at 8 req/s, batch cap 6", {"--max-num-seqs", "6"},
+       {.rate = 8, .input_tokens = 256, .output_tokens = 32},
+       BenchLoad{.rate = 8, .input_tokens = 256, .output_tokens = 32, .burstiness = 0.3}, "", {"unexplained"}, {}},
+  };
+  for (Repro& r : held) {
+    r.held_aside = true;
+    r.name += " (held aside)";
+    cases.push_back(r);
+  }
   return cases;
 }
 
@@ -291,7 +316,9 @@ std::vector<Outcome> run_all(const std::vector<Repro>& cases) {
 
 // Tests each class of issue 20 end to end in both modes (at least two cases per class, three
 // worker-stall shapes): the top finding names the expected cause, and where the issue says so
-// a cause is absent (no decode_slowdown for longer prompts).
+// a cause is absent (no decode_slowdown for longer prompts). The held-aside cases run beside
+// them and their accuracy is printed for docs/doctor.md; their misses are findings about the
+// rules, not failures of this test.
 TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) {
   std::vector<Repro> cases = all_repros();
   if (const char* only = std::getenv("DOCTOR_REPRO")) {
@@ -304,13 +331,15 @@ TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) {
   const std::vector<Outcome> first = run_all(cases);
   ASSERT_EQ(first.size(), cases.size());
   std::vector<Repro> again;
-  std::size_t judged = 0, right = 0;
+  std::size_t judged[2] = {0, 0}, right[2] = {0, 0};
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    judged += 2;
-    right += first[i].scrape_ok + first[i].prometheus_ok;
-    if (!first[i].scrape_ok || !first[i].prometheus_ok) again.push_back(cases[i]);
+    judged[cases[i].held_aside] += 2;
+    right[cases[i].held_aside] += first[i].scrape_ok + first[i].prometheus_ok;
+    // Held-aside cases measure the rules on what they were not built from: reported, not retried.
+    if (!cases[i].held_aside && (!first[i].scrape_ok || !first[i].prometheus_ok)) again.push_back(cases[i]);
   }
-  std::cout << "accuracy (first attempt) " << right << "/" << judged << "\n";
+  std::cout << "accuracy (first attempt) " << right[0] << "/" << judged[0] << "\n";
+  std::cout << "held-aside accuracy (first attempt) " << right[1] << "/" << judged[1] << "\n";
   if (again.empty()) return;
   std::cout << "running the " << again.size() << " failed case(s) once more on fresh servers\n";
   const std::vector<Outcome> second = run_all(again);
