@@ -469,6 +469,46 @@ TEST(DiagnosisTest, CapacityDropAtSteadyDemand) {
   for (const Finding& f : b.findings) EXPECT_NE(f.cause, "capacity_drop") << to_text(b);
 }
 
+// sampled sets a gauge's per-sample values (and its mean and max) in one window.
+void sampled(WindowStat& w, const std::vector<double>& values) {
+  w.intervals = values;
+  w.interval_weights.assign(values.size(), 1);
+  double sum = 0, mx = 0;
+  for (double v : values) sum += v, mx = std::max(mx, v);
+  w.mean = sum / values.size();
+  w.max = mx;
+  w.count = values.size();
+}
+
+// Tests that a scheduler pausing for under one scrape interval at a time (no interval without
+// a step) is still worker_stall: requests wait beside free batch slots while the engine idles in
+// 3 samples of 10; and that bursts of arrivals at the same rate (the queue beside a full batch,
+// the engine idle between bursts) are not.
+TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
+  Snapshot stall = steady();
+  stall.latency["e2e"] = quantity(0.300, 0.500, 100, "s", 0.02);
+  stall.stages["queue"] = quantity(0.005, 0.205);
+  sampled(stall.signals["waiting"].baseline, std::vector<double>(10, 0));
+  sampled(stall.signals["waiting"].incident, {0, 3, 0, 0, 2, 0, 0, 3, 0, 0});
+  sampled(stall.signals["running"].baseline, {2, 3, 2, 2, 3, 2, 2, 3, 2, 2});
+  sampled(stall.signals["running"].incident, {2, 2, 6, 2, 2, 6, 2, 2, 6, 2});
+  stall.signals["engine_busy"] = quantity(0.8, 0.8, 10, "ratio");
+  sampled(stall.signals["engine_busy"].baseline, std::vector<double>(10, 0.8));
+  sampled(stall.signals["engine_busy"].incident, {0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8});
+  Diagnosis d = run(stall);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "worker_stall") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("beside free batch slots in 30% of samples"), std::string::npos)
+      << d.findings.front().summary;
+
+  Snapshot bursts = stall;
+  sampled(bursts.signals["running"].incident, {0, 4, 1, 0, 4, 1, 0, 4, 1, 0});
+  sampled(bursts.signals["waiting"].incident, {0, 2, 0, 0, 3, 0, 0, 2, 0, 0});
+  Diagnosis b = run(bursts);
+  ASSERT_EQ(b.verdict, "degraded") << to_text(b);
+  for (const Finding& f : b.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(b);
+}
+
 // Tests that a stage in front of the first token that multiplies TTFT is degraded even while e2e,
 // dominated by a long decode, stays within its own noise, that the finding names the symptom,
 // and that a small stage doubling (a few ms on seconds) does not call the server degraded.
