@@ -1,8 +1,9 @@
 // The doctor on incidents built apart from its scenario suite (issue 20's five classes), end to end
 // through the command line: `inferscope serve` processes under load from `inferscope bench`
 // processes, one real Prometheus scraping them every second, and `inferscope doctor` run in both
-// modes on the same incident: `--scrape` over the whole run (first half = baseline, second half
-// = incident, the change at the middle) and `--prometheus` on the same two windows. Magnitudes
+// modes on the same incident: `--scrape` (a baseline saved with `--save-baseline` before the
+// change, the incident compared with it through `--baseline-file`) and `--prometheus` on the
+// same two windows. Magnitudes
 // and loads differ from the scenario suite's (tests/doctor/doctor_scenarios_integration_test.cpp)
 // and from each other; none was used to set a threshold. Every case runs at once (one server
 // each) to keep the test near a minute; a failed case runs once more on a fresh server and fails
@@ -91,7 +92,7 @@ class ServeProcess {
                                      "--enable-admin", "--io-threads", "1", "--log-level", "warn"};
     args.insert(args.end(), extra.begin(), extra.end());
     process_ = std::make_unique<support::TestProcess>(
-        support::ProcessOptions{.binary = INFERSCOPE_BINARY, .args = args, .stdout_file = dir / "serve.out",
+        support::ProcessOptions{.binary = INFERSCOPE_BINARY, .args = args, .env = {}, .stdout_file = dir / "serve.out",
                                 .stderr_file = dir / "serve.err"});
     if (!process_->started()) return;
     std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
@@ -154,35 +155,45 @@ struct Outcome {
   std::string error;
 };
 
-// run_repro drives one case on its server: bench's baseline load with `doctor --scrape` running
-// over both halves, the change at the middle, then `doctor --prometheus` on the same windows.
+// run_repro drives one case on its server: bench's baseline load while `doctor --scrape` saves a
+// baseline, the change, the incident's load while `doctor --scrape` compares with that baseline,
+// then `doctor --prometheus` on the same windows.
 Outcome run_repro(const Repro& r, std::uint16_t port, const std::string& job, const std::string& prom_url,
                   const std::filesystem::path& dir) {
   Outcome out;
   out.name = r.klass + ": " + r.name;
   const BenchLoad incident = r.incident.value_or(r.base);
-  support::TestProcess base_bench({.binary = INFERSCOPE_BINARY, .args = bench_args(port, r.base, kWarmupS + kHalfS),
-                                   .stdout_file = dir / "bench-base.out", .stderr_file = dir / "bench-base.out"});
+  // The baseline's load runs until the change, however long the baseline's doctor takes.
+  support::TestProcess base_bench({.binary = INFERSCOPE_BINARY,
+                                   .args = bench_args(port, r.base, kWarmupS + kHalfS + 60),
+                                   .env = {}, .stdout_file = dir / "bench-base.out", .stderr_file = dir / "bench-base.out"});
   if (!base_bench.started()) {
     out.error = base_bench.start_error();
     return out;
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(kWarmupS));
-  const double start = testing::now_s();
-  support::TestProcess scrape(
-      {.binary = INFERSCOPE_BINARY,
-       .args = {"doctor", "--scrape", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "--duration",
-                std::to_string(static_cast<int>(2 * kHalfS)) + "s", "--interval", "1s", "--format", "json"},
-       .stdout_file = dir / "doctor-scrape.json", .stderr_file = dir / "doctor-scrape.err"});
-  std::this_thread::sleep_for(std::chrono::duration<double>(start + kHalfS - testing::now_s()));
+  // Scrape mode: a baseline saved over the healthy half, then the incident's half compared with
+  // it, so the change falls between the two runs however late a loaded host starts a process.
+  const std::string target = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  const std::string half = std::to_string(static_cast<int>(kHalfS)) + "s";
+  support::TestProcess save({.binary = INFERSCOPE_BINARY,
+                             .args = {"doctor", "--scrape", target, "--duration", half, "--interval", "1s",
+                                      "--save-baseline", (dir / "baseline.json").string(), "--format", "json"},
+                             .env = {}, .stdout_file = dir / "doctor-save.json", .stderr_file = dir / "doctor-save.err"});
+  if (!save.wait_exit(std::chrono::milliseconds(static_cast<int>((kHalfS + 40) * 1000))))
+    out.error += " doctor --save-baseline did not finish";
   const double change = testing::now_s();
+  base_bench.stop();
   if (!r.faults.empty() && testing::set_faults(port, r.faults) != 200) out.error = "faults rejected: " + r.faults;
-  support::TestProcess incident_bench({.binary = INFERSCOPE_BINARY, .args = bench_args(port, incident, kHalfS + 3),
-                                       .stdout_file = dir / "bench-incident.out",
+  support::TestProcess incident_bench({.binary = INFERSCOPE_BINARY, .args = bench_args(port, incident, kHalfS + 5),
+                                       .env = {}, .stdout_file = dir / "bench-incident.out",
                                        .stderr_file = dir / "bench-incident.out"});
-  // The scrape run ends by itself after its duration; exit 1 is `degraded`.
-  auto scrape_exit = scrape.wait_exit(std::chrono::milliseconds(static_cast<int>((kHalfS + 30) * 1000)));
-  if (!scrape_exit) out.error += " doctor --scrape did not finish";
+  support::TestProcess scrape({.binary = INFERSCOPE_BINARY,
+                               .args = {"doctor", "--scrape", target, "--duration", half, "--interval", "1s",
+                                        "--baseline-file", (dir / "baseline.json").string(), "--format", "json"},
+                               .env = {}, .stdout_file = dir / "doctor-scrape.json", .stderr_file = dir / "doctor-scrape.err"});
+  if (!scrape.wait_exit(std::chrono::milliseconds(static_cast<int>((kHalfS + 40) * 1000))))
+    out.error += " doctor --scrape did not finish";
   out.scrape = read_doctor_json(scrape.stdout_text(), scrape.stderr_text());
   // Prometheus has the incident's last scrape a second after it ends.
   std::this_thread::sleep_for(std::chrono::duration<double>(change + kHalfS + 1.5 - testing::now_s()));
@@ -192,7 +203,7 @@ Outcome run_repro(const Repro& r, std::uint16_t port, const std::string& job, co
                 std::to_string(static_cast<int>(kHalfS)) + "s", "--baseline",
                 std::to_string(static_cast<int>(kHalfS)) + "s", "--selector", "{job=\"" + job + "\"}", "--format",
                 "json"},
-       .stdout_file = dir / "doctor-prometheus.json", .stderr_file = dir / "doctor-prometheus.err"});
+       .env = {}, .stdout_file = dir / "doctor-prometheus.json", .stderr_file = dir / "doctor-prometheus.err"});
   if (!prom_doctor.wait_exit(60s)) out.error += " doctor --prometheus did not finish";
   out.prometheus = read_doctor_json(prom_doctor.stdout_text(), prom_doctor.stderr_text());
   out.scrape_ok = judged_right(r, out.scrape);
