@@ -68,6 +68,7 @@ asio::awaitable<void> exchange(ClientConnection& connection, const ClientRequest
   const ClientResponseHead& head = connection.head();
   out.reply.status = static_cast<int>(head.result_int());
   out.reply.content_type = std::string(head[http::field::content_type]);
+  out.reply.retry_after = std::string(head[http::field::retry_after]);
   while (!connection.done()) {
     if (ClientError e = co_await connection.read_body_some(out.reply.body, left(deadline)); e != ClientError::kNone) {
       out.error = e;

@@ -35,6 +35,7 @@ struct HttpReply {
   int status = 0;
   std::string body;
   std::string content_type;
+  std::string retry_after = {};  // the Retry-After header as sent (seconds or an HTTP-date); empty when absent
 };
 
 struct BlockingClientOptions {

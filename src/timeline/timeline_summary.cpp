@@ -62,6 +62,24 @@ std::optional<Stage> in_progress_stage(const RequestTimeline& t) {
 
 }  // namespace
 
+StageIntervals stage_intervals(const RequestTimeline& t) noexcept {
+  StageIntervals out;
+  const auto bounds = stage_bounds(t);
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    if (bounds[i].start && bounds[i].end) {
+      out.stages[i] = StageInterval{*bounds[i].start, std::max(*bounds[i].start, *bounds[i].end)};
+    }
+  }
+  if (const auto stage = in_progress_stage(t)) {
+    const auto index = static_cast<std::size_t>(*stage);
+    if (bounds[index].start && !bounds[index].end) {
+      out.truncated_stage = stage;
+      out.stages[index] = StageInterval{*bounds[index].start, std::max(*bounds[index].start, t.end())};
+    }
+  }
+  return out;
+}
+
 TimelineSummary summarize(const RequestTimeline& t) noexcept {
   TimelineSummary s;
   const TimePoint arrival = *t.moment(Moment::kArrival);
@@ -84,21 +102,15 @@ TimelineSummary summarize(const RequestTimeline& t) noexcept {
     if (scheduled && t.role() == Role::kServer) s.inference_seconds = seconds_between(*scheduled, *last);
   }
 
-  const auto bounds = stage_bounds(t);
+  const StageIntervals intervals = stage_intervals(t);
   for (std::size_t i = 0; i < kStageCount; ++i) {
-    if (bounds[i].start && bounds[i].end) s.stage_seconds[i] = seconds_between(*bounds[i].start, *bounds[i].end);
+    if (const auto& interval = intervals.stages[i]) s.stage_seconds[i] = seconds_between(interval->start, interval->end);
   }
+  s.truncated_stage = intervals.truncated_stage;
   if (!t.dependencies().empty()) {
     double total = 0;
     for (const auto& call : t.dependencies()) total += seconds_between(call.start, call.end);
     s.stage_seconds[static_cast<std::size_t>(Stage::kDependency)] = total;
-  }
-  if (const auto stage = in_progress_stage(t)) {
-    const auto index = static_cast<std::size_t>(*stage);
-    if (bounds[index].start && !bounds[index].end) {
-      s.truncated_stage = stage;
-      s.stage_seconds[index] = seconds_between(*bounds[index].start, end);
-    }
   }
   return s;
 }

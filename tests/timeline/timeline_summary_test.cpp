@@ -63,6 +63,47 @@ TEST(TimelineSummaryTest, ServerStageBoundaries) {
   EXPECT_EQ(s.reason, FinishReason::kStop);
 }
 
+// Tests that stage_intervals gives the moments summarize() measures: each stage's seconds are
+// exactly its interval's length, the truncated stage ends at the request's end, and dependency
+// calls are left to the timeline's own list.
+TEST(TimelineSummaryTest, StageIntervalsAreTheSummarizedBounds) {
+  const RequestTimeline t = full_server_request();
+  const StageIntervals intervals = stage_intervals(t);
+  const TimelineSummary s = summarize(t);
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    const auto stage_id = static_cast<Stage>(i);
+    if (stage_id == Stage::kDependency) {
+      EXPECT_FALSE(intervals.stages[i].has_value());
+      continue;
+    }
+    ASSERT_EQ(intervals.stages[i].has_value(), s.stage_seconds[i].has_value()) << to_string(stage_id);
+    if (intervals.stages[i]) {
+      EXPECT_EQ(seconds_between(intervals.stages[i]->start, intervals.stages[i]->end), *s.stage_seconds[i])
+          << to_string(stage_id);
+    }
+  }
+  const auto& prefill = intervals.stages[static_cast<std::size_t>(Stage::kPrefill)];
+  EXPECT_EQ(prefill->start, at_ms(30));
+  EXPECT_EQ(prefill->end, at_ms(100));
+
+  RequestTimeline aborted(kT0);
+  aborted.mark(Moment::kPreprocessed, at_ms(5));
+  aborted.mark(Moment::kScheduled, at_ms(20));
+  aborted.finish(FinishReason::kAbort, at_ms(50));
+  const StageIntervals cut = stage_intervals(aborted);
+  EXPECT_EQ(cut.truncated_stage, Stage::kPrefill);
+  EXPECT_EQ(cut.stages[static_cast<std::size_t>(Stage::kPrefill)]->end, at_ms(50));
+  EXPECT_FALSE(cut.stages[static_cast<std::size_t>(Stage::kDecode)].has_value());
+
+  RequestTimeline backwards(kT0);  // a mark before its stage's start is clamped, never negative
+  backwards.mark(Moment::kPreprocessed, at_ms(10));
+  backwards.mark(Moment::kScheduled, at_ms(4));
+  backwards.finish(FinishReason::kError, at_ms(12));
+  const auto& queue = stage_intervals(backwards).stages[static_cast<std::size_t>(Stage::kQueue)];
+  ASSERT_TRUE(queue.has_value());
+  EXPECT_EQ(queue->start, queue->end);
+}
+
 // Tests that TTFT skips the role-only chunk and TPOT is (last - first) / (tokens - 1).
 TEST(TimelineSummaryTest, TtftIgnoresRoleOnlyChunkAndTpotIsPerRequest) {
   const TimelineSummary s = summarize(full_server_request());

@@ -36,6 +36,24 @@ struct TimelineSummary {
   FinishReason reason = FinishReason::kError;
 };
 
+// StageInterval is the pair of time points that bound one stage of one request.
+struct StageInterval {
+  TimePoint start;
+  TimePoint end;  // never before start (out-of-order marks are clamped)
+};
+
+// StageIntervals holds, per Stage, the interval a request spent in it; nullopt when not reached.
+// kDependency is never set: it is the sum of the dependency calls (timeline.dependencies()).
+struct StageIntervals {
+  std::array<std::optional<StageInterval>, kStageCount> stages{};
+  std::optional<Stage> truncated_stage;  // the stage cut short by the request's end (it ends there)
+};
+
+// stage_intervals computes the intervals summarize() turns into stage_seconds, so a request's
+// stage spans (src/trace) and its stage histograms come from the same two moments.
+// Allocates nothing; never reads a clock.
+StageIntervals stage_intervals(const RequestTimeline& timeline) noexcept;
+
 // summarize computes the summary of `timeline`. An unfinished timeline is summarized as ended
 // with kError at its latest recorded time. Negative intervals (out-of-order marks) become 0.
 // O(number of dependency calls); allocates nothing.
