@@ -1,0 +1,521 @@
+// File: otlp.cpp
+// Protobuf wire format by hand. Field numbers are those of opentelemetry-proto (v1.x, stable for
+// traces): opentelemetry/proto/collector/trace/v1/trace_service.proto,
+// opentelemetry/proto/trace/v1/trace.proto, opentelemetry/proto/resource/v1/resource.proto and
+// opentelemetry/proto/common/v1/common.proto (see ../shared/reference/tracing.md §2).
+#include "trace/otlp.h"
+
+#include <bit>
+#include <cstring>
+
+#include "metrics/detail/text_format.h"
+
+namespace inferscope::trace {
+namespace {
+
+// ExportTraceServiceRequest
+constexpr std::uint32_t kRequestResourceSpans = 1;
+// ResourceSpans
+constexpr std::uint32_t kResourceSpansResource = 1;
+constexpr std::uint32_t kResourceSpansScopeSpans = 2;
+// Resource
+constexpr std::uint32_t kResourceAttributes = 1;
+// ScopeSpans
+constexpr std::uint32_t kScopeSpansScope = 1;
+constexpr std::uint32_t kScopeSpansSpans = 2;
+// InstrumentationScope
+constexpr std::uint32_t kScopeName = 1;
+constexpr std::uint32_t kScopeVersion = 2;
+// Span
+constexpr std::uint32_t kSpanTraceId = 1;
+constexpr std::uint32_t kSpanSpanId = 2;
+constexpr std::uint32_t kSpanParentSpanId = 4;
+constexpr std::uint32_t kSpanName = 5;
+constexpr std::uint32_t kSpanKind = 6;
+constexpr std::uint32_t kSpanStartTime = 7;  // fixed64
+constexpr std::uint32_t kSpanEndTime = 8;    // fixed64
+constexpr std::uint32_t kSpanAttributes = 9;
+constexpr std::uint32_t kSpanStatus = 15;
+constexpr std::uint32_t kSpanFlags = 16;     // fixed32
+// Status (field 1 is reserved: the deprecated code)
+constexpr std::uint32_t kStatusMessage = 2;
+constexpr std::uint32_t kStatusCode = 3;
+// KeyValue
+constexpr std::uint32_t kKeyValueKey = 1;
+constexpr std::uint32_t kKeyValueValue = 2;
+// AnyValue
+constexpr std::uint32_t kAnyString = 1;
+constexpr std::uint32_t kAnyBool = 2;
+constexpr std::uint32_t kAnyInt = 3;
+constexpr std::uint32_t kAnyDouble = 4;
+constexpr std::uint32_t kAnyArray = 5;
+// ArrayValue
+constexpr std::uint32_t kArrayValues = 1;
+
+enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// ---- encoding ----
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void put_tag(std::string& out, std::uint32_t field, WireType type) { put_varint(out, std::uint64_t{field} << 3 | type); }
+
+void put_bytes(std::string& out, std::uint32_t field, std::string_view bytes) {
+  put_tag(out, field, kLengthDelimited);
+  put_varint(out, bytes.size());
+  out.append(bytes);
+}
+
+void put_string_if(std::string& out, std::uint32_t field, std::string_view text) {
+  if (!text.empty()) put_bytes(out, field, text);
+}
+
+void put_fixed64(std::string& out, std::uint32_t field, std::uint64_t v) {
+  put_tag(out, field, kFixed64);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+void put_fixed32(std::string& out, std::uint32_t field, std::uint32_t v) {
+  put_tag(out, field, kFixed32);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+template <class Id>
+std::string_view id_bytes(const Id& id) {
+  return {reinterpret_cast<const char*>(id.data()), id.size()};
+}
+
+// put_message writes a length-delimited sub-message built by `fill` into `scratch`-free storage.
+template <class Fill>
+void put_message(std::string& out, std::uint32_t field, Fill&& fill) {
+  std::string body;
+  fill(body);
+  put_bytes(out, field, body);
+}
+
+void put_any_value(std::string& out, const AttributeValue& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          put_bytes(out, kAnyString, v);  // an empty string is still a string value
+        } else if constexpr (std::is_same_v<T, bool>) {
+          put_tag(out, kAnyBool, kVarint);
+          put_varint(out, v ? 1 : 0);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          put_tag(out, kAnyInt, kVarint);
+          put_varint(out, static_cast<std::uint64_t>(v));
+        } else if constexpr (std::is_same_v<T, double>) {
+          put_fixed64(out, kAnyDouble, std::bit_cast<std::uint64_t>(v));
+        } else {
+          put_message(out, kAnyArray, [&v](std::string& array) {
+            for (const std::string& item : v) {
+              put_message(array, kArrayValues, [&item](std::string& any) { put_bytes(any, kAnyString, item); });
+            }
+          });
+        }
+      },
+      value);
+}
+
+void put_attributes(std::string& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
+  for (const Attribute& a : attributes) {
+    put_message(out, field, [&a](std::string& kv) {
+      put_string_if(kv, kKeyValueKey, a.key);
+      put_message(kv, kKeyValueValue, [&a](std::string& any) { put_any_value(any, a.value); });
+    });
+  }
+}
+
+void put_span(std::string& out, const Span& s) {
+  put_bytes(out, kSpanTraceId, id_bytes(s.trace_id));
+  put_bytes(out, kSpanSpanId, id_bytes(s.span_id));
+  if (!s.is_root()) put_bytes(out, kSpanParentSpanId, id_bytes(s.parent_span_id));
+  put_string_if(out, kSpanName, s.name);
+  if (s.kind != SpanKind::kUnspecified) {
+    put_tag(out, kSpanKind, kVarint);
+    put_varint(out, static_cast<std::uint64_t>(s.kind));
+  }
+  put_fixed64(out, kSpanStartTime, s.start_unix_ns);
+  put_fixed64(out, kSpanEndTime, s.end_unix_ns);
+  put_attributes(out, kSpanAttributes, s.attributes);
+  if (s.status.code != StatusCode::kUnset || !s.status.message.empty()) {
+    put_message(out, kSpanStatus, [&s](std::string& status) {
+      put_string_if(status, kStatusMessage, s.status.message);
+      if (s.status.code != StatusCode::kUnset) {
+        put_tag(status, kStatusCode, kVarint);
+        put_varint(status, static_cast<std::uint64_t>(s.status.code));
+      }
+    });
+  }
+  if (s.flags != 0) put_fixed32(out, kSpanFlags, s.flags);
+}
+
+// ---- decoding ----
+
+struct Field {
+  std::uint32_t number = 0;
+  WireType type = kVarint;
+  std::uint64_t number_value = 0;  // varint, fixed64, fixed32
+  std::string_view bytes;          // length-delimited
+};
+
+// Reader walks the fields of one message; error() is set on the first malformed byte.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+
+  // next reads one field; false at the end or on an error (check error()).
+  bool next(Field& field) {
+    if (pos_ >= data_.size() || !error_.empty()) return false;
+    std::uint64_t tag = 0;
+    if (!varint(tag)) return false;
+    field.number = static_cast<std::uint32_t>(tag >> 3);
+    if (field.number == 0 || (tag >> 3) > 0x1fffffff) return fail("field number 0 or out of range");
+    switch (tag & 7) {
+      case kVarint:
+        field.type = kVarint;
+        return varint(field.number_value);
+      case kFixed64:
+        field.type = kFixed64;
+        return fixed(8, field.number_value);
+      case kFixed32:
+        field.type = kFixed32;
+        return fixed(4, field.number_value);
+      case kLengthDelimited: {
+        field.type = kLengthDelimited;
+        std::uint64_t size = 0;
+        if (!varint(size)) return false;
+        if (size > data_.size() - pos_) return fail("length-delimited field runs past the end");
+        field.bytes = data_.substr(pos_, static_cast<std::size_t>(size));
+        pos_ += static_cast<std::size_t>(size);
+        return true;
+      }
+      default:
+        return fail("unsupported wire type " + std::to_string(tag & 7));
+    }
+  }
+
+  bool fail(std::string message) {
+    if (error_.empty()) error_ = std::move(message) + " at byte " + std::to_string(pos_);
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool varint(std::uint64_t& out) {
+    out = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (pos_ >= data_.size()) return fail("truncated varint");
+      const auto byte = static_cast<std::uint8_t>(data_[pos_++]);
+      if (shift == 63 && byte > 1) return fail("varint longer than 64 bits");
+      out |= std::uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return fail("varint longer than 10 bytes");
+  }
+  bool fixed(std::size_t width, std::uint64_t& out) {
+    if (data_.size() - pos_ < width) return fail("truncated fixed-width field");
+    out = 0;
+    for (std::size_t i = 0; i < width; ++i) out |= std::uint64_t{static_cast<std::uint8_t>(data_[pos_ + i])} << (8 * i);
+    pos_ += width;
+    return true;
+  }
+
+  std::string_view data_;
+  std::size_t pos_ = 0;
+  std::string error_;
+};
+
+// Decoder carries the first error out of the nested message readers.
+class Decoder {
+ public:
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  bool request(std::string_view data, ExportRequest& out) {
+    return each_field(data, "ExportTraceServiceRequest", [&](const Field& f) {
+      if (f.number != kRequestResourceSpans) return true;
+      if (!expect(f, kLengthDelimited, "resource_spans")) return false;
+      return resource_spans(f.bytes, out.resources.emplace_back());
+    });
+  }
+
+ private:
+  // each_field runs `on` for every field of a message; a Reader error or a false from `on` stops it.
+  template <class On>
+  bool each_field(std::string_view data, std::string_view message, On&& on) {
+    Reader reader(data);
+    Field field;
+    while (reader.next(field)) {
+      if (!on(field)) return false;
+    }
+    if (!reader.error().empty()) return fail(std::string(message) + ": " + reader.error());
+    return true;
+  }
+
+  bool fail(std::string message) {
+    if (error_.empty()) error_ = std::move(message);
+    return false;
+  }
+
+  bool expect(const Field& f, WireType type, std::string_view name) {
+    if (f.type == type) return true;
+    return fail(std::string(name) + " (field " + std::to_string(f.number) + ") has wire type " +
+                std::to_string(f.type) + ", expected " + std::to_string(type));
+  }
+
+  bool text(const Field& f, std::string_view name, std::string& out) {
+    if (!expect(f, kLengthDelimited, name)) return false;
+    if (!metrics::detail::is_valid_utf8(f.bytes)) return fail(std::string(name) + " is not valid UTF-8");
+    out.assign(f.bytes);
+    return true;
+  }
+
+  template <std::size_t N>
+  bool id(const Field& f, std::string_view name, std::array<std::uint8_t, N>& out, bool may_be_empty) {
+    if (!expect(f, kLengthDelimited, name)) return false;
+    if (f.bytes.empty() && may_be_empty) {
+      out = {};
+      return true;
+    }
+    if (f.bytes.size() != N) {
+      return fail(std::string(name) + " is " + std::to_string(f.bytes.size()) + " bytes, expected " + std::to_string(N));
+    }
+    std::memcpy(out.data(), f.bytes.data(), N);
+    return true;
+  }
+
+  bool resource_spans(std::string_view data, ResourceSpans& out) {
+    return each_field(data, "ResourceSpans", [&](const Field& f) {
+      if (f.number == kResourceSpansResource) {
+        if (!expect(f, kLengthDelimited, "resource")) return false;
+        return each_field(f.bytes, "Resource", [&](const Field& r) {
+          if (r.number != kResourceAttributes) return true;
+          return key_value(r, out.resource_attributes);
+        });
+      }
+      if (f.number == kResourceSpansScopeSpans) {
+        if (!expect(f, kLengthDelimited, "scope_spans")) return false;
+        return scope_spans(f.bytes, out.scopes.emplace_back());
+      }
+      return true;
+    });
+  }
+
+  bool scope_spans(std::string_view data, ScopeSpans& out) {
+    return each_field(data, "ScopeSpans", [&](const Field& f) {
+      if (f.number == kScopeSpansScope) {
+        if (!expect(f, kLengthDelimited, "scope")) return false;
+        return each_field(f.bytes, "InstrumentationScope", [&](const Field& s) {
+          if (s.number == kScopeName) return text(s, "scope.name", out.scope_name);
+          if (s.number == kScopeVersion) return text(s, "scope.version", out.scope_version);
+          return true;
+        });
+      }
+      if (f.number == kScopeSpansSpans) {
+        if (!expect(f, kLengthDelimited, "spans")) return false;
+        return span(f.bytes, out.spans.emplace_back());
+      }
+      return true;
+    });
+  }
+
+  bool span(std::string_view data, Span& out) {
+    bool has_trace_id = false;
+    bool has_span_id = false;
+    const bool ok = each_field(data, "Span", [&](const Field& f) {
+      switch (f.number) {
+        case kSpanTraceId:
+          has_trace_id = true;
+          return id(f, "span.trace_id", out.trace_id, false);
+        case kSpanSpanId:
+          has_span_id = true;
+          return id(f, "span.span_id", out.span_id, false);
+        case kSpanParentSpanId:
+          return id(f, "span.parent_span_id", out.parent_span_id, true);
+        case kSpanName:
+          return text(f, "span.name", out.name);
+        case kSpanKind:
+          if (!expect(f, kVarint, "span.kind")) return false;
+          if (f.number_value > static_cast<std::uint64_t>(SpanKind::kConsumer)) {
+            return fail("span.kind " + std::to_string(f.number_value) + " is not a SpanKind");
+          }
+          out.kind = static_cast<SpanKind>(f.number_value);
+          return true;
+        case kSpanStartTime:
+          if (!expect(f, kFixed64, "span.start_time_unix_nano")) return false;
+          out.start_unix_ns = f.number_value;
+          return true;
+        case kSpanEndTime:
+          if (!expect(f, kFixed64, "span.end_time_unix_nano")) return false;
+          out.end_unix_ns = f.number_value;
+          return true;
+        case kSpanAttributes:
+          return key_value(f, out.attributes);
+        case kSpanStatus:
+          if (!expect(f, kLengthDelimited, "span.status")) return false;
+          return each_field(f.bytes, "Status", [&](const Field& s) {
+            if (s.number == kStatusMessage) return text(s, "status.message", out.status.message);
+            if (s.number != kStatusCode) return true;
+            if (!expect(s, kVarint, "status.code")) return false;
+            if (s.number_value > static_cast<std::uint64_t>(StatusCode::kError)) {
+              return fail("status.code " + std::to_string(s.number_value) + " is not a StatusCode");
+            }
+            out.status.code = static_cast<StatusCode>(s.number_value);
+            return true;
+          });
+        case kSpanFlags:
+          if (!expect(f, kFixed32, "span.flags")) return false;
+          out.flags = static_cast<std::uint32_t>(f.number_value);
+          return true;
+        default:
+          return true;
+      }
+    });
+    if (!ok) return false;
+    if (!has_trace_id || !has_span_id) return fail("a span has no " + std::string(has_trace_id ? "span_id" : "trace_id"));
+    return true;
+  }
+
+  // key_value appends one KeyValue; a value of a kind span.h has no room for (kvlist, bytes, an
+  // array holding non-strings) or an absent one is skipped, as a receiver may drop attributes.
+  bool key_value(const Field& f, std::vector<Attribute>& out) {
+    if (!expect(f, kLengthDelimited, "attributes")) return false;
+    Attribute attribute;
+    bool has_value = false;
+    const bool ok = each_field(f.bytes, "KeyValue", [&](const Field& kv) {
+      if (kv.number == kKeyValueKey) return text(kv, "attribute key", attribute.key);
+      if (kv.number != kKeyValueValue) return true;
+      if (!expect(kv, kLengthDelimited, "attribute value")) return false;
+      return any_value(kv.bytes, attribute.value, has_value);
+    });
+    if (!ok) return false;
+    if (has_value) out.push_back(std::move(attribute));
+    return true;
+  }
+
+  bool any_value(std::string_view data, AttributeValue& out, bool& has_value) {
+    return each_field(data, "AnyValue", [&](const Field& f) {
+      switch (f.number) {
+        case kAnyString: {
+          std::string s;
+          if (!text(f, "string_value", s)) return false;
+          out = std::move(s);
+          has_value = true;
+          return true;
+        }
+        case kAnyBool:
+          if (!expect(f, kVarint, "bool_value")) return false;
+          out = f.number_value != 0;
+          has_value = true;
+          return true;
+        case kAnyInt:
+          if (!expect(f, kVarint, "int_value")) return false;
+          out = static_cast<std::int64_t>(f.number_value);
+          has_value = true;
+          return true;
+        case kAnyDouble:
+          if (!expect(f, kFixed64, "double_value")) return false;
+          out = std::bit_cast<double>(f.number_value);
+          has_value = true;
+          return true;
+        case kAnyArray: {
+          if (!expect(f, kLengthDelimited, "array_value")) return false;
+          StringList items;
+          bool all_strings = true;
+          const bool ok = each_field(f.bytes, "ArrayValue", [&](const Field& item) {
+            if (item.number != kArrayValues) return true;
+            if (!expect(item, kLengthDelimited, "array value")) return false;
+            AttributeValue element;
+            bool element_set = false;
+            // Elements are read flat: a nested array or kvlist is skipped, never recursed into.
+            const bool element_ok = each_field(item.bytes, "AnyValue", [&](const Field& e) {
+              if (e.number != kAnyString) {
+                all_strings = false;
+                return true;
+              }
+              std::string s;
+              if (!text(e, "string_value", s)) return false;
+              element = std::move(s);
+              element_set = true;
+              return true;
+            });
+            if (!element_ok) return false;
+            if (element_set) items.push_back(std::get<std::string>(std::move(element)));
+            else all_strings = false;
+            return true;
+          });
+          if (!ok) return false;
+          if (all_strings) {
+            out = std::move(items);
+            has_value = true;
+          } else {
+            has_value = false;  // an array of other kinds: dropped, not misread
+          }
+          return true;
+        }
+        default:
+          return true;  // kvlist_value, bytes_value: not kept
+      }
+    });
+  }
+
+  std::string error_;
+};
+
+}  // namespace
+
+std::string_view ResourceSpans::service_name() const noexcept {
+  for (const Attribute& a : resource_attributes) {
+    if (a.key == "service.name") {
+      if (const auto* name = std::get_if<std::string>(&a.value)) return *name;
+    }
+  }
+  return {};
+}
+
+std::size_t ExportRequest::span_count() const noexcept {
+  std::size_t n = 0;
+  for (const ResourceSpans& r : resources) {
+    for (const ScopeSpans& s : r.scopes) n += s.spans.size();
+  }
+  return n;
+}
+
+std::string encode_export_request(const ExportRequest& request) {
+  std::string out;
+  for (const ResourceSpans& resource : request.resources) {
+    put_message(out, kRequestResourceSpans, [&resource](std::string& rs) {
+      put_message(rs, kResourceSpansResource,
+                  [&resource](std::string& r) { put_attributes(r, kResourceAttributes, resource.resource_attributes); });
+      for (const ScopeSpans& scope : resource.scopes) {
+        put_message(rs, kResourceSpansScopeSpans, [&scope](std::string& ss) {
+          put_message(ss, kScopeSpansScope, [&scope](std::string& s) {
+            put_string_if(s, kScopeName, scope.scope_name);
+            put_string_if(s, kScopeVersion, scope.scope_version);
+          });
+          for (const Span& span : scope.spans) {
+            put_message(ss, kScopeSpansSpans, [&span](std::string& sp) { put_span(sp, span); });
+          }
+        });
+      }
+    });
+  }
+  return out;
+}
+
+Result<ExportRequest> decode_export_request(std::string_view body) {
+  ExportRequest request;
+  Decoder decoder;
+  if (!decoder.request(body, request)) return make_error("cannot decode OTLP traces: " + decoder.error());
+  return request;
+}
+
+}  // namespace inferscope::trace

@@ -1,0 +1,55 @@
+// File: otlp.h
+// OTLP/HTTP protobuf for traces, by hand (Debian 12 has no OpenTelemetry C++ package): encode an
+// ExportTraceServiceRequest for the exporter, and decode one (any OTel SDK's) for a receiver.
+// Only the fields of span.h travel; a decoder skips every other field (events, links, trace_state,
+// dropped counts, schema URLs) as protobuf's unknown-field rule allows.
+// Example: std::string body = encode_export_request(request);
+//          Result<ExportRequest> back = decode_export_request(body);
+// Pure functions, thread-safe. The decoder never throws or reads past its input; its errors are
+// one line starting "cannot decode OTLP traces: ".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <inferscope/common/result.h>
+
+#include "trace/span.h"
+
+namespace inferscope::trace {
+
+// ScopeSpans is the spans of one instrumentation scope (OTLP ScopeSpans + InstrumentationScope).
+struct ScopeSpans {
+  std::string scope_name;
+  std::string scope_version;
+  std::vector<Span> spans;
+  bool operator==(const ScopeSpans&) const = default;
+};
+
+// ResourceSpans is the spans of one resource (a process: service.name and friends).
+struct ResourceSpans {
+  std::vector<Attribute> resource_attributes;
+  std::vector<ScopeSpans> scopes;
+  // service_name returns the resource's service.name string, or "" when absent.
+  std::string_view service_name() const noexcept;
+  bool operator==(const ResourceSpans&) const = default;
+};
+
+// ExportRequest mirrors opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest.
+struct ExportRequest {
+  std::vector<ResourceSpans> resources;
+  std::size_t span_count() const noexcept;
+  bool operator==(const ExportRequest&) const = default;
+};
+
+// encode_export_request writes the protobuf wire form (fields in number order, empty strings,
+// zero parents and an unset status left out as proto3 does).
+std::string encode_export_request(const ExportRequest& request);
+
+// decode_export_request reads the protobuf wire form. Fails on truncated or malformed wire data,
+// group wire types, a trace id that is not 16 bytes or a span id that is not 8 (a parent id may be
+// empty), an enum value outside its range, and a string (name, key, value) that is not UTF-8.
+Result<ExportRequest> decode_export_request(std::string_view body);
+
+}  // namespace inferscope::trace

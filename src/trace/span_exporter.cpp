@@ -1,0 +1,254 @@
+// File: span_exporter.cpp
+// One sending thread per exporter; requests only take the queue mutex for a move. Retry rules:
+// opentelemetry-proto docs/specification.md "Failures" (OTLP/HTTP) — only 429/502/503/504 are
+// retried, Retry-After honoured, otherwise exponential back-off with jitter.
+#include "trace/span_exporter.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <ctime>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "trace/otlp.h"
+
+namespace inferscope::trace {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+enum class DropReason : std::size_t { kQueueFull, kRejected, kUnavailable, kShutdown };
+constexpr std::array<std::string_view, 4> kDropReasons = {"queue_full", "rejected", "unavailable", "shutdown"};
+
+// backoff is attempt 1 -> ~1 s, doubling, capped, times a jitter in [0.5, 1.5).
+milliseconds backoff(int attempt, milliseconds cap) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  const double base = 1000.0 * static_cast<double>(1u << std::min(attempt - 1, 10));
+  const double jittered = base * std::uniform_real_distribution<double>(0.5, 1.5)(rng);
+  return std::min(cap, milliseconds(static_cast<std::int64_t>(jittered)));
+}
+
+}  // namespace
+
+std::optional<milliseconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    std::uint64_t seconds = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (ec != std::errc() || end != value.data() + value.size() || seconds > 86400 * 365) return std::nullopt;
+    return milliseconds(seconds * 1000);
+  }
+  // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
+  std::tm parts{};
+  const std::string text(value);
+  const char* rest = ::strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &parts);
+  if (rest == nullptr || *rest != '\0') return std::nullopt;
+  const std::time_t at = ::timegm(&parts);
+  if (at == static_cast<std::time_t>(-1)) return std::nullopt;
+  const auto delay = std::chrono::system_clock::from_time_t(at) - now;
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(delay));
+}
+
+bool is_retryable_status(int status) noexcept { return status == 429 || status == 502 || status == 503 || status == 504; }
+
+struct SpanExporter::Impl {
+  SpanExporterOptions options;
+  net::BlockingClient client;
+  std::vector<metrics::Counter> dropped;  // by DropReason; empty without a registry
+  std::optional<metrics::Counter> exported;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Span> queue;      // guarded by mu
+  bool stopping = false;       // guarded by mu
+  bool joined = false;         // guarded by mu
+  SteadyClock::time_point drain_deadline;  // guarded by mu, set with stopping
+  ExporterStats stats;         // guarded by mu
+  bool failing = false;        // sending thread only: the last batch failed (log transitions only)
+  std::thread worker;
+
+  Impl(SpanExporterOptions o, net::BlockingClient c) : options(std::move(o)), client(std::move(c)) {}
+
+  // count_dropped records `n` spans lost for `reason` (mu held).
+  void count_dropped(DropReason reason, std::size_t n) {
+    if (n == 0) return;
+    switch (reason) {
+      case DropReason::kQueueFull: stats.dropped_queue_full += n; break;
+      case DropReason::kRejected: stats.dropped_rejected += n; break;
+      case DropReason::kUnavailable: stats.dropped_unavailable += n; break;
+      case DropReason::kShutdown: stats.dropped_shutdown += n; break;
+    }
+    if (!dropped.empty()) dropped[static_cast<std::size_t>(reason)].add(static_cast<double>(n));
+  }
+
+  bool past_drain() const { return stopping && SteadyClock::now() >= drain_deadline; }
+
+  void run() {
+    for (;;) {
+      std::vector<Span> batch;
+      {
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, options.batch_delay, [this] { return stopping || queue.size() >= options.max_batch_spans; });
+        if (past_drain()) {
+          count_dropped(DropReason::kShutdown, queue.size());
+          queue.clear();
+          return;
+        }
+        if (queue.empty()) {
+          if (stopping) return;
+          continue;
+        }
+        const std::size_t n = std::min(queue.size(), options.max_batch_spans);
+        batch.reserve(n);
+        std::move(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n), std::back_inserter(batch));
+        queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+      }
+      send(std::move(batch));
+    }
+  }
+
+  // wait_retry sleeps `delay` unless stop()'s drain deadline comes first (false then).
+  bool wait_retry(milliseconds delay) {
+    const auto until = SteadyClock::now() + delay;
+    std::unique_lock lock(mu);
+    for (;;) {
+      if (past_drain()) return false;
+      const auto limit = stopping ? std::min(until, drain_deadline) : until;
+      if (SteadyClock::now() >= limit) return !past_drain();
+      cv.wait_until(lock, limit);
+    }
+  }
+
+  void log_failure(const std::string& what) {
+    if (!failing) spdlog::warn("trace export to {} failing: {} (spans are dropped and counted)", client.url_text(), what);
+    failing = true;
+  }
+
+  void send(std::vector<Span> batch) {
+    const std::size_t n = batch.size();
+    ExportRequest request;
+    ResourceSpans& resource = request.resources.emplace_back();
+    resource.resource_attributes = options.resource_attributes;
+    resource.scopes.push_back(ScopeSpans{options.scope_name, options.scope_version, std::move(batch)});
+    const std::string body = encode_export_request(request);
+    for (int attempt = 1;; ++attempt) {
+      auto reply = client.request("POST", "", body, "application/x-protobuf");
+      std::unique_lock lock(mu);
+      if (reply && reply->status >= 200 && reply->status < 300) {
+        stats.exported += n;
+        if (exported) exported->add(static_cast<double>(n));
+        if (failing) spdlog::info("trace export to {} works again", client.url_text());
+        failing = false;
+        return;
+      }
+      if (!reply) {
+        log_failure(reply.error().message);
+        count_dropped(DropReason::kUnavailable, n);
+        return;
+      }
+      if (!is_retryable_status(reply->status)) {
+        log_failure("HTTP " + std::to_string(reply->status));
+        count_dropped(DropReason::kRejected, n);
+        return;
+      }
+      if (attempt >= options.max_attempts) {
+        log_failure("HTTP " + std::to_string(reply->status) + " after " + std::to_string(attempt) + " attempts");
+        count_dropped(DropReason::kUnavailable, n);
+        return;
+      }
+      ++stats.retries;
+      const milliseconds delay = std::min(
+          options.max_retry_wait,
+          parse_retry_after(reply->retry_after, std::chrono::system_clock::now()).value_or(backoff(attempt, options.max_retry_wait)));
+      lock.unlock();
+      const bool go_on = wait_retry(delay);
+      lock.lock();
+      if (!go_on) {
+        count_dropped(DropReason::kShutdown, n);
+        return;
+      }
+    }
+  }
+};
+
+Result<std::unique_ptr<SpanExporter>> SpanExporter::start(SpanExporterOptions options, metrics::Registry* registry) {
+  if (options.max_queue_spans == 0 || options.max_batch_spans == 0 || options.max_attempts < 1) {
+    return make_error("cannot start the trace exporter: queue, batch and attempts must be positive");
+  }
+  auto client = net::BlockingClient::create(
+      options.endpoint, {.timeout = options.request_timeout, .max_body_bytes = 1u << 20, .tls = options.tls},
+      "--otlp-endpoint");
+  if (!client) return client.error();
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(*client));
+  if (registry != nullptr) {
+    try {
+      auto& dropped = registry->counter({.name = "inferscope_traces_dropped_total",
+                                         .help = "Spans not exported, by reason: queue_full, rejected, unavailable, "
+                                                 "shutdown.",
+                                         .label_names = {"reason"}});
+      for (std::string_view reason : kDropReasons) impl->dropped.push_back(dropped.with({reason}));
+      impl->exported = registry->counter({.name = "inferscope_trace_spans_exported_total",
+                                          .help = "Spans the OTLP endpoint accepted."})
+                           .with({});
+    } catch (const std::invalid_argument& e) {
+      return make_error(std::string("cannot register trace exporter metrics: ") + e.what());
+    }
+  }
+  Impl* raw = impl.get();
+  impl->worker = std::thread([raw] { raw->run(); });
+  return std::unique_ptr<SpanExporter>(new SpanExporter(std::move(impl)));
+}
+
+SpanExporter::SpanExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SpanExporter::~SpanExporter() { stop(milliseconds(0)); }
+
+bool SpanExporter::submit(std::vector<Span> spans) noexcept {
+  Impl& s = *impl_;
+  bool wake = false;
+  {
+    std::lock_guard lock(s.mu);
+    if (s.stopping) {
+      s.count_dropped(DropReason::kShutdown, spans.size());
+      return false;
+    }
+    if (s.queue.size() + spans.size() > s.options.max_queue_spans) {
+      s.count_dropped(DropReason::kQueueFull, spans.size());
+      return false;
+    }
+    for (Span& span : spans) s.queue.push_back(std::move(span));
+    wake = s.queue.size() >= s.options.max_batch_spans;
+  }
+  if (wake) s.cv.notify_one();
+  return true;
+}
+
+void SpanExporter::stop(milliseconds drain) {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mu);
+    if (s.joined) return;
+    s.joined = true;
+    s.stopping = true;
+    s.drain_deadline = SteadyClock::now() + drain;
+  }
+  s.cv.notify_all();
+  if (s.worker.joinable()) s.worker.join();
+  std::lock_guard lock(s.mu);
+  s.count_dropped(DropReason::kShutdown, s.queue.size());
+  s.queue.clear();
+}
+
+ExporterStats SpanExporter::stats() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace inferscope::trace
