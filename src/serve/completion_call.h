@@ -25,6 +25,7 @@
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
 #include "serve/request_channel.h"
+#include "trace/request_spans.h"
 
 namespace inferscope::serve {
 
@@ -58,6 +59,7 @@ class CompletionCall {
   const HttpRequest& http_request_;
   Endpoint endpoint_;
   timeline::RequestTimeline timeline_;
+  std::optional<trace::RequestTrace> trace_;  // set when serve exports traces
   AsyncSignal signal_;
   CompletionRequest request_;
   std::string_view model_;  // the served name answering this request (never the raw request)

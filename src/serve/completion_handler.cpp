@@ -62,6 +62,8 @@ CompletionCall::CompletionCall(Connection& connection, ServerState& state, const
       timeline_(Clock::now()),
       signal_(connection.executor()) {
   begin_request(state_, timeline_);
+  const auto traceparent = request["traceparent"];
+  trace_ = begin_request_trace(state_, std::string_view(traceparent.data(), traceparent.size()));
 }
 
 CompletionCall::~CompletionCall() {
@@ -176,7 +178,7 @@ void CompletionCall::record(int http_status) {
   outcome.route = route();
   outcome.http_status = http_status;
   outcome.max_tokens = request_.max_tokens.value_or(0);
-  record_request(state_, timeline_, outcome);
+  record_request(state_, timeline_, outcome, trace_ ? &*trace_ : nullptr);
 }
 
 }  // namespace inferscope::serve

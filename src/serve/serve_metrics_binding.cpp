@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include <inferscope/timeline/timeline_summary.h>
+
 #include "serve/engine/engine.h"
 #include "serve/request_recording.h"
 #include "serve/serve_metrics.h"
@@ -37,9 +39,26 @@ void begin_request(ServerState& state, timeline::RequestTimeline& timeline) {
   state.metrics->begin_request(timeline);
 }
 
-void record_request(ServerState& state, timeline::RequestTimeline& timeline, const RequestOutcome& outcome) {
+void record_request(ServerState& state, timeline::RequestTimeline& timeline, const RequestOutcome& outcome,
+                    const trace::RequestTrace* trace) {
   if (!timeline.finished()) timeline.finish(timeline::FinishReason::kAbort, timeline::Clock::now());
   state.metrics->record_request(timeline, outcome);
+  if (state.tracer == nullptr || trace == nullptr) return;
+  const double e2e = timeline::seconds_between(*timeline.moment(timeline::Moment::kArrival), timeline.end());
+  if (!state.trace_policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) return;
+  trace::RequestFacts facts;
+  facts.operation = outcome.route == "/v1/chat/completions" ? "chat" : "text_completion";
+  facts.request_model = outcome.model;  // the served name, never the raw request text
+  facts.response_model = outcome.model;
+  facts.route = outcome.route;
+  facts.http_status = outcome.http_status;
+  facts.max_tokens = outcome.max_tokens;
+  state.tracer->submit(trace::request_spans(*trace, timeline, facts));
+}
+
+std::optional<trace::RequestTrace> begin_request_trace(const ServerState& state, std::string_view traceparent) {
+  if (state.tracer == nullptr) return std::nullopt;
+  return trace::RequestTrace::begin(trace::parse_traceparent(traceparent), state.options.trace_sample);
 }
 
 }  // namespace inferscope::serve

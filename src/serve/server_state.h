@@ -18,6 +18,8 @@
 #include "serve/engine/text_generator.h"
 #include "serve/engine/tokenizer.h"
 #include "serve/server_options.h"
+#include "trace/request_spans.h"
+#include "trace/span_exporter.h"
 
 namespace inferscope::serve {
 
@@ -57,6 +59,8 @@ struct ServerState {
   metrics::Registry registry;
   std::unique_ptr<ServeMetrics> metrics;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<trace::SpanExporter> tracer;  // null when --otlp-endpoint is not given
+  trace::TracePolicy trace_policy;
   Tokenizer tokenizer;
   TextGenerator text;
   std::string models_body;  // GET /v1/models, built once

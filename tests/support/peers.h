@@ -25,6 +25,7 @@ inline constexpr Peer kNodeExporter{"/usr/bin/prometheus-node-exporter", "promet
 inline constexpr Peer kChromium{"/usr/bin/chromium", "chromium"};
 inline constexpr Peer kNginx{"/usr/sbin/nginx", "nginx-light"};
 inline constexpr Peer kOpenssl{"/usr/bin/openssl", "openssl"};
+inline constexpr Peer kNode{"/usr/bin/node", "nodejs"};
 
 // peers_installed succeeds when every program is executable; otherwise its message names each
 // missing program and the package to install.
