@@ -99,7 +99,8 @@ TEST(TimelineSummaryTest, StageIntervalsAreTheSummarizedBounds) {
   backwards.mark(Moment::kPreprocessed, at_ms(10));
   backwards.mark(Moment::kScheduled, at_ms(4));
   backwards.finish(FinishReason::kError, at_ms(12));
-  const auto& queue = stage_intervals(backwards).stages[static_cast<std::size_t>(Stage::kQueue)];
+  const StageIntervals clamped = stage_intervals(backwards);
+  const auto& queue = clamped.stages[static_cast<std::size_t>(Stage::kQueue)];
   ASSERT_TRUE(queue.has_value());
   EXPECT_EQ(queue->start, queue->end);
 }
