@@ -328,6 +328,7 @@ class Decoder {
   }
 
   bool span(std::string_view data, Span& out) {
+    out.kind = SpanKind::kUnspecified;  // proto3: an absent kind is 0, not the model's default
     bool has_trace_id = false;
     bool has_span_id = false;
     const bool ok = each_field(data, "Span", [&](const Field& f) {

@@ -137,6 +137,20 @@ TEST(OtlpTest, RefusesMalformedInput) {
   expect_error(std::string(11, '\xff'), "varint");
 }
 
+// Tests that a span without a kind field decodes as UNSPECIFIED and re-encodes to the same bytes
+// (a fuzz finding: it used to come back INTERNAL, which re-encoded as kind 1).
+TEST(OtlpTest, AbsentKindIsUnspecified) {
+  Span s = sample_span();
+  s.kind = SpanKind::kUnspecified;
+  ExportRequest r;
+  r.resources.push_back(ResourceSpans{{}, {ScopeSpans{"", "", {s}}}});
+  const std::string bytes = encode_export_request(r);
+  const auto back = decode_export_request(bytes);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->resources[0].scopes[0].spans[0].kind, SpanKind::kUnspecified);
+  EXPECT_EQ(encode_export_request(*back), bytes);
+}
+
 // Tests that an empty body is an empty, valid request (OTLP allows it).
 TEST(OtlpTest, EmptyBodyIsAnEmptyRequest) {
   const auto r = decode_export_request("");
