@@ -196,8 +196,10 @@ TEST(ServeOtlpIntegrationTest, SpansMatchTheStageHistograms) {
   const auto after = serve.stage_sums();
 
   ASSERT_TRUE(receiver.wait_spans(1)) << receiver.log() << serve.log();
-  // every span of the request comes in one submit, so one batch: wait briefly for all of them
-  ASSERT_TRUE(testing::wait_until([&] { return of_trace(receiver.spans(), "4bf92f3577b34da6a3ce929d0e0e4736").size() >= 6; }, 10s));
+  // root + preprocess, queue, prefill, decode, postprocess, send: the receiver prints one line per
+  // span, so wait for all seven lines, not just the first of the batch
+  ASSERT_TRUE(testing::wait_until([&] { return of_trace(receiver.spans(), "4bf92f3577b34da6a3ce929d0e0e4736").size() >= 7; }, 10s))
+      << receiver.log();
   const auto spans = of_trace(receiver.spans(), "4bf92f3577b34da6a3ce929d0e0e4736");
   const json* root = root_of(spans);
   ASSERT_NE(root, nullptr);
