@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "alerts/queue_rules.h"
 #include "alerts/rule_group_writer.h"
 #include "alerts/target_rules.h"
 #include "common/prom_duration.h"
@@ -38,9 +39,12 @@ Result<void> check_threshold(const char* name, double value, bool is_ratio) {
 
 Result<void> validate(const RulesConfig& config) {
   std::set<std::string> jobs;
-  for (const RulesTarget& t : config.targets) {
-    if (t.job.empty()) return make_error("cannot generate rules: a target has an empty job name");
-    if (!jobs.insert(t.job).second) return make_error("cannot generate rules: job name '" + t.job + "' is used twice");
+  std::vector<std::string> all_jobs;
+  for (const RulesTarget& t : config.targets) all_jobs.push_back(t.job);
+  all_jobs.insert(all_jobs.end(), config.queue_jobs.begin(), config.queue_jobs.end());
+  for (const std::string& job : all_jobs) {
+    if (job.empty()) return make_error("cannot generate rules: a target has an empty job name");
+    if (!jobs.insert(job).second) return make_error("cannot generate rules: job name '" + job + "' is used twice");
   }
   const SloThresholds& s = config.slo;
   for (auto [name, value, ratio] : {std::tuple{"e2e_p99_seconds", s.e2e_p99_seconds, false},
@@ -53,7 +57,10 @@ Result<void> validate(const RulesConfig& config) {
                                     {"error_ratio", s.error_ratio, true},
                                     {"kv_cache_usage", s.kv_cache_usage, true},
                                     {"gpu_memory_ratio", s.gpu_memory_ratio, true},
-                                    {"throughput_drop_ratio", s.throughput_drop_ratio, true}}) {
+                                    {"throughput_drop_ratio", s.throughput_drop_ratio, true},
+                                    {"queue_wait", s.queue_wait_seconds, false},
+                                    {"queue_depth", s.queue_depth, false},
+                                    {"queue_failure_ratio", s.queue_failure_ratio, true}}) {
     if (auto ok = check_threshold(name, value, ratio); !ok) return ok.error();
   }
   if (config.rate_window <= 0ms || config.notification_window <= 0ms || config.throughput_baseline_offset <= 0ms) {
@@ -102,7 +109,9 @@ std::chrono::milliseconds default_for(const std::string& alert) {
       {kTpotP95OverSlo, 5min},  {kRequestsWaiting, 5min}, {kErrorRatioHigh, 2min},
       {kKvCacheFull, 5min},     {kPreemptionsRising, 5min}, {kGpuMemoryHigh, 5min},
       {kThroughputHalved, 15min}, {kTargetDown, 1min},   {kLatencyMetricsAbsent, 5min},
-      {kNotificationsFailing, 0min}, {kWatchdog, 0min}};
+      {kNotificationsFailing, 0min}, {kWatchdog, 0min},
+      {kQueueNotConsumed, 5min}, {kQueueBacklogGrowing, 5min}, {kQueueWaitHigh, 5min},
+      {kQueueJobFailuresHigh, 5min}, {kQueueWorkersStale, 5min}};
   auto it = kDefaults.find(alert);
   return it != kDefaults.end() ? it->second : 0ms;
 }
@@ -120,6 +129,13 @@ Result<GeneratedRules> generate_rules(const RulesConfig& config) {
     }
     out.files.push_back({std::move(name), kFileHeader + rules.group_text});
     out.lacking[target.job] = std::move(rules.lacking);
+  }
+  for (const std::string& job : config.queue_jobs) {
+    QueueRules rules = build_queue_rules(job, config);
+    std::string name = "queue-" + file_stem(job) + ".rules.yml";
+    for (int n = 2; !names.insert(name).second; ++n) name = "queue-" + file_stem(job) + "-" + std::to_string(n) + ".rules.yml";
+    out.files.push_back({std::move(name), kFileHeader + rules.group_text});
+    out.lacking[job] = std::move(rules.lacking);
   }
   return out;
 }

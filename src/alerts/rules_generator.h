@@ -38,12 +38,24 @@ inline constexpr const char* kTargetDown = "InferscopeTargetDown";
 inline constexpr const char* kLatencyMetricsAbsent = "InferscopeLatencyMetricsAbsent";
 inline constexpr const char* kNotificationsFailing = "InferscopeNotificationsFailing";
 inline constexpr const char* kWatchdog = "InferscopeWatchdog";
+// Queue targets (redis, src/queue's inferscope_queue_* series).
+inline constexpr const char* kQueueBacklogGrowing = "InferscopeQueueBacklogGrowing";
+inline constexpr const char* kQueueWaitHigh = "InferscopeQueueWaitHigh";
+inline constexpr const char* kQueueNotConsumed = "InferscopeQueueNotConsumed";
+inline constexpr const char* kQueueJobFailuresHigh = "InferscopeQueueJobFailuresHigh";
+inline constexpr const char* kQueueWorkersStale = "InferscopeQueueWorkersStale";
+inline constexpr const char* kRedisEvictingKeys = "InferscopeRedisEvictingKeys";
 
 // kTargetAlerts lists the per-target alerts in the order the files carry them.
 inline constexpr const char* kTargetAlerts[] = {
     kTargetDown,    kLatencyMetricsAbsent, kE2eP99OverSlo,      kE2eP95OverSlo,  kTtftP95OverSlo,
     kTpotP95OverSlo, kRequestsWaiting,     kErrorRatioHigh,     kKvCacheFull,    kPreemptionsRising,
     kGpuMemoryHigh, kThroughputHalved};
+
+// kQueueAlerts lists the alerts of a queue target in the order its file carries them (after
+// kTargetDown, which a queue target also has: its collector cannot reach Redis).
+inline constexpr const char* kQueueAlerts[] = {kQueueNotConsumed, kQueueBacklogGrowing, kQueueWaitHigh,
+                                               kQueueJobFailuresHigh, kQueueWorkersStale, kRedisEvictingKeys};
 
 // RulesTarget is one scrape job. dialect nullopt = not known (auto-detection failed): the target
 // only gets the generic alerts (down), and every dialect alert is listed as lacking. A custom
@@ -57,6 +69,9 @@ struct RulesTarget {
 // RulesConfig is what the stack fills from its config and flags.
 struct RulesConfig {
   std::vector<RulesTarget> targets;
+  // queue_jobs: the jobs of redis targets (up's queue collector, scraped from up's API); each gets
+  // its own file "queue-<job>.rules.yml" with kTargetDown and kQueueAlerts.
+  std::vector<std::string> queue_jobs;
   SloThresholds slo;
   // alert_for overrides an alert's `for` by name (kE2eP99OverSlo -> 0s in a drill); unnamed
   // alerts keep default_for(name).
@@ -81,7 +96,7 @@ struct LackingAlert {
 
 // GeneratedRules are the files plus, per job, the alerts it lacks.
 struct GeneratedRules {
-  std::vector<RuleFile> files;                                 // common file first, then one per target
+  std::vector<RuleFile> files;  // common file first, then one per target, then one per queue job
   std::map<std::string, std::vector<LackingAlert>> lacking;    // job -> lacking alerts (empty if none)
 };
 

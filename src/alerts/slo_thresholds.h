@@ -7,8 +7,8 @@
 
 namespace inferscope::alerts {
 
-// SloThresholds are the alert thresholds. The first eight are the config's `slo:` keys; the
-// last three tune the preemption and throughput alerts and keep their defaults in the config.
+// SloThresholds are the alert thresholds. The first eight and the three queue_* are the config's
+// `slo:` keys; the other three tune the preemption and throughput alerts and keep their defaults.
 struct SloThresholds {
   double e2e_p99_seconds = 10.0;
   double e2e_p95_seconds = 5.0;
@@ -21,6 +21,11 @@ struct SloThresholds {
   double preemptions_per_second = 0;         // alert while the preemption rate stays above this
   double throughput_drop_ratio = 0.5;        // output tokens/s below this share of the baseline ...
   double same_request_rate_tolerance = 0.2;  // ... while requests/s is within +-20 % of it
+  // Queue targets (redis): `slo.queue_wait` (oldest waiting job or wait p95), the depth above
+  // which a rising queue is a backlog, the failed share of ended jobs.
+  double queue_wait_seconds = 60;
+  double queue_depth = 100;
+  double queue_failure_ratio = 0.1;
 };
 
 }  // namespace inferscope::alerts

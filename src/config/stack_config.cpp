@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/prom_duration.h"
+#include "queue/redis_target.h"
 
 namespace inferscope::config {
 namespace {
@@ -213,9 +214,72 @@ TargetConfig read_target(const Reader& r, const YAML::Node& node, const std::str
   return *target;
 }
 
+QueueTargetConfig read_queue_target(const Reader& r, const YAML::Node& node, const std::string& path) {
+  r.expect_keys(node, path, {"name", "url", "kind", "password_file", "password_env", "queues"});
+  auto target = parse_queue_target_url(r.non_empty(node["url"], path + ".url"));
+  if (!target) r.fail(node["url"], path + ".url", target.error().message);
+  if (node["name"]) {
+    target->name = r.non_empty(node["name"], path + ".name");
+    if (!valid_name(target->name)) r.fail(node["name"], path + ".name", "use letters, digits, '_', '-', '.'");
+  }
+  if (node["kind"] && r.scalar(node["kind"], path + ".kind") != "redis") {
+    r.fail(node["kind"], path + ".kind", "a redis:// target has kind redis (or no kind)");
+  }
+  if (node["password_file"]) target->password.file = r.non_empty(node["password_file"], path + ".password_file");
+  if (node["password_env"]) target->password.env = r.non_empty(node["password_env"], path + ".password_env");
+  if (!target->password.file.empty() && !target->password.env.empty()) {
+    r.fail(node, path + ".password_file", "give password_file or password_env, not both");
+  }
+  const YAML::Node queues = node["queues"];
+  if (!queues) return *target;
+  const std::string qpath = path + ".queues";
+  r.expect_keys(queues, qpath, {"systems", "streams", "lists", "interval"});
+  if (const YAML::Node streams = queues["streams"]) {
+    if (!streams.IsSequence()) r.fail(streams, qpath + ".streams", "expected a list of {key: ..., group: ...}");
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      const std::string spath = qpath + ".streams[" + std::to_string(i) + "]";
+      r.expect_keys(streams[i], spath, {"key", "group"});
+      if (!streams[i]["key"] || !streams[i]["group"]) r.fail(streams[i], spath, "needs key and group");
+      target->streams.emplace_back(r.non_empty(streams[i]["key"], spath + ".key"),
+                                   r.non_empty(streams[i]["group"], spath + ".group"));
+    }
+  }
+  if (queues["lists"]) target->lists = r.string_list(queues["lists"], qpath + ".lists");
+  if (queues["systems"]) {
+    target->systems = r.string_list(queues["systems"], qpath + ".systems");
+    for (std::size_t i = 0; i < target->systems.size(); ++i) {
+      const std::string& system = target->systems[i];
+      if (std::find(std::begin(kQueueSystems), std::end(kQueueSystems), system) == std::end(kQueueSystems)) {
+        const YAML::Node item = queues["systems"].IsSequence() ? queues["systems"][i] : queues["systems"];
+        r.fail(item, qpath + ".systems[" + std::to_string(i) + "]",
+               "unknown queue system \"" + system + "\" (rq, celery, streams, list)");
+      }
+    }
+    const auto has = [&](std::string_view s) {
+      return std::find(target->systems.begin(), target->systems.end(), s) != target->systems.end();
+    };
+    if (!target->streams.empty() && !has("streams")) {
+      r.fail(queues["streams"], qpath + ".streams", "streams are named but systems does not list streams");
+    }
+    if (!target->lists.empty() && !has("list")) {
+      r.fail(queues["lists"], qpath + ".lists", "lists are named but systems does not list list");
+    }
+    if (has("streams") && target->streams.empty()) {
+      r.fail(queues["systems"], qpath + ".systems", "streams needs queues.streams: [{key: ..., group: ...}]");
+    }
+    if (has("list") && target->lists.empty()) r.fail(queues["systems"], qpath + ".systems", "list needs queues.lists");
+  } else {
+    if (!target->streams.empty()) target->systems.emplace_back("streams");
+    if (!target->lists.empty()) target->systems.emplace_back("list");
+  }
+  if (queues["interval"]) target->interval = r.duration(queues["interval"], qpath + ".interval");
+  return *target;
+}
+
 void read_slo(const Reader& r, const YAML::Node& node, alerts::SloThresholds& slo) {
   r.expect_keys(node, "slo", {"e2e_p99", "e2e_p95", "ttft_p95", "tpot_p95", "error_ratio", "waiting_requests",
-                               "kv_cache_usage", "gpu_memory_ratio"});
+                               "kv_cache_usage", "gpu_memory_ratio", "queue_wait", "queue_depth",
+                               "queue_failure_ratio"});
   if (node["e2e_p99"]) slo.e2e_p99_seconds = r.seconds(node["e2e_p99"], "slo.e2e_p99");
   if (node["e2e_p95"]) slo.e2e_p95_seconds = r.seconds(node["e2e_p95"], "slo.e2e_p95");
   if (node["ttft_p95"]) slo.ttft_p95_seconds = r.seconds(node["ttft_p95"], "slo.ttft_p95");
@@ -224,6 +288,11 @@ void read_slo(const Reader& r, const YAML::Node& node, alerts::SloThresholds& sl
   if (node["waiting_requests"]) slo.waiting_requests = r.number(node["waiting_requests"], "slo.waiting_requests", 0, 1e9);
   if (node["kv_cache_usage"]) slo.kv_cache_usage = r.number(node["kv_cache_usage"], "slo.kv_cache_usage", 0, 1);
   if (node["gpu_memory_ratio"]) slo.gpu_memory_ratio = r.number(node["gpu_memory_ratio"], "slo.gpu_memory_ratio", 0, 1);
+  if (node["queue_wait"]) slo.queue_wait_seconds = r.seconds(node["queue_wait"], "slo.queue_wait");
+  if (node["queue_depth"]) slo.queue_depth = r.number(node["queue_depth"], "slo.queue_depth", 0, 1e12);
+  if (node["queue_failure_ratio"]) {
+    slo.queue_failure_ratio = r.number(node["queue_failure_ratio"], "slo.queue_failure_ratio", 0, 1);
+  }
 }
 
 relay::SecretSource read_secret(const Reader& r, const YAML::Node& node, const std::string& key) {
@@ -360,7 +429,13 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   if (const YAML::Node targets = root["targets"]) {
     if (!targets.IsSequence()) r.fail(targets, "targets", "expected a list of targets (- url: ...)");
     for (std::size_t i = 0; i < targets.size(); ++i) {
-      c.targets.push_back(read_target(r, targets[i], "targets[" + std::to_string(i) + "]"));
+      const std::string path = "targets[" + std::to_string(i) + "]";
+      const YAML::Node url = targets[i].IsMap() ? targets[i]["url"] : YAML::Node();
+      if (url && url.IsScalar() && is_queue_target_url(url.Scalar())) {
+        c.queue_targets.push_back(read_queue_target(r, targets[i], path));
+      } else {
+        c.targets.push_back(read_target(r, targets[i], path));
+      }
     }
   }
   if (const YAML::Node slo = root["slo"]) read_slo(r, slo, c.slo);
@@ -485,6 +560,37 @@ Result<TargetConfig> parse_target_url(std::string_view text) {
   return t;
 }
 
+bool is_queue_target_url(std::string_view text) {
+  const std::size_t scheme = text.find("://");
+  return scheme != std::string_view::npos && scheme >= 5 && text.substr(scheme - 5, 8) == "redis://" &&
+         (scheme == 5 || text[scheme - 6] == '=');
+}
+
+Result<QueueTargetConfig> parse_queue_target_url(std::string_view text) {
+  QueueTargetConfig t;
+  std::string_view url = text;
+  if (const std::size_t eq = text.find('='); eq != std::string_view::npos && eq < text.find("://")) {
+    t.name = std::string(text.substr(0, eq));
+    url = text.substr(eq + 1);
+    if (!valid_name(t.name)) {
+      return make_error("bad target name \"" + t.name + "\": use letters, digits, '_', '-', '.'");
+    }
+  }
+  auto target = queue::parse_redis_url(url);
+  if (!target) return target.error();
+  if (!target->password.empty()) {
+    return make_error("the redis URL " + queue::describe(*target) + " carries a password: keep it off the command "
+                      "line and out of the config, and give it as password_file: or password_env: of the target");
+  }
+  if (!printable_ascii(target->host)) return make_error("bad redis URL " + queue::describe(*target) + ": bad host");
+  t.url = queue::describe(*target);
+  if (t.name.empty()) {
+    t.name = target->host + "_" + std::to_string(target->port);
+    std::replace(t.name.begin(), t.name.end(), ':', '_');
+  }
+  return t;
+}
+
 Result<StackConfig> parse_stack_config(std::string_view yaml_text, std::string_view file) {
   Reader reader(file);
   StackConfig config;
@@ -537,13 +643,17 @@ Result<StackConfig> load_stack_config(const std::filesystem::path& file) {
 }
 
 Result<void> validate_stack_config(const StackConfig& config) {
-  if (config.targets.empty() && config.external_prometheus.empty() && !config.node_exporter) {
+  if (config.targets.empty() && config.queue_targets.empty() && config.external_prometheus.empty() &&
+      !config.node_exporter) {
     return make_error("no targets: give --target [NAME=]URL or a config file with 'targets'");
   }
   std::set<std::string> names;
-  for (const TargetConfig& t : config.targets) {
-    if (!names.insert(t.name).second) {
-      return make_error("target name \"" + t.name + "\" is used twice: give each target its own NAME=");
+  std::vector<std::string> all_names;
+  for (const TargetConfig& t : config.targets) all_names.push_back(t.name);
+  for (const QueueTargetConfig& t : config.queue_targets) all_names.push_back(t.name);
+  for (const std::string& name : all_names) {
+    if (!names.insert(name).second) {
+      return make_error("target name \"" + name + "\" is used twice: give each target its own NAME=");
     }
   }
   for (const char* reserved : {"inferscope-up", "prometheus", "alertmanager", "node"}) {

@@ -47,6 +47,24 @@ struct TargetConfig {
   std::string metrics_path;    // "/metrics" when the URL has no path
 };
 
+// kQueueSystems are the queue systems a redis target's `queues.systems` may name.
+inline constexpr std::string_view kQueueSystems[] = {"rq", "celery", "streams", "list"};
+
+// QueueTargetConfig is one redis target (`--target NAME=redis://HOST:PORT/DB`, or a config target
+// whose url is redis://): up runs a queue collector against it (src/queue) and scrapes its series
+// from its own API at /queues/NAME/metrics under job NAME. The password is never in the URL: it
+// comes from `password_file:` or `password_env:`.
+struct QueueTargetConfig {
+  std::string name;                 // Prometheus job name; from NAME=, the config, or host_port
+  std::string url;                  // redis://HOST:PORT/DB (no password)
+  relay::SecretSource password{};   // empty = no AUTH
+  // systems: default rq and celery (discovered), plus streams/list when streams/lists are named.
+  std::vector<std::string> systems{"rq", "celery"};
+  std::vector<std::pair<std::string, std::string>> streams{};  // {key, consumer group}
+  std::vector<std::string> lists{};                              // list keys or glob patterns
+  std::optional<std::chrono::milliseconds> interval{};          // unset = scrape_interval
+};
+
 // BinaryPaths are the programs `up` runs; defaults are Debian 12's.
 struct BinaryPaths {
   std::string prometheus = "/usr/bin/prometheus";
@@ -65,6 +83,7 @@ struct AlertmanagerTiming {
 // StackConfig is the whole configuration after the YAML file and the flags are merged.
 struct StackConfig {
   std::vector<TargetConfig> targets;
+  std::vector<QueueTargetConfig> queue_targets;  // redis:// targets (kind redis)
   std::chrono::milliseconds scrape_interval{std::chrono::seconds(5)};
   std::optional<std::chrono::milliseconds> evaluation_interval;  // unset = scrape_interval
   std::chrono::milliseconds retention{std::chrono::hours(24 * 15)};
@@ -108,6 +127,14 @@ struct StackConfig {
 // with a host and port; a missing path becomes /metrics; a missing NAME becomes "host:port"-derived;
 // KIND (one of kTargetKinds but "auto") fixes the kind, else it stays "auto" (detected).
 Result<TargetConfig> parse_target_url(std::string_view text);
+
+// parse_queue_target_url parses "[NAME=]redis://HOST[:PORT][/DB]" (the --target form of a redis
+// target; the scheme selects the kind). A password in the URL is refused (it would sit on the
+// command line and in process listings): use password_file: or password_env: in the config.
+Result<QueueTargetConfig> parse_queue_target_url(std::string_view text);
+
+// is_queue_target_url tells whether a --target text names a redis target ("[NAME=]redis://...").
+bool is_queue_target_url(std::string_view text);
 
 // load_stack_config reads a YAML config file into a StackConfig with the defaults above for
 // every key it does not set. Unknown keys, wrong types and bad values fail with

@@ -408,6 +408,9 @@ std::string render_scenario(const Scenario& s) {
 RulesConfig test_config() {
   RulesConfig config;
   for (const char* alert : kTargetAlerts) config.alert_for[alert] = 3min;
+  // Queue alerts look back one rate window (1m) before their condition holds: 2m keeps the
+  // 1-minute spike short of `for` and the sustained condition firing by the 14m check.
+  for (const char* alert : kQueueAlerts) config.alert_for[alert] = 2min;
   config.rate_window = 1min;
   config.throughput_baseline_offset = 5min;
   config.notification_window = 5min;
@@ -544,6 +547,173 @@ TEST_F(RulesPromtoolTest, IdleInferscopeTargetIsNotMissingMetrics) {
   write("test-idle.yml", "rule_files:\n  - " + rules->files[1].name + "\nevaluation_interval: 15s\ntests:\n" +
                              render_scenario(idle));
   const auto result = run_promtool({"test", "rules", "test-idle.yml"}, dir_);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// ---- queue targets --------------------------------------------------------------------------
+
+constexpr const char* kQueueJob = "q";
+
+Labels queue_labels(const std::string& system = "rq", const std::string& queue = "default") {
+  return {{"job", kQueueJob}, {"instance", kInstance}, {"system", system}, {"queue", queue}};
+}
+
+Labels queue_alert_labels(const std::string& severity) {
+  return {{"job", kQueueJob}, {"system", "rq"}, {"queue", "default"}, {"severity", severity}};
+}
+
+// Jobs wait throughout; while good a job starts and one finishes each step and a worker is busy;
+// while bad nothing starts or ends and both workers are idle. A plain list with jobs waiting is
+// never "not consumed": LLEN cannot tell.
+Scenario not_consumed_scenario() {
+  const auto moving = [](int step) { return standard_bad(step) ? 0.0 : 1.0; };
+  Labels finished = queue_labels();
+  finished["outcome"] = "finished";
+  Labels wait = queue_labels();
+  wait["le"] = "+Inf";
+  Scenario s{kQueueNotConsumed,
+             {gauge("inferscope_queue_depth", queue_labels(), [](int) { return 5.0; }),
+              gauge("inferscope_queue_depth", queue_labels("list", "plain"), [](int) { return 7.0; }),
+              counter("inferscope_queue_wait_seconds_count", queue_labels(), moving),
+              counter("inferscope_queue_wait_seconds_bucket", wait, moving),
+              counter("inferscope_queue_jobs_total", finished, moving),
+              gauge("inferscope_queue_workers", {{"job", kQueueJob}, {"instance", kInstance}, {"system", "rq"}, {"state", "busy"}},
+                    [&](int step) { return moving(step); }),
+              gauge("inferscope_queue_workers", {{"job", kQueueJob}, {"instance", kInstance}, {"system", "rq"}, {"state", "idle"}},
+                    [&](int step) { return 2.0 - moving(step); })},
+             standard_checks(),
+             queue_alert_labels("critical"),
+             {}};
+  s.annotations = {{"summary", "queue default (rq) of q is not consumed"},
+                   {"description", "5 jobs wait and no worker started or finished one in the last 1m, and none is "
+                                   "busy: the workers are gone, stuck or scaled to zero."},
+                   {"runbook", "Check the workers (inferscope_queue_workers by state, `inferscope up --status`): "
+                               "restart crashed workers, look for a stuck one (stale), scale up from zero. The model "
+                               "server behind the queue sits idle meanwhile."}};
+  return s;
+}
+
+// Over the depth threshold throughout; while bad the depth grows by 10 and the oldest job ages a
+// full step per step; while good both hold still (a steady queue is no backlog growing).
+Scenario backlog_scenario() {
+  const auto grown = [](int step) {
+    int bad = 0;
+    for (int i = 0; i <= step; ++i) bad += standard_bad(i) ? 1 : 0;
+    return bad;
+  };
+  Scenario s{kQueueBacklogGrowing,
+             {gauge("inferscope_queue_depth", queue_labels(), [&](int step) { return 150.0 + 10 * grown(step); }),
+              gauge("inferscope_queue_oldest_age_seconds", queue_labels(), [&](int step) { return 30.0 + 15 * grown(step); }),
+              // Growing below the threshold is not a backlog.
+              gauge("inferscope_queue_depth", queue_labels("rq", "small"), [&](int step) { return 1.0 * grown(step); })},
+             standard_checks(),
+             queue_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", "queue default (rq) of q is backing up"},
+                   {"description", "The queue grows by 40 jobs/min while over 100 jobs, and its oldest job keeps "
+                                   "ageing."},
+                   {"runbook", "Arrivals outpace completions: compare busy workers with all workers (all busy: add "
+                               "workers or model-server capacity; idle ones: they are stuck) and the model server's "
+                               "latency (a slower server drains the queue more slowly); `inferscope doctor` names the "
+                               "cause."}};
+  return s;
+}
+
+Scenario queue_wait_scenario() {
+  Scenario s{kQueueWaitHigh,
+             {gauge("inferscope_queue_oldest_age_seconds", queue_labels(),
+                    [](int step) { return standard_bad(step) ? 120.0 : 5.0; })},
+             standard_checks(),
+             queue_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", "Jobs of queue default (rq) of q wait too long"},
+                   {"description", "The oldest waiting job (or the wait p95) is 2m 0s (slo.queue_wait 1m)."},
+                   {"runbook", "Waiting time adds to every user's latency before the model server sees the request: "
+                               "check depth and workers (backlog or not consumed), then the model server's own "
+                               "latency."}};
+  return s;
+}
+
+Scenario job_failures_scenario() {
+  Labels finished = queue_labels();
+  finished["outcome"] = "finished";
+  Labels failed = queue_labels();
+  failed["outcome"] = "failed";
+  Scenario s{kQueueJobFailuresHigh,
+             {counter("inferscope_queue_jobs_total", finished, [](int) { return 3.0; }),
+              counter("inferscope_queue_jobs_total", failed, [](int step) { return standard_bad(step) ? 1.0 : 0.0; })},
+             standard_checks(),
+             queue_alert_labels("warning"),
+             {}};
+  s.annotations = {{"summary", "Jobs of queue default (rq) of q fail"},
+                   {"description", "25% of the jobs that ended in the last 1m failed (threshold 10 %)."},
+                   {"runbook", "Read the failed jobs' exceptions (RQ: the failed job registry, `rq info`; Celery: the "
+                               "worker log); errors from the model server show in its own error ratio too."}};
+  return s;
+}
+
+Scenario workers_stale_scenario() {
+  Scenario s{kQueueWorkersStale,
+             {gauge("inferscope_queue_workers", {{"job", kQueueJob}, {"instance", kInstance}, {"system", "rq"}, {"state", "stale"}},
+                    [](int step) { return standard_bad(step) ? 1.0 : 0.0; })},
+             standard_checks(),
+             {{"job", kQueueJob}, {"system", "rq"}, {"severity", "warning"}},
+             {}};
+  s.annotations = {{"summary", "1 rq workers of q are stale"},
+                   {"description", "1 workers stopped sending heartbeats (killed, OOM, hung) but are still registered: "
+                                   "jobs they held may never finish."},
+                   {"runbook", "Find the dead or hung worker processes and restart them; RQ re-queues an abandoned job "
+                               "only when a live worker cleans its registries up."}};
+  return s;
+}
+
+// The scrape of up's /queues/q/metrics works throughout; the collector loses Redis while bad.
+Scenario queue_down_scenario() {
+  Scenario s{kTargetDown,
+             {gauge("up", {{"job", kQueueJob}, {"instance", kInstance}}, [](int) { return 1.0; }),
+              gauge("inferscope_queue_up", {{"job", kQueueJob}, {"instance", kInstance}, {"target", kQueueJob}},
+                    [](int step) { return standard_bad(step) ? 0.0 : 1.0; })},
+             standard_checks(),
+             {{"job", kQueueJob}, {"instance", kInstance}, {"target", kQueueJob}, {"severity", "critical"}},
+             {}};
+  s.annotations = {{"summary", "Queue target q is down"},
+                   {"description", "No queue data for q (value 0): up's collector cannot reach or authenticate to "
+                                   "Redis, or Prometheus cannot scrape up's /queues/q/metrics."},
+                   {"runbook", "`inferscope up --status` shows the collector's last error (unreachable, auth) for the "
+                               "target; check that redis-server runs and its password_file/password_env."}};
+  return s;
+}
+
+// Tests the queue target's file: promtool check rules, and every queue alert fires after its
+// `for`, not on a shorter spike, resolves, with the expected labels and annotations; the eviction
+// alert is listed as lacking (no redis exporter yet), not generated.
+TEST_F(RulesPromtoolTest, QueueAlertsFireAndResolve) {
+  for (const RulesConfig& base : {RulesConfig{}, test_config()}) {
+    RulesConfig config = base;
+    config.queue_jobs = {kQueueJob};
+    auto rules = generate_rules(config);
+    ASSERT_TRUE(rules) << rules.error().message;
+    ASSERT_EQ(rules->files.size(), 2u);
+    const RuleFile& file = rules->files[1];
+    EXPECT_EQ(file.name, "queue-q.rules.yml");
+    write(file.name, file.text);
+    const auto check = run_promtool({"check", "rules", "--lint-fatal", file.name}, dir_);
+    EXPECT_EQ(check.exit_code, 0) << check.output;
+    ASSERT_EQ(rules->lacking[kQueueJob].size(), 1u);
+    EXPECT_EQ(rules->lacking[kQueueJob][0].alert, kRedisEvictingKeys);
+    EXPECT_EQ(file.text.find(std::string("- alert: ") + kRedisEvictingKeys), std::string::npos);
+  }
+  RulesConfig config = test_config();
+  config.queue_jobs = {kQueueJob};
+  auto rules = generate_rules(config);
+  ASSERT_TRUE(rules);
+  std::string test = "rule_files:\n  - " + rules->files[1].name + "\nevaluation_interval: 15s\ntests:\n";
+  for (const Scenario& s : {not_consumed_scenario(), backlog_scenario(), queue_wait_scenario(),
+                            job_failures_scenario(), workers_stale_scenario(), queue_down_scenario()}) {
+    test += render_scenario(s);
+  }
+  write("test-queue.yml", test);
+  const auto result = run_promtool({"test", "rules", "test-queue.yml"}, dir_);
   EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 

@@ -246,5 +246,76 @@ TEST(StackConfigTest, ShippedExampleLoads) {
   EXPECT_TRUE(validate_stack_config(*c).ok());
 }
 
+// Tests the redis target form of --target: the scheme selects the kind, a password never rides
+// in the URL, and the name defaults like other targets'.
+TEST(QueueTargetUrlTest, ParsesNameAndRefusesPasswords) {
+  EXPECT_TRUE(is_queue_target_url("jobs=redis://127.0.0.1:6379/0"));
+  EXPECT_TRUE(is_queue_target_url("redis://h"));
+  EXPECT_FALSE(is_queue_target_url("sim=http://127.0.0.1:8000"));
+  EXPECT_FALSE(is_queue_target_url("x=vllm@http://h:1/redis://"));
+  auto t = parse_queue_target_url("jobs=redis://127.0.0.1:6380/2");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "jobs");
+  EXPECT_EQ(t->url, "redis://127.0.0.1:6380/2");
+  EXPECT_EQ(t->systems, (std::vector<std::string>{"rq", "celery"}));
+  t = parse_queue_target_url("redis://cache");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "cache_6379");
+  EXPECT_EQ(t->url, "redis://cache:6379/0");
+  const auto secret = parse_queue_target_url("jobs=redis://:hunter2@127.0.0.1:6379/0");
+  ASSERT_FALSE(secret.ok());
+  EXPECT_EQ(secret.error().message.find("hunter2"), std::string::npos) << secret.error().message;
+  EXPECT_NE(secret.error().message.find("password_file"), std::string::npos) << secret.error().message;
+  for (const char* bad : {"bad name=redis://h:1/0", "jobs=redis://h:0/0", "jobs=redis://h:1/x"}) {
+    EXPECT_FALSE(parse_queue_target_url(bad).ok()) << bad;
+  }
+}
+
+// Tests a redis target in the config: queues block, password source, systems defaulting to rq and
+// celery plus what is named, errors with file:line:column, and names unique across both kinds.
+TEST(StackConfigTest, RedisTargetsAndQueueSlo) {
+  auto c = parse_stack_config("targets:\n"
+                              "  - name: sim\n    url: http://127.0.0.1:8000/metrics\n"
+                              "  - name: jobs\n    url: redis://127.0.0.1:6379/1\n    password_env: REDIS_PW\n"
+                              "    queues:\n      streams: [{key: tasks, group: workers}]\n      interval: 2s\n"
+                              "slo:\n  queue_wait: 90s\n  queue_depth: 50\n  queue_failure_ratio: 0.2\n",
+                              "q.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->targets.size(), 1u);
+  ASSERT_EQ(c->queue_targets.size(), 1u);
+  const QueueTargetConfig& q = c->queue_targets[0];
+  EXPECT_EQ(q.name, "jobs");
+  EXPECT_EQ(q.url, "redis://127.0.0.1:6379/1");
+  EXPECT_EQ(q.password.env, "REDIS_PW");
+  EXPECT_EQ(q.systems, (std::vector<std::string>{"rq", "celery", "streams"}));
+  ASSERT_EQ(q.streams.size(), 1u);
+  EXPECT_EQ(q.streams[0], (std::pair<std::string, std::string>{"tasks", "workers"}));
+  EXPECT_EQ(q.interval, milliseconds(2000));
+  EXPECT_DOUBLE_EQ(c->slo.queue_wait_seconds, 90);
+  EXPECT_DOUBLE_EQ(c->slo.queue_depth, 50);
+  EXPECT_DOUBLE_EQ(c->slo.queue_failure_ratio, 0.2);
+  EXPECT_TRUE(validate_stack_config(*c).ok());
+
+  const auto expect_error = [](const std::string& yaml, const std::string& part) {
+    const auto bad = parse_stack_config(yaml, "q.yaml");
+    ASSERT_FALSE(bad.ok()) << yaml;
+    EXPECT_NE(bad.error().message.find(part), std::string::npos) << bad.error().message;
+  };
+  expect_error("targets:\n  - url: redis://h:1/0\n    queues:\n      systems: [rq, sidekiq]\n",
+               "q.yaml:4:21: key 'targets[0].queues.systems[1]': unknown queue system \"sidekiq\"");
+  expect_error("targets:\n  - url: redis://h:1/0\n    password: x\n", "key 'targets[0].password': unknown key");
+  expect_error("targets:\n  - url: redis://:pw@h:1/0\n", "key 'targets[0].url'");
+  expect_error("targets:\n  - url: redis://h:1/0\n    password_env: A\n    password_file: /f\n", "not both");
+  expect_error("targets:\n  - url: redis://h:1/0\n    queues:\n      systems: [rq]\n      lists: [a]\n",
+               "systems does not list list");
+  expect_error("targets:\n  - url: http://h:1/metrics\n    queues: {}\n", "key 'targets[0].queues': unknown key");
+
+  auto twice = parse_stack_config("targets:\n  - {name: a, url: 'http://h:1'}\n  - {name: a, url: 'redis://h:2/0'}\n", "q.yaml");
+  ASSERT_TRUE(twice.ok()) << twice.error().message;
+  const auto v = validate_stack_config(*twice);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("\"a\" is used twice"), std::string::npos) << v.error().message;
+}
+
 }  // namespace
 }  // namespace inferscope::config
