@@ -56,6 +56,12 @@ std::string render_prometheus_yml(const config::StackConfig& config, const Stack
   for (const config::TargetConfig& t : config.targets) {
     add_static_job(out, t.name, t.host_port, t.kind, t.scheme, t.metrics_path);
   }
+  // Redis targets: up's queue collector serves each one's series on up's own API.
+  if (ports.api != 0) {
+    for (const config::QueueTargetConfig& t : config.queue_targets) {
+      add_static_job(out, t.name, "127.0.0.1:" + std::to_string(ports.api), "redis", "http", "/queues/" + t.name + "/metrics");
+    }
+  }
   if (ports.api != 0) add_static_job(out, "inferscope-up", "127.0.0.1:" + std::to_string(ports.api), "inferscope-up");
   if (ports.prometheus != 0) {
     add_static_job(out, "prometheus", "127.0.0.1:" + std::to_string(ports.prometheus), "prometheus");

@@ -18,6 +18,7 @@ alerts::RulesConfig rules_config_from(const config::StackConfig& config) {
       out.targets.push_back({target.name, dialect::parse_dialect(target.kind)});
     }
   }
+  for (const config::QueueTargetConfig& target : config.queue_targets) out.queue_jobs.push_back(target.name);
   out.slo = config.slo;
   out.alert_for = config.alert_for;
   out.evaluation_interval = config.evaluation_interval;

@@ -109,6 +109,42 @@ Result<json> fetch_alerts(const std::string& prometheus_url, const net::TlsOptio
   return out;
 }
 
+namespace {
+
+// render_queue_status prints the redis targets: health and error, then per queue what was collected
+// and what cannot be known (with the reason), and workers per system.
+std::string render_queue_status(const json& queues) {
+  std::string out = "queue targets:\n";
+  const auto number = [](const json& v) { return v.is_number() ? fmt::format("{:g}", v.get<double>()) : std::string(); };
+  for (const json& t : queues) {
+    out += fmt::format("  {:<16} {:<7} {}", text_or(t, "name"), text_or(t, "health"), text_or(t, "target"));
+    if (!text_or(t, "last_error").empty()) out += "  last error: " + text_or(t, "last_error");
+    out += "\n";
+    for (const json& q : t.value("queues", json::array())) {
+      std::string line = fmt::format("{}/{}", text_or(q, "system"), text_or(q, "queue"));
+      if (!number(q.value("depth", json())).empty()) line += " depth " + number(q["depth"]);
+      if (!number(q.value("oldest_age_seconds", json())).empty()) line += " oldest " + number(q["oldest_age_seconds"]) + " s";
+      if (!number(q.value("in_progress", json())).empty()) line += " in progress " + number(q["in_progress"]);
+      out += fmt::format("  {:<16} {}\n", "", line);
+      for (const auto& [quantity, why] : q.value("absent", json::object()).items()) {
+        out += fmt::format("  {:<16}   no {}: {}\n", "", quantity, why.is_string() ? why.get<std::string>() : "");
+      }
+    }
+    for (const json& sys : t.value("systems", json::array())) {
+      if (sys.value("workers", json()).is_object()) {
+        const json& w = sys["workers"];
+        out += fmt::format("  {:<16} {} workers: busy {} idle {} stale {}\n", "", text_or(sys, "system"),
+                           w.value("busy", 0), w.value("idle", 0), w.value("stale", 0));
+      } else {
+        out += fmt::format("  {:<16} {} workers unknown: {}\n", "", text_or(sys, "system"), text_or(sys, "workers_absent"));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 json build_status_json(const StatusInputs& in) {
   json status = {{"prometheus", in.prometheus_url},
                  {"alertmanager", in.alertmanager_url},
@@ -117,6 +153,7 @@ json build_status_json(const StatusInputs& in) {
                  {"targets", json::array()},
                  {"alerts", json::array()},
                  {"errors", json::array()},
+                 {"queues", in.queues},
                  {"relay", in.relay},
                  {"report", in.report}};
   for (const ChildStatus& c : in.children) {
@@ -172,6 +209,7 @@ std::string render_status_text(const json& s) {
       for (const json& n : t["missing_alerts"]) out += fmt::format("  {:<16} lacks {}\n", "", n.get<std::string>());
     }
   }
+  if (s.contains("queues") && !s["queues"].empty()) out += render_queue_status(s["queues"]);
   out += "firing alerts:\n";
   int firing = 0;
   for (const json& a : s.value("alerts", json::array())) {

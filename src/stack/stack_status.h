@@ -45,15 +45,17 @@ struct StatusInputs {
   std::map<std::string, std::string> kind_notes;
   nlohmann::json relay = nullptr;  // the relay's status, or null when no relay runs
   nlohmann::json report = nullptr; // the daily report's schedule, last run and deliveries (UpReport::status_json)
+  nlohmann::json queues = nlohmann::json::array();  // redis targets' collectors (UpQueues::status_json)
 };
 
 // build_status_json assembles {prometheus, alertmanager, api, children[], targets[] (with dialect,
-// missing_alerts and kind_note where known), alerts[], errors[], relay, report}; the Prometheus
+// missing_alerts and kind_note where known), queues[] (redis targets: health, last error, each
+// queue and why a quantity is absent), alerts[], errors[], relay, report}; the Prometheus
 // queries' failures go to errors[].
 nlohmann::json build_status_json(const StatusInputs& inputs);
 
 // render_status_text prints a status JSON (as build_status_json makes it) for a terminal: one
-// section each for children, targets, firing alerts, notifications and the daily report.
+// section each for children, targets, queue targets, firing alerts, notifications and the daily report.
 std::string render_status_text(const nlohmann::json& status);
 
 // format_utc prints a time point as RFC 3339 UTC with seconds ("2026-11-30T13:20:01Z").

@@ -26,6 +26,7 @@
 #include "stack/monitoring_stack.h"
 #include "stack/stack_status.h"
 #include "stack/up_context.h"
+#include "stack/up_queues.h"
 #include "stack/up_report.h"
 #include "stack/up_routes.h"
 #include "stack/up_rules.h"
@@ -84,6 +85,12 @@ config::StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
   }
   if (given(cmd, "--kind") && f.targets.empty()) fail("--kind applies to --target: give at least one --target");
   for (const std::string& text : f.targets) {
+    if (config::is_queue_target_url(text)) {
+      auto queue_target = config::parse_queue_target_url(text);
+      if (!queue_target) fail("--target: " + queue_target.error().message);
+      config.queue_targets.push_back(std::move(*queue_target));
+      continue;
+    }
     auto target = config::parse_target_url(text);
     if (!target) fail("--target: " + target.error().message);
     if (target->kind == "auto") target->kind = f.kind;  // NAME=KIND@URL wins over --kind
@@ -252,6 +259,9 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                   [&context] { return context.prometheus_url(); }, context.prometheus_tls(),
                   [&print](const std::string& line) { print(line); });
   report_sink = &report;
+  // Redis targets: one queue collector each, its series on /queues/<name>/metrics of this server.
+  auto queues = UpQueues::create(config, [&print](const std::string& line) { print("inferscope up: " + line); });
+  if (!queues) fail(queues.error().message);
 
   std::unique_ptr<MonitoringStack> stack;
   std::unique_ptr<KindFollower> follower;
@@ -278,11 +288,13 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     in.api_url = api_url;
     if (auto s = (*relay)->status()) in.relay = relay_status_json(*s);
     in.report = report.status_json();
+    in.queues = (*queues)->status_json();
     return in;
   });
   add_webhook_route(router, **relay, context, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
   add_report_route(router, report);  // POST /api/report/send
+  (*queues)->add_routes(router);      // GET /queues/<name>/metrics, one per redis target
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
   dashboard::add_dashboard_routes(router, [&context] { return context.prometheus_url(); },
@@ -329,6 +341,12 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                               std::move(hooks), KindFollowerOptions{.interval = config.scrape_interval});
   }
   follower->start();
+  (*queues)->start();
+  for (const config::QueueTargetConfig& t : config.queue_targets) {
+    print("inferscope up: target " + t.name + ": redis " + t.url + ", queues collected every " +
+          common::format_prom_duration(t.interval.value_or(config.scrape_interval)) + ", " +
+          std::to_string(rules->alert_counts[t.name]) + " alerts, series at " + api_url + queue_metrics_path(t.name));
+  }
   context.set_ready(stack->prometheus_url(), stack->alertmanager_url());
   report.start();
   const std::string alertmanager = stack->alertmanager_url().empty() ? "none" : stack->alertmanager_url();
@@ -339,6 +357,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   print("inferscope up: signal " + std::to_string(number) + " received, stopping");
   (*server)->stop(std::chrono::seconds(1));
   report.stop();
+  (*queues)->stop();
   follower->stop();
   stack->stop();
   (*relay)->stop();
@@ -354,7 +373,8 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--config", flags->config_file, "YAML config (see deploy/inferscope.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--target", flags->targets,
                   "[NAME=][KIND@]URL of a /metrics endpoint to scrape (repeatable); KIND (inferscope, vllm, llamacpp, "
-                  "tgi, triton, sglang, litellm, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics");
+                  "tgi, triton, sglang, litellm, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics; "
+                  "or NAME=redis://HOST:PORT/DB: collect its job queues (RQ, Celery; password only via the config)");
   cmd->add_option("--kind", flags->kind,
                   "kind of the --target servers without KIND@; auto: detected once each answers, and followed when "
                   "its metric names change")

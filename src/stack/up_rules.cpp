@@ -81,12 +81,15 @@ Result<UpRules> make_up_rules(config::StackConfig& config) {
 Result<UpRules> generate_up_rules(const config::StackConfig& config) {
   UpRules rules;
   for (const config::TargetConfig& target : config.targets) rules.dialects[target.name] = target.kind;
+  for (const config::QueueTargetConfig& target : config.queue_targets) rules.dialects[target.name] = "redis";
   for (const auto& [name, duration] : config.alert_for) {
     bool known = name == alerts::kWatchdog || name == alerts::kNotificationsFailing;
     for (const char* alert : alerts::kTargetAlerts) known = known || name == alert;
+    for (const char* alert : alerts::kQueueAlerts) known = known || name == alert;
     if (!known) {
       std::string list;
       for (const char* alert : alerts::kTargetAlerts) list += (list.empty() ? "" : ", ") + std::string(alert);
+      for (const char* alert : alerts::kQueueAlerts) list += ", " + std::string(alert);
       return make_error("key 'alerts.for." + name + "': unknown alert (known: " + list + ", " +
                         alerts::kNotificationsFailing + ")");
     }
@@ -96,6 +99,11 @@ Result<UpRules> generate_up_rules(const config::StackConfig& config) {
   // The generator writes the common file first, then one file per target in config order.
   for (std::size_t i = 0; i < config.targets.size() && i + 1 < generated->files.size(); ++i) {
     rules.alert_counts[config.targets[i].name] = count_alerts(generated->files[i + 1].text);
+  }
+  // ... then one file per queue target.
+  for (std::size_t i = 0; i < config.queue_targets.size(); ++i) {
+    const std::size_t file = 1 + config.targets.size() + i;
+    if (file < generated->files.size()) rules.alert_counts[config.queue_targets[i].name] = count_alerts(generated->files[file].text);
   }
   for (alerts::RuleFile& file : generated->files) rules.files.push_back({std::move(file.name), std::move(file.text)});
   for (const auto& [job, lacking] : generated->lacking) {
