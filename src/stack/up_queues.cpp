@@ -1,11 +1,10 @@
 // File: up_queues.cpp
 #include "stack/up_queues.h"
 
-#include <inferscope/metrics/exposition.h>
-
 #include "queue/redis_target.h"
 #include "relay/channel.h"
 #include "stack/stack_status.h"
+#include "stack/up_routes.h"
 
 namespace inferscope::stack {
 namespace {
@@ -51,15 +50,8 @@ UpQueues::~UpQueues() { stop(); }
 
 void UpQueues::add_routes(net::Router& router) {
   for (const Entry& e : entries_) {
-    router.get(queue_metrics_path(e.name), [registry = e.registry.get()](const net::Request& request) {
-      metrics::ScrapeResponse scrape =
-          metrics::render_scrape(*registry, request.header("Accept"), request.header("Accept-Encoding"));
-      net::Response response;
-      response.content_type = scrape.content_type;
-      response.body = std::move(scrape.body);
-      if (scrape.gzipped) response.headers.emplace_back("Content-Encoding", "gzip");
-      return response;
-    });
+    router.get(queue_metrics_path(e.name),
+               [registry = e.registry.get()](const net::Request& request) { return scrape_response(*registry, request); });
   }
 }
 

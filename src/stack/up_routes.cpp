@@ -60,15 +60,16 @@ void add_stack_routes(net::Router& router, const UpContext& context, std::functi
     if (!alerts) return unavailable(alerts.error().message);
     return net::Response::json(nlohmann::json{{"alerts", *alerts}}.dump());
   }, kPrometheusLane);
-  router.get("/metrics", [&context](const net::Request& request) {
-    metrics::ScrapeResponse scrape =
-        metrics::render_scrape(context.registry(), request.header("Accept"), request.header("Accept-Encoding"));
-    net::Response response;
-    response.content_type = scrape.content_type;
-    response.body = std::move(scrape.body);
-    if (scrape.gzipped) response.headers.emplace_back("Content-Encoding", "gzip");
-    return response;
-  });
+  router.get("/metrics", [&context](const net::Request& request) { return scrape_response(context.registry(), request); });
+}
+
+net::Response scrape_response(metrics::Registry& registry, const net::Request& request) {
+  metrics::ScrapeResponse scrape = metrics::render_scrape(registry, request.header("Accept"), request.header("Accept-Encoding"));
+  net::Response response;
+  response.content_type = scrape.content_type;
+  response.body = std::move(scrape.body);
+  if (scrape.gzipped) response.headers.emplace_back("Content-Encoding", "gzip");
+  return response;
 }
 
 nlohmann::json relay_status_json(const relay::RelayStatus& status) {

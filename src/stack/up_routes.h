@@ -46,6 +46,10 @@ void add_stack_routes(net::Router& router, const UpContext& context, std::functi
 void add_webhook_route(net::Router& router, relay::Relay& relay, const UpContext& context,
                        std::function<void(const std::string&)> events);
 
+// scrape_response renders `registry` for a Prometheus scrape (format from Accept, gzip when
+// accepted): up's /metrics and each redis target's /queues/<name>/metrics.
+net::Response scrape_response(metrics::Registry& registry, const net::Request& request);
+
 // relay_status_json renders the relay's status for GET /api/status (render_status_text reads it).
 nlohmann::json relay_status_json(const relay::RelayStatus& status);
 
