@@ -140,6 +140,8 @@ std::vector<CauseSpec> direct_stage_causes();
 void evaluate_direct_stages(Evaluation& e);
 
 // Errors: error_spike (server-side failures or a burst of 4xx).
+std::vector<CauseSpec> replica_causes();
+
 std::vector<CauseSpec> error_causes();
 void evaluate_errors(Evaluation& e);
 

@@ -11,7 +11,7 @@ std::vector<CauseSpec> gather() {
   std::vector<CauseSpec> all;
   for (auto family : {detail::data_presence_causes, detail::load_mix_causes, detail::kv_capacity_causes,
                       detail::engine_speed_causes, detail::stall_causes, detail::direct_stage_causes,
-                      detail::error_causes, detail::queue_causes, detail::unexplained_causes})
+                      detail::replica_causes, detail::error_causes, detail::queue_causes, detail::unexplained_causes})
     for (CauseSpec& c : family()) all.push_back(std::move(c));
   std::sort(all.begin(), all.end(), [](const CauseSpec& a, const CauseSpec& b) { return a.id < b.id; });
   return all;

@@ -46,6 +46,8 @@ enum class CauseId : std::uint8_t {
   kDependencySlowdown,
   kNetworkSlowdown,
   kGatewayQueue,
+  // Where: one replica of several.
+  kReplicaSlowdown,
   // Errors.
   kErrorSpike,
   // The job queue in front of the server.

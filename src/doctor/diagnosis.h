@@ -30,6 +30,7 @@ struct Finding {
   std::string summary;  // one sentence
   std::vector<Evidence> evidence;
   std::vector<std::string> next_steps;
+  Where where = {};     // filled when the evidence localizes the finding (localize(), where.h)
 };
 
 // StageRow is one line of the per-stage table.

@@ -38,6 +38,28 @@ nlohmann::json window_json(const WindowStat& w, bool per_request) {
   return j;
 }
 
+// where_json: null when not localized, else only the axes it is localized on.
+nlohmann::json where_json(const Where& w) {
+  if (w.empty()) return nullptr;
+  nlohmann::json j = nlohmann::json::object();
+  if (!w.job.empty()) j["job"] = w.job;
+  if (!w.instance.empty()) j["instance"] = w.instance;
+  if (!w.model.empty()) j["model"] = w.model;
+  return j;
+}
+
+// where_text: "job=serve instance=127.0.0.1:8001 model=sim-a", the axes it is localized on.
+std::string where_text(const Where& w) {
+  std::string out;
+  auto add = [&](const char* key, const std::string& v) {
+    if (!v.empty()) out += (out.empty() ? "" : " ") + std::string(key) + "=" + v;
+  };
+  add("job", w.job);
+  add("instance", w.instance);
+  add("model", w.model);
+  return out;
+}
+
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -84,7 +106,8 @@ nlohmann::json to_json(const Diagnosis& d) {
                         {"share", number(f.share)},
                         {"summary", f.summary},
                         {"evidence", evidence},
-                        {"next_steps", f.next_steps}});
+                        {"next_steps", f.next_steps},
+                        {"where", where_json(f.where)}});
   }
   j["findings"] = findings;
   nlohmann::json stages = nlohmann::json::array();
@@ -126,6 +149,7 @@ std::string to_text(const Diagnosis& d, bool explain) {
   for (const auto& f : d.findings) {
     out << " " << ++rank << ". " << f.cause << (f.stage.empty() ? "" : " [" + f.stage + "]")
         << fmt("  score %.2f", f.score) << (std::isnan(f.share) ? "" : fmt("  explains %.0f%%", f.share * 100)) << "\n";
+    if (!f.where.empty()) out << "    where: " << where_text(f.where) << "\n";
     out << "    " << f.summary << "\n";
     for (const auto& e : f.evidence)
       out << "    - " << e.metric << ": " << value(e.baseline, e.unit) << " -> " << value(e.incident, e.unit) << "\n";
@@ -164,7 +188,7 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
     if (rank == 3) break;
     lines.push_back(std::to_string(++rank) + ". **" + f.cause + "**" + (f.stage.empty() ? "" : " (" + f.stage + ")") +
                     fmt(" score %.2f", f.score) + (std::isnan(f.share) ? "" : fmt(", explains %.0f%%", f.share * 100)) +
-                    ": " + f.summary);
+                    (f.where.empty() ? "" : " at `" + where_text(f.where) + "`") + ": " + f.summary);
     int shown = 0;
     for (const auto& e : f.evidence) {
       if (shown++ == 3) break;

@@ -13,6 +13,7 @@
 #include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/prometheus_collector.h"
+#include "doctor/where.h"
 #include "promapi/api_response.h"
 #include "promapi/prometheus_client.h"
 
@@ -139,6 +140,48 @@ std::string selected_job(const std::string& selector) {
   return out;
 }
 
+namespace {
+
+// with_matcher adds `key="value"` to a selector ("{job=\"x\"}" or "").
+std::string with_matcher(const std::string& selector, const std::string& key, const std::string& value) {
+  auto inner = selector_matchers(selector);
+  std::string matchers = inner ? *inner : std::string();
+  return "{" + matchers + (matchers.empty() ? "" : ",") + key + "=" + dialect::promql_string(value) + "}";
+}
+
+// localize_from_prometheus reads each slice worth comparing (instances of a job+model, models)
+// over the same windows as `d` and localizes its findings (where.h).
+void localize_from_prometheus(const promapi::PrometheusClient& client, const PrometheusWindow& w, Diagnosis& d) {
+  std::vector<Where> sources;
+  for (const Where& s : d.snapshot.sources)
+    if (w.model.empty() || s.model == w.model) sources.push_back(s);
+  SlicePlan plan = plan_slices(sources);
+  if (!w.model.empty()) plan.models.clear();
+  auto read = [&](const std::vector<Where>& wanted, std::vector<Slice>& into) {
+    for (const Where& where : wanted) {
+      PrometheusWindow narrow = w;
+      if (!where.job.empty()) narrow.selector = with_matcher(narrow.selector, "job", where.job);
+      if (!where.instance.empty()) narrow.selector = with_matcher(narrow.selector, "instance", where.instance);
+      if (!where.model.empty()) narrow.model = where.model;
+      auto snapshot = collect_from_prometheus(client, narrow);
+      if (!snapshot) {
+        d.notes.push_back("cannot read the slice " + where.job + "/" + where.instance + "/" + where.model + ": " +
+                          snapshot.error().message);
+        continue;
+      }
+      snapshot->targets_down.clear();  // the whole data's diagnosis reports down targets
+      into.push_back({where, std::move(*snapshot)});
+    }
+  };
+  std::vector<Slice> instances, models;
+  read(plan.instances, instances);
+  read(plan.models, models);
+  for (auto& n : plan.notes) d.notes.push_back(std::move(n));
+  localize(d, instances, models);
+}
+
+}  // namespace
+
 Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   auto client = promapi::PrometheusClient::create(request.prometheus_url, {.tls = request.tls});
   if (!client) return client.error();
@@ -154,11 +197,14 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   auto snapshot = collect_from_prometheus(*client, w);
   if (!snapshot) return snapshot.error();
   Diagnosis d = diagnose(*snapshot);
-  if (d.verdict != "no_data") return d;
   // A baseline that reaches back before the first sample (a young stack or target) has too
   // little in it: compare within the history that exists instead, and say so.
-  auto fitted = fit_to_history(w.at, snapshot->data_start, w.window_s, w.baseline_s);
-  if (!fitted) return d;
+  auto fitted = d.verdict == "no_data" ? fit_to_history(w.at, snapshot->data_start, w.window_s, w.baseline_s)
+                                       : std::nullopt;
+  if (!fitted) {
+    localize_from_prometheus(*client, w, d);
+    return d;
+  }
   PrometheusWindow shorter = w;
   shorter.window_s = fitted->first;
   shorter.baseline_s = fitted->second;
@@ -171,6 +217,7 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   if (shorter.window_s != w.window_s)
     note += " and the window from " + format_duration(w.window_s) + " to " + format_duration(shorter.window_s);
   again.notes.insert(again.notes.begin(), note);
+  localize_from_prometheus(*client, shorter, again);
   return again;
 }
 

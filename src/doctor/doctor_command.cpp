@@ -97,6 +97,10 @@ void run_scrape(const DoctorOptions& o) {
   }
   Snapshot snap = snapshot_from_scrapes(s, result, o.model, baseline.get());
   Diagnosis d = diagnose(snap);
+  // Replicas and models are compared within this run (first half vs second half of each): a
+  // saved baseline holds the whole data only.
+  if (!baseline) localize_scrapes(s, result, o.model, d);
+  else if (s.urls.size() > 1) d.notes.push_back("with --baseline-file, the targets are not compared one by one");
   print(d, o);
   finish(d.verdict);
 }

@@ -21,6 +21,7 @@ namespace inferscope::doctor {
 struct ScrapeRound {
   double time = 0;  // Unix seconds
   std::vector<metrics::ParsedExposition> expositions;
+  std::vector<std::size_t> sources;  // for each exposition, the index of the URL it came from
   int failed = 0;
 };
 

@@ -149,6 +149,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   int steps = static_cast<int>(std::ceil((w.at - baseline_start) / step));
   for (int k = steps + 1; k >= 0; --k) sampled.times.push_back(w.at - k * step);
   std::vector<Planned> plan;
+  std::map<std::string, std::string> e2e_series;  // e2e series name -> its model label
   for (const RoleSpec& spec : w.custom ? role_specs_for(w.custom->table()) : role_specs_for(dialects)) {
     bool renamed = false;
     std::string metric = choose_metric(spec, names, renamed);
@@ -156,6 +157,8 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
       if (spec.expected) snap.missing.push_back(spec.id + " (" + spec.metrics.front() + ")");
       continue;
     }
+    if (spec.id == "e2e")
+      for (const std::string& n : series_names(spec, metric)) e2e_series.emplace(n, spec.model_label);
     if (renamed) snap.renamed.push_back(metric + " -> " + spec.metrics.front());
     std::vector<std::string> keys{""};
     if (!spec.by_label.empty()) {
@@ -279,6 +282,20 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   built.targets_down = snap.targets_down;
   built.missing = snap.missing;
   built.renamed = snap.renamed;
+  // Where the latency came from: the job / instance / model of each e2e series.
+  std::set<Where> sources;
+  for (const auto& labels : *series) {
+    auto n = labels.find("__name__");
+    if (n == labels.end()) continue;
+    auto e2e = e2e_series.find(n->second);
+    if (e2e == e2e_series.end()) continue;
+    auto value = [&](const std::string& key) {
+      auto it = key.empty() ? labels.end() : labels.find(key);
+      return it == labels.end() ? std::string() : it->second;
+    };
+    sources.insert({value("job"), value("instance"), value(e2e->second)});
+  }
+  built.sources.assign(sources.begin(), sources.end());
   if (dialects.empty())
     built.notes.push_back("no inferscope, vLLM or llama.cpp metrics match " +
                           (w.selector.empty() ? std::string("any series") : "selector " + w.selector) +

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "doctor/role_spec.h"
 #include "net/blocking_client.h"
 
 namespace inferscope::doctor {
@@ -56,6 +57,47 @@ bool derived(const std::string& group_name, const std::string& id, const Quantit
   if (group_name == "signals" && (id == "error_ratio" || id == "prefix_hit_rate" || id == "client_error_ratio" ||
                                   id == "arrival_rate")) return true;
   return q.metric.find(" - ") != std::string::npos;
+}
+
+// sources_of lists the instance / model combinations of one target's e2e series.
+std::set<Where> sources_of(const metrics::ParsedExposition& exposition, const std::string& instance) {
+  const std::set<std::string> names = metric_names(exposition);
+  std::set<Where> out;
+  for (const RoleSpec& spec : role_specs_for(detect_dialects(names))) {
+    if (spec.id != "e2e") continue;
+    bool renamed = false;
+    const std::string metric = choose_metric(spec, names, renamed);
+    if (metric.empty()) continue;
+    const auto series = series_names(spec, metric);
+    for (const auto& family : exposition.families)
+      for (const auto& sample : family.samples) {
+        if (std::find(series.begin(), series.end(), sample.name) == series.end()) continue;
+        std::string model;
+        for (const auto& label : sample.labels)
+          if (!spec.model_label.empty() && label.name == spec.model_label) model = label.value;
+        out.insert({"", instance, model});
+      }
+  }
+  return out;
+}
+
+// only_url keeps one URL's scrapes of a run.
+ScrapeResult only_url(const ScrapeResult& result, std::size_t url) {
+  ScrapeResult out;
+  out.last_errors = {result.last_errors[url]};
+  out.failures = {result.failures[url]};
+  for (const ScrapeRound& round : result.rounds) {
+    ScrapeRound mine;
+    mine.time = round.time;
+    for (std::size_t k = 0; k < round.expositions.size(); ++k)
+      if (k < round.sources.size() && round.sources[k] == url) {
+        mine.expositions.push_back(round.expositions[k]);
+        mine.sources.push_back(0);
+      }
+    mine.failed = mine.expositions.empty() ? 1 : 0;
+    out.rounds.push_back(std::move(mine));
+  }
+  return out;
 }
 
 }  // namespace
@@ -108,6 +150,7 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options) {
     for (std::size_t i = 0; i < got.size(); ++i) {
       if (*got[i]) {
         round.expositions.push_back(std::move((*got[i])->parsed));
+        round.sources.push_back(i);
         result.last_errors[i].clear();
       } else {
         ++round.failed;
@@ -141,12 +184,51 @@ Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult&
   snap.missing = report.missing;
   snap.renamed = report.renamed;
   snap.targets_total = static_cast<int>(options.urls.size());
+  // Each URL is one instance: its e2e series' models, from its last answered scrape.
+  std::set<Where> sources;
+  for (std::size_t i = 0; i < options.urls.size(); ++i)
+    for (auto round = result.rounds.rbegin(); round != result.rounds.rend(); ++round) {
+      auto k = std::find(round->sources.begin(), round->sources.end(), i);
+      if (k == round->sources.end()) continue;
+      auto found = sources_of(round->expositions[static_cast<std::size_t>(k - round->sources.begin())],
+                              instance_of(options.urls[i]));
+      sources.insert(found.begin(), found.end());
+      break;
+    }
+  snap.sources.assign(sources.begin(), sources.end());
   for (std::size_t i = 0; i < options.urls.size(); ++i) {
     // A target is down when its last scrapes failed (it stopped), not when one blip happened.
     if (!result.last_errors[i].empty() && result.failures[i] * 2 >= static_cast<int>(result.rounds.size()))
       snap.targets_down.push_back(options.urls[i] + ": " + result.last_errors[i]);
   }
   return snap;
+}
+
+void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                      Diagnosis& d) {
+  std::vector<Where> sources;
+  for (const Where& s : d.snapshot.sources)
+    if (model.empty() || s.model == model) sources.push_back(s);
+  SlicePlan plan = plan_slices(sources);
+  if (!model.empty()) plan.models.clear();
+  std::vector<Slice> instances, models;
+  for (const Where& where : plan.instances)
+    for (std::size_t i = 0; i < options.urls.size(); ++i) {
+      if (instance_of(options.urls[i]) != where.instance) continue;
+      ScrapeOptions one = options;
+      one.urls = {options.urls[i]};
+      Snapshot snapshot = snapshot_from_scrapes(one, only_url(result, i), where.model, nullptr);
+      snapshot.targets_down.clear();  // the whole run's diagnosis reports down targets
+      instances.push_back({where, std::move(snapshot)});
+      break;
+    }
+  for (const Where& where : plan.models) {
+    Snapshot snapshot = snapshot_from_scrapes(options, result, where.model, nullptr);
+    snapshot.targets_down.clear();
+    models.push_back({where, std::move(snapshot)});
+  }
+  for (auto& n : plan.notes) d.notes.push_back(std::move(n));
+  localize(d, instances, models);
 }
 
 Result<void> save_baseline(const Snapshot& s, const std::string& path) {

@@ -13,6 +13,7 @@
 
 #include "doctor/exposition_sampling.h"
 #include "doctor/snapshot.h"
+#include "doctor/where.h"
 #include "inferscope/common/result.h"
 #include "net/blocking_client.h"
 
@@ -55,6 +56,11 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options);
 // every round are reported down.
 Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
                                const Snapshot* baseline);
+
+// localize_scrapes breaks one run down by URL (each URL is one instance, host:port) and, without
+// `model`, by model, each slice first half vs second half, and localizes `d`'s findings (where.h).
+void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                      Diagnosis& d);
 
 // save_baseline writes the statistics of a whole scrape run (its incident side) as JSON.
 Result<void> save_baseline(const Snapshot& whole_run, const std::string& path);

@@ -6,6 +6,7 @@
 // Plain values; thread-compatible. NaN means "no data" everywhere.
 #pragma once
 
+#include <compare>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -43,6 +44,17 @@ struct Quantity {
   std::string unit;    // "s", "req/s", "tokens", "ratio", "%", "tok/s", "1/s"
 };
 
+// Where names a slice of the data: the job, the instance (its instance label; host:port for
+// direct scrapes) and the model. Empty fields: not narrowed on that axis. A Finding's `where`
+// says where its evidence is localized; Snapshot::sources lists where the latency came from.
+struct Where {
+  std::string job;
+  std::string instance;
+  std::string model;
+  bool empty() const { return job.empty() && instance.empty() && model.empty(); }
+  auto operator<=>(const Where&) const = default;
+};
+
 // Snapshot is the whole input of diagnose().
 struct Snapshot {
   std::string source;   // "prometheus" or "scrape"
@@ -71,6 +83,9 @@ struct Snapshot {
   std::vector<std::string> missing;       // expected metrics/roles absent ("e2e (inferscope_request_duration_seconds)")
   std::vector<std::string> renamed;       // deprecated names still used ("vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc")
   std::vector<std::string> notes;         // collection notes shown to the user
+  // The job / instance / model combinations the e2e series came from (Prometheus: their labels;
+  // direct scrapes: each URL's host:port), what localize() breaks the data down by.
+  std::vector<Where> sources;
 
   // find returns the signal (latency or scalar) or the stage, nullptr when absent.
   const Quantity* find(SignalId id) const {
