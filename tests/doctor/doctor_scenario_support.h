@@ -28,6 +28,7 @@ struct LoadShape {
   int prompt_words = 500;  // about one token per word
   int max_tokens = 32;      // output tokens (ignore_eos: exactly this many)
   double shared_prefix = 0; // share of the prompt that is the same for every request (prefix cache)
+  std::string model = "sim-a";  // the request's model (a gateway routes by it)
 };
 
 // LoadDriver sends streaming chat requests on a constant schedule through a bounded worker pool;
@@ -106,7 +107,7 @@ class LoadDriver {
       x ^= x << 17;
       prompt += "w" + std::to_string(x % 50000) + " ";
     }
-    nlohmann::json j = {{"model", "sim-a"},
+    nlohmann::json j = {{"model", shape.model},
                         {"messages", {{{"role", "user"}, {"content", prompt}}}},
                         {"max_tokens", shape.max_tokens},
                         {"ignore_eos", true},

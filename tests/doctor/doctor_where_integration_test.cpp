@@ -1,0 +1,200 @@
+// The doctor's "where" against real processes: four simulated replicas of one model behind an
+// in-process `inferscope gateway`, scraped by real Prometheus, with one replica's decode slowed
+// 3x (replica_slowdown at that instance) and then all four (decode_slowdown, fleet-wide); two
+// models behind one gateway with one slowed (the finding localized to that model); and
+// `inferscope doctor --scrape A --scrape B --scrape C` with one of three slowed.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+#include <sys/wait.h>
+
+#include "doctor/diagnosis_format.h"
+#include "doctor/doctor_api.h"
+#include "doctor/doctor_scenario_support.h"
+#include "gateway/gateway.h"
+#include "promapi/prometheus_client.h"
+#include "support/prometheus_process.h"
+#include "support/wait_until.h"
+
+namespace inferscope::doctor {
+namespace {
+
+using Servers = std::vector<std::unique_ptr<serve::Server>>;
+
+Servers start_replicas(const std::vector<std::string>& models) {
+  Servers out;
+  for (const std::string& model : models) {
+    auto options = testing::scenario_server_options();
+    options.model_names = {model};
+    auto server = serve::Server::start(options);
+    if (!server) {
+      ADD_FAILURE() << server.error().message;
+      continue;
+    }
+    out.push_back(std::move(*server));
+  }
+  return out;
+}
+
+std::string address(const serve::Server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+
+// start_gateway puts a gateway in front of the replicas; `models[i]`, when given, routes that
+// model to replica i.
+std::unique_ptr<gateway::Gateway> start_gateway(const Servers& replicas, const std::vector<std::string>& models) {
+  gateway::GatewayConfig c;
+  c.port = 0;
+  c.connect_timeout = std::chrono::milliseconds(2000);
+  c.header_timeout = std::chrono::milliseconds(20000);
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    EXPECT_TRUE(add_upstream_url(c, "http://" + address(*replicas[i])));
+    if (i < models.size()) c.models[models[i]].push_back(c.upstreams.back().name);
+  }
+  auto g = gateway::Gateway::start(std::move(c));
+  if (!g) {
+    ADD_FAILURE() << g.error().message;
+    return nullptr;
+  }
+  return std::move(*g);
+}
+
+// prometheus_for scrapes every replica each second, as one job.
+std::string prometheus_for(const Servers& replicas) {
+  std::string targets;
+  for (const auto& r : replicas) targets += (targets.empty() ? "'" : ", '") + address(*r) + "'";
+  return "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: serve\n    static_configs:\n"
+         "      - targets: [" + targets + "]\n";
+}
+
+bool wait_for_series(const std::string& prometheus_url, std::size_t series) {
+  auto client = promapi::PrometheusClient::create(prometheus_url);
+  return client && inferscope::testing::wait_until(
+                       [&] {
+                         auto r = client->query("sum by (instance) (inferscope_request_duration_seconds_count)");
+                         return r && r->series.size() >= series;
+                       },
+                       std::chrono::seconds(30), std::chrono::milliseconds(200));
+}
+
+Diagnosis doctor_at(const std::string& prometheus_url, double at, double window_s, double baseline_s) {
+  DoctorRequest r;
+  r.prometheus_url = prometheus_url;
+  r.at = at;
+  r.window_s = window_s;
+  r.baseline_s = baseline_s;
+  r.selector = "{job=\"serve\"}";
+  auto d = run_doctor(r);
+  EXPECT_TRUE(d) << d.error().message;
+  return d ? *d : Diagnosis{};
+}
+
+void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+// Tests four replicas of one model behind the gateway through Prometheus: one with a 3x decode is
+// named (replica_slowdown, its host:port, stage decode); later all four slowed together read
+// decode_slowdown and no replica_slowdown.
+TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
+  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a", "sim-a"});
+  ASSERT_EQ(replicas.size(), 4u);
+  auto gw = start_gateway(replicas, {});
+  ASSERT_TRUE(gw);
+  inferscope::testing::PrometheusProcess prom(prometheus_for(replicas));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  testing::LoadDriver driver(gw->port(), {.rate = 12, .prompt_words = 300, .max_tokens = 32});
+  ASSERT_TRUE(wait_for_series(prom.url(), 4));
+
+  const double window = 10, baseline = 16;
+  sleep_s(baseline + 2);
+  ASSERT_EQ(testing::set_faults(replicas[2]->port(), R"({"decode_slowdown": 3})"), 200);
+  sleep_s(window + 1);
+  Diagnosis one = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  ASSERT_EQ(one.verdict, "degraded") << to_text(one);
+  ASSERT_FALSE(one.findings.empty());
+  EXPECT_EQ(one.findings.front().cause, "replica_slowdown") << to_text(one);
+  EXPECT_EQ(one.findings.front().where.instance, address(*replicas[2])) << to_text(one);
+  EXPECT_EQ(one.findings.front().where.job, "serve");
+  EXPECT_EQ(one.findings.front().where.model, "sim-a");
+  EXPECT_EQ(one.findings.front().stage, "decode") << to_text(one);
+  auto json = to_json(one);
+  EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[2]));
+
+  // Back to health, then every replica slowed at once.
+  ASSERT_EQ(testing::set_faults(replicas[2]->port(), "{}"), 200);
+  sleep_s(baseline + 2);
+  for (const auto& r : replicas) ASSERT_EQ(testing::set_faults(r->port(), R"({"decode_slowdown": 3})"), 200);
+  sleep_s(window + 1);
+  Diagnosis all = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  driver.stop();
+  ASSERT_EQ(all.verdict, "degraded") << to_text(all);
+  EXPECT_EQ(all.findings.front().cause, "decode_slowdown") << to_text(all);
+  for (const auto& f : all.findings) EXPECT_NE(f.cause, "replica_slowdown") << to_text(all);
+  gw->stop();
+  for (auto& r : replicas) r->stop();
+}
+
+// Tests two models behind one gateway, one slowed: the finding is localized to that model.
+TEST(DoctorWhereIntegrationTest, OneModelOfTwoBehindGateway) {
+  Servers replicas = start_replicas({"sim-a", "sim-b"});
+  ASSERT_EQ(replicas.size(), 2u);
+  auto gw = start_gateway(replicas, {"sim-a", "sim-b"});
+  ASSERT_TRUE(gw);
+  inferscope::testing::PrometheusProcess prom(prometheus_for(replicas));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  testing::LoadDriver a(gw->port(), {.rate = 5, .prompt_words = 300, .max_tokens = 32, .model = "sim-a"});
+  testing::LoadDriver b(gw->port(), {.rate = 5, .prompt_words = 300, .max_tokens = 32, .model = "sim-b"});
+  ASSERT_TRUE(wait_for_series(prom.url(), 2));
+
+  const double window = 10, baseline = 16;
+  sleep_s(baseline + 2);
+  ASSERT_EQ(testing::set_faults(replicas[1]->port(), R"({"decode_slowdown": 3})"), 200);
+  sleep_s(window + 1);
+  Diagnosis d = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  a.stop();
+  b.stop();
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().where.model, "sim-b") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  gw->stop();
+  for (auto& r : replicas) r->stop();
+}
+
+int run_cli(const std::string& args, std::string* out) {
+  std::string cmd = std::string(INFERSCOPE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  out->clear();
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Tests `doctor --scrape A --scrape B --scrape C` with one of three replicas slowed mid-run.
+TEST(DoctorWhereIntegrationTest, ScrapeThreeReplicasOneSlowed) {
+  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a"});
+  ASSERT_EQ(replicas.size(), 3u);
+  std::vector<std::unique_ptr<testing::LoadDriver>> drivers;
+  std::string args = "doctor --duration 16s --interval 500ms --format json";
+  for (const auto& r : replicas) {
+    drivers.push_back(std::make_unique<testing::LoadDriver>(r->port(), testing::LoadShape{.rate = 4, .prompt_words = 300}));
+    args += " --scrape http://" + address(*r) + "/metrics";
+  }
+  sleep_s(1);
+  std::string out;
+  auto run = std::async(std::launch::async, [&] { return run_cli(args, &out); });
+  sleep_s(8);
+  ASSERT_EQ(testing::set_faults(replicas[1]->port(), R"({"decode_slowdown": 3})"), 200);
+  int code = run.get();
+  for (auto& d : drivers) d->stop();
+  EXPECT_EQ(code, 1) << out;
+  auto json = nlohmann::json::parse(out.substr(std::min(out.size(), out.find('{'))), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  ASSERT_FALSE(json["findings"].empty()) << out;
+  EXPECT_EQ(json["findings"][0]["cause"], "replica_slowdown") << out;
+  EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[1])) << out;
+  EXPECT_EQ(json["findings"][0]["stage"], "decode") << out;
+  for (auto& r : replicas) r->stop();
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
