@@ -21,8 +21,8 @@ namespace inferscope::doctor {
 struct ScrapeRound {
   double time = 0;  // Unix seconds
   std::vector<metrics::ParsedExposition> expositions;
-  std::vector<std::size_t> sources;  // for each exposition, the index of the URL it came from
   int failed = 0;
+  std::vector<std::size_t> sources = {};  // for each exposition, the index of the URL it came from
 };
 
 // SamplingReport says what the sampler found: dialects, renamed metrics still in use, expected

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
-#include <sys/wait.h>
 
 #include "doctor/check_metrics.h"
 #include "doctor/diagnosis_format.h"
@@ -260,14 +259,7 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
 }
 
 int run_cli(const std::string& args, std::string* out) {
-  std::string cmd = std::string(INFERSCOPE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  out->clear();
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return testing::run_command(std::string(INFERSCOPE_BINARY) + " " + args, out);
 }
 
 // Tests the CLI contract: exit 0/1/2 by verdict, a saved baseline compared later, one-line

@@ -9,12 +9,15 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
@@ -145,6 +148,18 @@ inline serve::ServerOptions scenario_server_options() {
 // set_faults posts a /admin/faults body; returns the HTTP status.
 inline int set_faults(std::uint16_t port, const std::string& json) {
   return serve::testing::request(port, serve::testing::http::verb::post, "/admin/faults", json).status;
+}
+
+// run_command runs a shell command line, its stderr with its stdout into `out`; returns its exit
+// status (-1 when it did not exit normally).
+inline int run_command(const std::string& command_line, std::string* out) {
+  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  out->clear();
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 inline double now_s() {

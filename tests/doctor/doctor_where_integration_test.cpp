@@ -7,7 +7,6 @@
 
 #include <future>
 #include <memory>
-#include <sys/wait.h>
 
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
@@ -90,6 +89,17 @@ Diagnosis doctor_at(const std::string& prometheus_url, double at, double window_
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
+constexpr double kWindow = 10, kBaseline = 16;
+
+// slow_then_diagnose lets a baseline of steady load pass, slows the decode of `slowed` 3x, and
+// diagnoses the window after it.
+Diagnosis slow_then_diagnose(const std::string& prometheus_url, const std::vector<const serve::Server*>& slowed) {
+  sleep_s(kBaseline + 2);
+  for (const serve::Server* r : slowed) EXPECT_EQ(testing::set_faults(r->port(), R"({"decode_slowdown": 3})"), 200);
+  sleep_s(kWindow + 1);
+  return doctor_at(prometheus_url, testing::now_s(), kWindow, kBaseline);
+}
+
 // Tests four replicas of one model behind the gateway through Prometheus: one with a 3x decode is
 // named (replica_slowdown, its host:port, stage decode); later all four slowed together read
 // decode_slowdown and no replica_slowdown.
@@ -103,11 +113,7 @@ TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
   testing::LoadDriver driver(gw->port(), {.rate = 12, .prompt_words = 300, .max_tokens = 32});
   ASSERT_TRUE(wait_for_series(prom.url(), 4));
 
-  const double window = 10, baseline = 16;
-  sleep_s(baseline + 2);
-  ASSERT_EQ(testing::set_faults(replicas[2]->port(), R"({"decode_slowdown": 3})"), 200);
-  sleep_s(window + 1);
-  Diagnosis one = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  Diagnosis one = slow_then_diagnose(prom.url(), {replicas[2].get()});
   ASSERT_EQ(one.verdict, "degraded") << to_text(one);
   ASSERT_FALSE(one.findings.empty());
   EXPECT_EQ(one.findings.front().cause, "replica_slowdown") << to_text(one);
@@ -120,10 +126,8 @@ TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
 
   // Back to health, then every replica slowed at once.
   ASSERT_EQ(testing::set_faults(replicas[2]->port(), "{}"), 200);
-  sleep_s(baseline + 2);
-  for (const auto& r : replicas) ASSERT_EQ(testing::set_faults(r->port(), R"({"decode_slowdown": 3})"), 200);
-  sleep_s(window + 1);
-  Diagnosis all = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  Diagnosis all = slow_then_diagnose(prom.url(), {replicas[0].get(), replicas[1].get(), replicas[2].get(),
+                                                  replicas[3].get()});
   driver.stop();
   ASSERT_EQ(all.verdict, "degraded") << to_text(all);
   EXPECT_EQ(all.findings.front().cause, "decode_slowdown") << to_text(all);
@@ -144,11 +148,7 @@ TEST(DoctorWhereIntegrationTest, OneModelOfTwoBehindGateway) {
   testing::LoadDriver b(gw->port(), {.rate = 5, .prompt_words = 300, .max_tokens = 32, .model = "sim-b"});
   ASSERT_TRUE(wait_for_series(prom.url(), 2));
 
-  const double window = 10, baseline = 16;
-  sleep_s(baseline + 2);
-  ASSERT_EQ(testing::set_faults(replicas[1]->port(), R"({"decode_slowdown": 3})"), 200);
-  sleep_s(window + 1);
-  Diagnosis d = doctor_at(prom.url(), testing::now_s(), window, baseline);
+  Diagnosis d = slow_then_diagnose(prom.url(), {replicas[1].get()});
   a.stop();
   b.stop();
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
@@ -159,14 +159,7 @@ TEST(DoctorWhereIntegrationTest, OneModelOfTwoBehindGateway) {
 }
 
 int run_cli(const std::string& args, std::string* out) {
-  std::string cmd = std::string(INFERSCOPE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  out->clear();
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return testing::run_command(std::string(INFERSCOPE_BINARY) + " " + args, out);
 }
 
 // Tests `doctor --scrape A --scrape B --scrape C` with one of three replicas slowed mid-run.
