@@ -65,6 +65,8 @@ std::string prometheus_for(const Servers& replicas) {
          "      - targets: [" + targets + "]\n";
 }
 
+// wait_for_series waits (bounded) until every replica has finished a request and been scraped:
+// Prometheus starts a few seconds after it listens, slower on a loaded machine.
 bool wait_for_series(const std::string& prometheus_url, std::size_t series) {
   auto client = promapi::PrometheusClient::create(prometheus_url);
   return client && inferscope::testing::wait_until(
@@ -72,7 +74,7 @@ bool wait_for_series(const std::string& prometheus_url, std::size_t series) {
                          auto r = client->query("sum by (instance) (inferscope_request_duration_seconds_count)");
                          return r && r->series.size() >= series;
                        },
-                       std::chrono::seconds(30), std::chrono::milliseconds(200));
+                       std::chrono::seconds(60), std::chrono::milliseconds(200));
 }
 
 Diagnosis doctor_at(const std::string& prometheus_url, double at, double window_s, double baseline_s) {
