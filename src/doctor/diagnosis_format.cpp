@@ -52,7 +52,9 @@ nlohmann::json where_json(const Where& w) {
 std::string where_text(const Where& w) {
   std::string out;
   auto add = [&](const char* key, const std::string& v) {
-    if (!v.empty()) out += (out.empty() ? "" : " ") + std::string(key) + "=" + v;
+    if (v.empty()) return;
+    if (!out.empty()) out += ' ';
+    out.append(key).append("=").append(v);
   };
   add("job", w.job);
   add("instance", w.instance);
