@@ -1,6 +1,7 @@
 #include "common/duration_text.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -65,6 +66,12 @@ std::string format_number_readable(double value) {
   if (magnitude >= 100) return fmt::format("{:.0f}", value);
   if (magnitude >= 10) return fmt::format("{:.1f}", value);
   return fmt::format("{:.3g}", value);
+}
+
+std::string format_printf(const char* printf_format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, printf_format, value);
+  return text;
 }
 
 }  // namespace inferscope::common

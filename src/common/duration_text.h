@@ -34,4 +34,8 @@ std::string format_seconds_readable(double seconds);
 // NaN prints "n/a", infinities "inf"/"-inf".
 std::string format_number_readable(double value);
 
+// format_printf prints one number with a printf format of the caller's ("%.2f", "%+.0f %%") for
+// the figures whose precision a sentence or a column fixes. The text is cut at 63 bytes.
+std::string format_printf(const char* printf_format, double value);
+
 }  // namespace inferscope::common

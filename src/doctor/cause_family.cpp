@@ -107,13 +107,7 @@ Evidence Evaluation::ev(const Quantity* q, const std::string& fallback_name, boo
           q->unit};
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string percent(double v) { return std::isnan(v) ? "n/a" : fmt("%.0f%%", v * 100); }
+std::string percent(double v) { return std::isnan(v) ? "n/a" : common::format_printf("%.0f%%", v * 100); }
 
 double mean_of(const Quantity* q, bool incident) {
   if (!q) return kNaN;

@@ -97,9 +97,8 @@ struct Evaluation {
   Evidence ev(const Quantity* q, const std::string& fallback_name, bool use_max = false) const;
 };
 
-// Text of summaries and reasons.
-std::string fmt(const char* format, double v);
-// seconds and number are the shared readable formats ("900 ms", "12.3"; common/duration_text.h).
+// Text of summaries and reasons: common::format_printf for a fixed format; seconds and number are
+// the shared readable formats ("900 ms", "12.3"; common/duration_text.h).
 inline std::string (&seconds)(double) = common::format_seconds_readable;
 inline std::string (&number)(double) = common::format_number_readable;
 std::string percent(double v);

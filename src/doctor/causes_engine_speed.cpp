@@ -91,7 +91,7 @@ std::string load_phrase(const Found& found) {
   if (c.up) return " at higher load (" + what + figures + ")";
   if (c.down) return " at lower load (" + what + figures + ")";
   if (std::abs(c.ratio - 1) < 0.05) return " at unchanged load (" + what + figures + ")";
-  return " with " + what + figures + " (" + fmt("%+.0f%%", (c.ratio - 1) * 100) + ", within their noise)";
+  return " with " + what + figures + " (" + common::format_printf("%+.0f%%", (c.ratio - 1) * 100) + ", within their noise)";
 }
 
 }  // namespace
@@ -144,7 +144,7 @@ void evaluate_engine_speed(Evaluation& e) {
     if (found.rate) h.evidence.push_back(e.ev(found.rate, "request rate"));
     if (const Quantity* gpu = e.find(SignalId::kGpuUtil)) h.evidence.push_back(e.ev(gpu, "gpu util"));
     h.summary = "each output token takes longer: " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
-                " per token (" + fmt("x%.2f", tok_c.ratio) + ")" + load_phrase(found);
+                " per token (" + common::format_printf("x%.2f", tok_c.ratio) + ")" + load_phrase(found);
     h.why_not = "per-token time " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
                 (s_decode_raw > 0 ? " (explained by load, KV preemptions or stalls)" : "");
   }

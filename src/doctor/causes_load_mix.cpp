@@ -59,7 +59,7 @@ void evaluate_load_mix(Evaluation& e) {
     if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
     if (queue) h.evidence.push_back(e.ev(queue, "queue"));
     h.summary = "request rate rose from " + number(rate_c.baseline) + " to " + number(rate_c.incident) +
-                  " req/s (" + fmt("x%.2f", rate_c.ratio) + "); requests queue for the engine";
+                  " req/s (" + common::format_printf("x%.2f", rate_c.ratio) + "); requests queue for the engine";
     h.why_not = "request rate " + number(rate_c.baseline) + " -> " + number(rate_c.incident) +
                 " req/s: within noise or below 15%";
   }

@@ -205,7 +205,7 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
                                         : "no job started";
   h.summary = number(waiting) + " jobs wait and nothing consumes them (" + who + "; " +
               (std::isnan(age_slope) ? std::string("no job ended in the window's last quarter")
-                                     : "the oldest job ages " + fmt("%.2f", age_slope) + " s per s") +
+                                     : "the oldest job ages " + common::format_printf("%.2f", age_slope) + " s per s") +
               "): the workers are down, stuck or not listening to this queue";
   h.why_not = waiting < 1 ? "no job waits at the window's end"
               : claims_work && !silent_long
@@ -304,7 +304,7 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   if (server_cause && server_part >= 0.5 && raw > 0) {
     // Say so on the server's cause: the queue wait is what users feel of it first.
     const std::string cause(to_string(server_cause->cause));
-    h.why_not = "a consequence of " + cause + ": jobs run " + fmt("x%.1f", run_ratio) +
+    h.why_not = "a consequence of " + cause + ": jobs run " + common::format_printf("x%.1f", run_ratio) +
                 " longer with the server's own latency, so the same workers finish fewer (" + gap_text + ")";
     std::string wait_text = q.wait && q.wait->incident.has_data()
                                 ? ", queue wait " + seconds(or_zero(q.wait->baseline.mean)) + " -> " +
@@ -315,10 +315,10 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
     add_queue_evidence(e, q, *server_cause);
     if (run) server_cause->evidence.push_back(e.ev(run, "job run time"));
     // What is left (arrivals that rose too) may still be reported, under the server's cause.
-    h.summary += "; mostly a consequence of " + cause + " (jobs run " + fmt("x%.1f", run_ratio) + " longer)";
+    h.summary += "; mostly a consequence of " + cause + " (jobs run " + common::format_printf("x%.1f", run_ratio) + " longer)";
   } else if (server_cause && raw > 0) {
     h.summary += "; partly the server's " + std::string(to_string(server_cause->cause)) + " (jobs run " +
-                 fmt("x%.1f", run_ratio) + " longer)";
+                 common::format_printf("x%.1f", run_ratio) + " longer)";
   }
 }
 

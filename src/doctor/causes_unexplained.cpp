@@ -96,7 +96,7 @@ std::string ruled_out(const std::vector<Considered>& considered) {
   std::size_t named = 0;
   for (const Considered* c : order) {
     if (named == kNamed) break;
-    text += (named++ ? "; " : "") + c->cause + " (score " + fmt("%.2f", c->score) + ": " + c->reason + ")";
+    text += (named++ ? "; " : "") + c->cause + " (score " + common::format_printf("%.2f", c->score) + ": " + c->reason + ")";
   }
   if (order.size() > named) text += "; " + std::to_string(order.size() - named) + " more with less evidence";
   return text.empty() ? "no cause could be weighed on this data" : text;
@@ -116,7 +116,7 @@ Finding unexplained_finding(const Evaluation& e, const Diagnosis& d) {
     double r = ratio(moved->baseline, moved->incident);
     what += ": " + moved->name + (moved->stage.empty() ? "" : " per request") + " moved most, " +
             seconds(moved->baseline) + " -> " + seconds(moved->incident) +
-            (std::isfinite(r) ? " (" + fmt("x%.1f", r) + ")" : std::string(" (new)"));
+            (std::isfinite(r) ? " (" + common::format_printf("x%.1f", r) + ")" : std::string(" (new)"));
     if (!moved->stage.empty() && d.e2e_change_s > 0) {
       f.share = (moved->incident - moved->baseline) / d.e2e_change_s;
       what += ", " + percent(f.share) + " of the e2e change";

@@ -17,7 +17,6 @@ namespace {
 
 using detail::compare;
 using detail::Evaluation;
-using detail::fmt;
 using detail::Hypothesis;
 using detail::mean_of;
 using detail::number;
@@ -222,9 +221,9 @@ class Reasoner {
     std::string text;
     for (const detail::Symptom* sym : far)
       text += (text.empty() ? "" : ", ") + sym->name + " " +
-              (std::isfinite(sym->change.ratio) ? fmt("x%.1f", sym->change.ratio) : std::string("new"));
+              (std::isfinite(sym->change.ratio) ? common::format_printf("x%.1f", sym->change.ratio) : std::string("new"));
     const detail::Change& e2e = e_.e2e_change;
-    if (!std::isnan(e2e.ratio)) text += ", e2e " + fmt("%+.0f%%", (e2e.ratio - 1) * 100) + " (within its noise)";
+    if (!std::isnan(e2e.ratio)) text += ", e2e " + common::format_printf("%+.0f%%", (e2e.ratio - 1) * 100) + " (within its noise)";
     return text;
   }
 
@@ -389,7 +388,7 @@ class Reasoner {
         d_.headline = "degraded: " + symptom_phrase();
       } else if (e2e_ && !std::isnan(change)) {
         d_.headline = "degraded: mean e2e " + seconds(e2e_change.baseline) + " -> " + seconds(e2e_change.incident) +
-                      " (" + fmt("%+.0f%%", (e2e_change.ratio - 1) * 100) + ")";
+                      " (" + common::format_printf("%+.0f%%", (e2e_change.ratio - 1) * 100) + ")";
       } else {
         d_.headline = "degraded";
       }

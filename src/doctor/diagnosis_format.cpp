@@ -11,17 +11,11 @@
 namespace inferscope::doctor {
 namespace {
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string value(double v, const std::string& unit) {
   if (std::isnan(v)) return "n/a";
   if (std::isinf(v)) return "inf";
   if (unit == "s" || unit == "s/token") return common::format_seconds_readable(v);
-  if (unit == "ratio") return fmt("%.1f%%", v * 100);
+  if (unit == "ratio") return common::format_printf("%.1f%%", v * 100);
   std::string n = common::format_number_readable(v);
   return unit.empty() || unit == "absent" || unit == "renamed" ? n : n + " " + unit;
 }
@@ -150,7 +144,7 @@ std::string to_text(const Diagnosis& d, bool explain) {
   int rank = 0;
   for (const auto& f : d.findings) {
     out << " " << ++rank << ". " << f.cause << (f.stage.empty() ? "" : " [" + f.stage + "]")
-        << fmt("  score %.2f", f.score) << (std::isnan(f.share) ? "" : fmt("  explains %.0f%%", f.share * 100)) << "\n";
+        << common::format_printf("  score %.2f", f.score) << (std::isnan(f.share) ? "" : common::format_printf("  explains %.0f%%", f.share * 100)) << "\n";
     if (!f.where.empty()) out << "    where: " << where_text(f.where) << "\n";
     out << "    " << f.summary << "\n";
     for (const auto& e : f.evidence)
@@ -163,12 +157,12 @@ std::string to_text(const Diagnosis& d, bool explain) {
     for (const auto& r : d.stages)
       out << pad(r.stage, 16) << pad(value(r.baseline.mean, "s"), 12) << pad(value(r.incident.mean, "s"), 12)
           << pad(value(r.baseline.p95, "s"), 12) << pad(value(r.incident.p95, "s"), 12)
-          << pad(value(r.delta_s, "s"), 12) << (std::isnan(r.share) ? "" : fmt("%.0f%%", r.share * 100)) << "\n";
+          << pad(value(r.delta_s, "s"), 12) << (std::isnan(r.share) ? "" : common::format_printf("%.0f%%", r.share * 100)) << "\n";
     if (!std::isnan(d.e2e_change_s))
       out << pad("e2e", 16) << pad(value(d.e2e_baseline.mean, "s"), 12) << pad(value(d.e2e_incident.mean, "s"), 12)
           << pad(value(d.e2e_baseline.p95, "s"), 12) << pad(value(d.e2e_incident.p95, "s"), 12)
           << pad(value(d.e2e_change_s, "s"), 12)
-          << (std::isnan(d.unexplained_share) ? "" : fmt("unexplained %.0f%%", d.unexplained_share * 100)) << "\n";
+          << (std::isnan(d.unexplained_share) ? "" : common::format_printf("unexplained %.0f%%", d.unexplained_share * 100)) << "\n";
   }
   if (explain && !d.considered.empty()) {
     std::vector<const Considered*> order;
@@ -176,7 +170,7 @@ std::string to_text(const Diagnosis& d, bool explain) {
     std::stable_sort(order.begin(), order.end(),
                      [](const Considered* a, const Considered* b) { return a->score > b->score; });
     out << "\nConsidered and not reported (strongest first):\n";
-    for (const Considered* c : order) out << fmt("  %.2f  ", c->score) << c->cause << ": " << c->reason << "\n";
+    for (const Considered* c : order) out << common::format_printf("  %.2f  ", c->score) << c->cause << ": " << c->reason << "\n";
   }
   for (const auto& n : d.notes) out << "note: " << n << "\n";
   return out.str();
@@ -189,7 +183,7 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
   for (const auto& f : d.findings) {
     if (rank == 3) break;
     lines.push_back(std::to_string(++rank) + ". **" + f.cause + "**" + (f.stage.empty() ? "" : " (" + f.stage + ")") +
-                    fmt(" score %.2f", f.score) + (std::isnan(f.share) ? "" : fmt(", explains %.0f%%", f.share * 100)) +
+                    common::format_printf(" score %.2f", f.score) + (std::isnan(f.share) ? "" : common::format_printf(", explains %.0f%%", f.share * 100)) +
                     (f.where.empty() ? "" : " at `" + where_text(f.where) + "`") + ": " + f.summary);
     int shown = 0;
     for (const auto& e : f.evidence) {
@@ -201,7 +195,7 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
   std::string changed;
   for (const auto& r : d.stages)
     if (!std::isnan(r.share) && std::fabs(r.share) >= 0.05)
-      changed += (changed.empty() ? "" : ", ") + r.stage + " " + value(r.delta_s, "s") + fmt(" (%.0f%%)", r.share * 100);
+      changed += (changed.empty() ? "" : ", ") + r.stage + " " + value(r.delta_s, "s") + common::format_printf(" (%.0f%%)", r.share * 100);
   if (!changed.empty()) lines.push_back("Stages: " + changed);
   for (const auto& n : d.notes) lines.push_back("_" + n + "_");
   std::string out;

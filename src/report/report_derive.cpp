@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/duration_text.h"
+
 namespace inferscope::report {
 namespace {
 
@@ -13,12 +15,6 @@ int hour_of_day_for_end(double end) {
   long long h = static_cast<long long>(std::floor(start / 3600.0));
   int hod = static_cast<int>(h % 24);
   return hod < 0 ? hod + 24 : hod;
-}
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 // Runs of consecutive hours (wrapping past midnight) where flag[h] holds.
@@ -84,7 +80,7 @@ HourProfile derive_hour_profile(const std::vector<Point>& hourly_rate, const std
   } else {
     double peak_rate = *p.hours[peak].mean_rate;
     p.hours[peak].peak = true;
-    p.conclusions.push_back("peak load at " + hour_range_text(peak, peak) + " UTC (" + fmt("%.3g", peak_rate) +
+    p.conclusions.push_back("peak load at " + hour_range_text(peak, peak) + " UTC (" + common::format_printf("%.3g", peak_rate) +
                             " req/s on average)");
     std::array<bool, 24> trough{};
     for (int h = 0; h < 24; ++h) {
@@ -95,22 +91,22 @@ HourProfile derive_hour_profile(const std::vector<Point>& hourly_rate, const std
     auto trough_runs = runs(trough);
     for (auto [first, last] : trough_runs)
       p.conclusions.push_back("capacity can shrink " + hour_range_text(first, last) + " UTC (load < " +
-                              fmt("%.0f", p.trough_threshold * 100) + " % of peak)");
+                              common::format_printf("%.0f", p.trough_threshold * 100) + " % of peak)");
     if (trough_runs.empty())
-      p.conclusions.push_back("no hour below " + fmt("%.0f", p.trough_threshold * 100) +
+      p.conclusions.push_back("no hour below " + common::format_printf("%.0f", p.trough_threshold * 100) +
                               " % of the peak load: no room to shrink capacity by hour");
   }
 
   // Latency limit: the SLO, else 1.5 x the median hourly p95.
   if (slo_p95_s > 0) {
     p.latency_limit_s = slo_p95_s;
-    p.latency_limit_source = "SLO (--slo-p95 " + fmt("%g", slo_p95_s) + " s)";
+    p.latency_limit_source = "SLO (--slo-p95 " + common::format_printf("%g", slo_p95_s) + " s)";
   } else if (!p95_values.empty()) {
     std::sort(p95_values.begin(), p95_values.end());
     std::size_t n = p95_values.size();
     double median = n % 2 ? p95_values[n / 2] : (p95_values[n / 2 - 1] + p95_values[n / 2]) / 2;
     p.latency_limit_s = 1.5 * median;
-    p.latency_limit_source = "1.5 x the median hourly p95 (" + fmt("%.3g", median) + " s); no SLO given";
+    p.latency_limit_source = "1.5 x the median hourly p95 (" + common::format_printf("%.3g", median) + " s); no SLO given";
   }
   if (p.latency_limit_s) {
     std::array<bool, 24> over{};
@@ -127,11 +123,11 @@ HourProfile derive_hour_profile(const std::vector<Point>& hourly_rate, const std
         if (h == last) break;
       }
       p.conclusions.push_back("capacity must grow at " + hour_range_text(first, last) + " UTC (p95 e2e up to " +
-                              fmt("%.3g", worst) + " s, over the limit " + fmt("%.3g", *p.latency_limit_s) +
+                              common::format_printf("%.3g", worst) + " s, over the limit " + common::format_printf("%.3g", *p.latency_limit_s) +
                               " s = " + p.latency_limit_source + ")");
     }
     if (over_runs.empty())
-      p.conclusions.push_back("no hour with p95 e2e over " + fmt("%.3g", *p.latency_limit_s) + " s (" +
+      p.conclusions.push_back("no hour with p95 e2e over " + common::format_printf("%.3g", *p.latency_limit_s) + " s (" +
                               p.latency_limit_source + ")");
   } else {
     p.conclusions.push_back("no hourly p95 e2e (no e2e histogram): cannot say when capacity must grow");

@@ -15,12 +15,6 @@
 namespace inferscope::report {
 namespace {
 
-std::string printf_text(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string utc(double t, const char* format = "%Y-%m-%d %H:%M") {
   std::time_t secs = static_cast<std::time_t>(std::floor(t));
   std::tm tm{};
@@ -37,33 +31,33 @@ double unix_of(std::chrono::system_clock::time_point tp) {
 constexpr const char* kNoData = "no data";
 
 std::string seconds(const Value& v) { return v ? common::format_seconds_readable(*v) : kNoData; }
-std::string ratio_pct(const Value& v) { return v ? printf_text("%.2f %%", *v * 100) : kNoData; }
+std::string ratio_pct(const Value& v) { return v ? common::format_printf("%.2f %%", *v * 100) : kNoData; }
 std::string per_s(const Value& v, const char* unit) {
-  return v ? printf_text("%.3g", *v) + " " + unit : kNoData;
+  return v ? common::format_printf("%.3g", *v) + " " + unit : kNoData;
 }
 std::string count(const Value& v) {
   if (!v) return kNoData;
-  return printf_text("%.0f", std::round(*v));
+  return common::format_printf("%.0f", std::round(*v));
 }
 std::string change(const Value& now, const Value& before) {
   if (!now || !before || *before == 0) return "";
   double c = (*now - *before) / *before * 100;
   if (std::fabs(c) < 0.5) return "0 %";
-  return printf_text("%+.0f %%", c);
+  return common::format_printf("%+.0f %%", c);
 }
 std::string quantiles(const Latency& l) {
   if (!l.has_histogram) return l.mean ? "mean " + seconds(l.mean) : kNoData;
   return seconds(l.p50) + " / " + seconds(l.p95) + " / " + seconds(l.p99);
 }
 std::string length_text(double s) {
-  if (s >= 2 * 86400 && std::fmod(s, 86400) == 0) return printf_text("%.0f days", s / 86400);
-  if (s >= 3600 && std::fmod(s, 3600) == 0) return printf_text("%.0f h", s / 3600);
-  if (s >= 3600) return printf_text("%.1f h", s / 3600);
-  return printf_text("%.0f min", s / 60);
+  if (s >= 2 * 86400 && std::fmod(s, 86400) == 0) return common::format_printf("%.0f days", s / 86400);
+  if (s >= 3600 && std::fmod(s, 3600) == 0) return common::format_printf("%.0f h", s / 3600);
+  if (s >= 3600) return common::format_printf("%.1f h", s / 3600);
+  return common::format_printf("%.0f min", s / 60);
 }
 std::string peak(const PeriodFigures& f) {
   if (!f.peak_rate) return kNoData;
-  return printf_text("%.3g", *f.peak_rate) + " req/s at " + utc(f.peak_rate_at, "%m-%d %H:%M");
+  return common::format_printf("%.3g", *f.peak_rate) + " req/s at " + utc(f.peak_rate_at, "%m-%d %H:%M");
 }
 
 bool has_traffic(const PeriodFigures& f) {
@@ -88,7 +82,7 @@ struct Row {
   std::string what, now, before, delta;
 };
 std::vector<Row> rows(const GroupReport& g, double chart_step_s) {
-  const std::string peak_label = "peak rate (" + printf_text("%.0f", std::max(300.0, chart_step_s) / 60) + " min)";
+  const std::string peak_label = "peak rate (" + common::format_printf("%.0f", std::max(300.0, chart_step_s) / 60) + " min)";
   const auto& c = g.current;
   const auto& p = g.previous;
   std::vector<Row> out = {
@@ -156,21 +150,21 @@ std::string svg_lines(const std::vector<std::pair<std::string, const std::vector
   double vmax = 0;
   for (const auto& [name, pts] : series)
     for (const Point& p : *pts) vmax = std::max(vmax, p.v);
-  std::string out = "<svg viewBox=\"0 0 " + printf_text("%.0f", w) + " " + printf_text("%.0f", h) +
+  std::string out = "<svg viewBox=\"0 0 " + common::format_printf("%.0f", w) + " " + common::format_printf("%.0f", h) +
                     "\" width=\"100%\" role=\"img\">";
   if (vmax <= 0) {
     return out + "<text x=\"20\" y=\"100\">no data</text></svg>";
   }
   auto x = [&](double t) { return left + (t - t0) / std::max(1.0, t1 - t0) * (w - left - 10); };
   auto y = [&](double v) { return top + (1 - v / vmax) * (h - top - bottom); };
-  out += "<line x1=\"" + printf_text("%.0f", left) + "\" y1=\"" + printf_text("%.0f", h - bottom) + "\" x2=\"" +
-         printf_text("%.0f", w - 10) + "\" y2=\"" + printf_text("%.0f", h - bottom) + "\" class=\"axis\"/>";
-  auto label_v = [&](double v) { return as_ms ? printf_text("%.0f ms", v * 1000) : printf_text("%.3g", v) + " " + unit; };
-  out += "<text x=\"2\" y=\"" + printf_text("%.0f", top + 10) + "\" class=\"tick\">" + html(label_v(vmax)) + "</text>";
-  out += "<text x=\"2\" y=\"" + printf_text("%.0f", h - bottom) + "\" class=\"tick\">0</text>";
+  out += "<line x1=\"" + common::format_printf("%.0f", left) + "\" y1=\"" + common::format_printf("%.0f", h - bottom) + "\" x2=\"" +
+         common::format_printf("%.0f", w - 10) + "\" y2=\"" + common::format_printf("%.0f", h - bottom) + "\" class=\"axis\"/>";
+  auto label_v = [&](double v) { return as_ms ? common::format_printf("%.0f ms", v * 1000) : common::format_printf("%.3g", v) + " " + unit; };
+  out += "<text x=\"2\" y=\"" + common::format_printf("%.0f", top + 10) + "\" class=\"tick\">" + html(label_v(vmax)) + "</text>";
+  out += "<text x=\"2\" y=\"" + common::format_printf("%.0f", h - bottom) + "\" class=\"tick\">0</text>";
   for (int k = 0; k <= 4; ++k) {
     double t = t0 + (t1 - t0) * k / 4;
-    out += "<text x=\"" + printf_text("%.0f", std::min(x(t) - 20, w - 80)) + "\" y=\"" + printf_text("%.0f", h - 6) +
+    out += "<text x=\"" + common::format_printf("%.0f", std::min(x(t) - 20, w - 80)) + "\" y=\"" + common::format_printf("%.0f", h - 6) +
            "\" class=\"tick\">" + utc(t, "%m-%d %H:%M") + "</text>";
   }
   static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c"};
@@ -184,15 +178,15 @@ std::string svg_lines(const std::vector<std::pair<std::string, const std::vector
     for (const Point& p : *pts) {
       bool jump = prev_t < 0 || (gap > 0 && p.t - prev_t > gap);
       path += jump ? 'M' : 'L';
-      path += printf_text("%.1f", x(p.t));
+      path += common::format_printf("%.1f", x(p.t));
       path += ',';
-      path += printf_text("%.1f", y(p.v));
+      path += common::format_printf("%.1f", y(p.v));
       path += ' ';
       prev_t = p.t;
     }
     const char* color = colors[i % 3];
     out += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.5\"/>";
-    out += "<text x=\"" + printf_text("%.0f", w - 150) + "\" y=\"" + printf_text("%.0f", top + 12 + 14.0 * i) +
+    out += "<text x=\"" + common::format_printf("%.0f", w - 150) + "\" y=\"" + common::format_printf("%.0f", top + 12 + 14.0 * i) +
            "\" fill=\"" + color + "\" class=\"tick\">" + html(name) + "</text>";
     ++i;
   }
@@ -208,14 +202,14 @@ std::string svg_hours(const HourProfile& p) {
   if (vmax <= 0) return out + "<text x=\"20\" y=\"90\">no data</text></svg>";
   for (const auto& r : p.hours) {
     double x = r.hour * bar;
-    out += "<text x=\"" + printf_text("%.0f", x + 4) + "\" y=\"" + printf_text("%.0f", h - 5) + "\" class=\"tick\">" +
-           printf_text("%02.0f", r.hour) + "</text>";
+    out += "<text x=\"" + common::format_printf("%.0f", x + 4) + "\" y=\"" + common::format_printf("%.0f", h - 5) + "\" class=\"tick\">" +
+           common::format_printf("%02.0f", r.hour) + "</text>";
     if (!r.mean_rate) continue;
     double bh = *r.mean_rate / vmax * (h - top - bottom);
     std::string cls = r.over_slo ? "over" : r.peak ? "peak" : r.trough ? "trough" : "bar";
-    out += "<rect x=\"" + printf_text("%.1f", x + 2) + "\" y=\"" + printf_text("%.1f", h - bottom - bh) +
-           "\" width=\"" + printf_text("%.1f", bar - 4) + "\" height=\"" + printf_text("%.1f", bh) + "\" class=\"" +
-           cls + "\"><title>" + printf_text("%02.0f:00", r.hour) + " " + printf_text("%.3g req/s", *r.mean_rate) +
+    out += "<rect x=\"" + common::format_printf("%.1f", x + 2) + "\" y=\"" + common::format_printf("%.1f", h - bottom - bh) +
+           "\" width=\"" + common::format_printf("%.1f", bar - 4) + "\" height=\"" + common::format_printf("%.1f", bh) + "\" class=\"" +
+           cls + "\"><title>" + common::format_printf("%02.0f:00", r.hour) + " " + common::format_printf("%.3g req/s", *r.mean_rate) +
            "</title></rect>";
   }
   return out + "</svg>";
@@ -310,7 +304,7 @@ std::string render_markdown(const Report& r) {
   o += "\n| hour | req/s | p95 e2e | |\n|---|---|---|---|\n";
   for (const auto& h : r.hours.hours) {
     std::string flags = std::string(h.peak ? "peak " : "") + (h.trough ? "trough " : "") + (h.over_slo ? "over limit" : "");
-    o += "| " + printf_text("%02.0f", h.hour) + " | " + (h.mean_rate ? printf_text("%.3g", *h.mean_rate) : kNoData) +
+    o += "| " + common::format_printf("%02.0f", h.hour) + " | " + (h.mean_rate ? common::format_printf("%.3g", *h.mean_rate) : kNoData) +
          " | " + seconds(h.p95_e2e) + " | " + flags + " |\n";
   }
   return o;
@@ -489,7 +483,7 @@ std::string render_html(const Report& r) {
       o += "<p><strong>Doctor</strong> (this hour vs the hour before): " + html(d.headline) + "</p>\n<ol>";
       for (const auto& f : d.findings) {
         o += "<li><strong>" + html(f.cause) + "</strong>" + (f.stage.empty() ? "" : " (" + html(f.stage) + ")") +
-             printf_text(", score %.2f: ", f.score) + html(f.summary);
+             common::format_printf(", score %.2f: ", f.score) + html(f.summary);
         if (!f.next_steps.empty()) {
           o += "<ul>";
           for (const auto& s : f.next_steps) o += "<li>" + html(s) + "</li>";
@@ -507,16 +501,16 @@ std::string render_html(const Report& r) {
   for (const auto& c : r.hours.conclusions) o += "<li>" + html(c) + "</li>";
   o += "</ul>\n" + svg_hours(r.hours) +
        "\n<p class=\"tick\">Bars: mean request rate per hour of day. Dark blue: peak; green: below " +
-       printf_text("%.0f", r.hours.trough_threshold * 100) + " % of the peak; orange: p95 e2e over the limit.</p>" +
+       common::format_printf("%.0f", r.hours.trough_threshold * 100) + " % of the peak; orange: p95 e2e over the limit.</p>" +
        "\n<table><tr><th>hour</th><th>req/s</th><th>p95 e2e</th><th></th></tr>\n";
   for (const auto& h : r.hours.hours) {
     std::string flags = std::string(h.peak ? "peak " : "") + (h.trough ? "trough " : "") + (h.over_slo ? "over limit" : "");
-    o += "<tr><td>" + printf_text("%02.0f:00", h.hour) + "</td>" +
-         cell(h.mean_rate ? printf_text("%.3g", *h.mean_rate) : kNoData) + cell(seconds(h.p95_e2e)) + "<td>" + flags +
+    o += "<tr><td>" + common::format_printf("%02.0f:00", h.hour) + "</td>" +
+         cell(h.mean_rate ? common::format_printf("%.3g", *h.mean_rate) : kNoData) + cell(seconds(h.p95_e2e)) + "<td>" + flags +
          "</td></tr>\n";
   }
-  o += "</table>\n<p class=\"tick\">" + printf_text("%d Prometheus queries, ", r.queries) +
-       printf_text("%.2f s to gather.", r.seconds) + "</p>\n</body></html>\n";
+  o += "</table>\n<p class=\"tick\">" + common::format_printf("%d Prometheus queries, ", r.queries) +
+       common::format_printf("%.2f s to gather.", r.seconds) + "</p>\n</body></html>\n";
   return o;
 }
 
