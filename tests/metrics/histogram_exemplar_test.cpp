@@ -185,10 +185,14 @@ TEST(HistogramExemplarTest, ConcurrentObserveAndRender) {
   const double values[] = {0.05, 0.3, 0.7, 3.0};
   const double lower[] = {-INFINITY, 0.1, 0.5, 1.0};
   std::atomic<bool> done{false};
+  // The writers start once the reader has rendered: on a busy machine they would otherwise finish
+  // before the reader's thread first runs, and nothing would be rendered while they write.
+  std::atomic<bool> reading{false};
   std::vector<std::thread> writers;
   for (int t = 0; t < kThreads; ++t) {
     writers.emplace_back([&, t] {
       const std::string trace_id = "thread-" + std::to_string(t);
+      while (!reading.load()) std::this_thread::yield();
       for (int i = 0; i < kPerThread; ++i) {
         const double v = values[(i + t) % 4];
         if (i % 2 == 0) {
@@ -201,9 +205,10 @@ TEST(HistogramExemplarTest, ConcurrentObserveAndRender) {
   }
   int renders = 0;
   std::thread reader([&] {
-    while (!done.load()) {
+    do {
       const ParsedExposition e = open_metrics(registry);
       ++renders;
+      reading = true;
       const char* les[] = {"0.1", "0.5", "1.0", "+Inf"};
       for (int b = 0; b < 4; ++b) {
         const ParsedSample* s = find_sample(e, "lat_seconds_bucket", {{"le", les[b]}});
@@ -212,7 +217,7 @@ TEST(HistogramExemplarTest, ConcurrentObserveAndRender) {
         EXPECT_TRUE(id.rfind("thread-", 0) == 0 && id.size() == 8) << id;
         EXPECT_GT(s->exemplar->value, lower[b]);
       }
-    }
+    } while (!done.load());
   });
   for (auto& w : writers) w.join();
   done = true;
