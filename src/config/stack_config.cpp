@@ -498,6 +498,13 @@ void read_alert_for(const Reader& r, const YAML::Node& root, StackConfig& c) {
   }
 }
 
+// yaml_syntax_error is the one-line error of a file yaml-cpp cannot parse, at yaml-cpp's position.
+std::string yaml_syntax_error(std::string_view file, const YAML::Exception& e) {
+  std::ostringstream out;
+  out << file << ':' << (e.mark.line + 1) << ':' << (e.mark.column + 1) << ": cannot parse YAML: " << e.msg;
+  return one_line(out.str());
+}
+
 }  // namespace
 
 Result<TargetConfig> parse_target_url(std::string_view text) {
@@ -602,9 +609,7 @@ Result<StackConfig> parse_stack_config(std::string_view yaml_text, std::string_v
   } catch (const ConfigError& e) {
     return make_error(one_line(e.message));
   } catch (const YAML::Exception& e) {
-    std::ostringstream out;
-    out << file << ':' << (e.mark.line + 1) << ':' << (e.mark.column + 1) << ": cannot parse YAML: " << e.msg;
-    return make_error(one_line(out.str()));
+    return make_error(yaml_syntax_error(file, e));
   }
   return config;
 }
@@ -620,9 +625,7 @@ Result<std::shared_ptr<const dialect::CustomDialect>> parse_role_mapping(std::st
   } catch (const ConfigError& e) {
     return make_error(one_line(e.message));
   } catch (const YAML::Exception& e) {
-    std::ostringstream out;
-    out << file << ':' << (e.mark.line + 1) << ':' << (e.mark.column + 1) << ": cannot parse YAML: " << e.msg;
-    return make_error(one_line(out.str()));
+    return make_error(yaml_syntax_error(file, e));
   }
 }
 
