@@ -154,6 +154,26 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
     held_b = waiting_beside_free_slots(waiting->baseline, running->baseline, busy ? &busy->baseline : nullptr, usual);
     held_i = waiting_beside_free_slots(waiting->incident, running->incident, busy ? &busy->incident : nullptr, usual);
   }
+  // Gaps between steps: a pause of the scheduler holds every running sequence's next token for
+  // the whole pause, so the inter-token tail grows by an order of magnitude while its median and
+  // the longest engine step stay as they were. Longer steps (a slower engine, longer prompts,
+  // bigger batches) stretch the tail through the steps themselves, so this counts only where the
+  // longest step did not grow; preemption under KV pressure also holds tokens back and excuses it.
+  double s_gap = 0;
+  if (step && step->baseline.has_data() && step->incident.has_data() && itl && itl->baseline.has_data() &&
+      itl->incident.has_data()) {
+    double step_b = std::max(step->baseline.max, step->baseline.p99);
+    bool steps_as_before = step->incident.max <= 2 * step_b;
+    double p50_r = detail::ratio(itl->baseline.p50, itl->incident.p50);
+    double tail_r = detail::ratio(detail::ratio(itl->baseline.p50, itl->baseline.max),
+                                  detail::ratio(itl->incident.p50, itl->incident.max));
+    if (steps_as_before && p50_r < 1.3 && std::isfinite(tail_r))
+      // A burst's prefills hold tokens back for a few steps at most, a pause for tens of steps. A
+      // lowered batch cap also holds back the sequences it preempts, with fewer running after it;
+      // a paused scheduler keeps its batch.
+      s_gap = log_ramp(tail_r, 4, 20) * log_ramp(detail::ratio(step_b, itl->incident.max), 10, 24) *
+              (1 - e.found.kv) * (running ? ramp(detail::ratio(running->baseline.mean, running->incident.mean), 0.7, 0.9) : 1);
+  }
   bool held_known = !std::isnan(held_b) && !std::isnan(held_i);
   double s_held = held_known ? ramp(held_i - held_b, 0.05, 0.2) * (1 - e.found.kv) : 0;
   // A less busy engine beside a longer queue, on window means alone, is also what bursts of
@@ -163,7 +183,7 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
 
   // Stuck scheduling: no steps, GPU idle, waiting grows; stuck working: one long step, GPU busy.
   double s_worker = std::max({s_idle * (1 - 0.7 * long_step), s_held * (1 - 0.7 * long_step),
-                              busy_drop * waiting_up * (1 - long_step) * means_gate});
+                              busy_drop * waiting_up * (1 - long_step) * means_gate, s_gap * (1 - long_step)});
   double s_engine = long_step * (1 - 0.7 * busy_drop);
   if (from_pending && s_worker == 0 && s_engine == 0) {
     s_worker = busy_drop > 0 ? 0.6 : 0.3;
@@ -178,6 +198,7 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   if (held_known)
     h.evidence.push_back({waiting->metric + " beside free slots of " + running->metric + " (share of samples)", held_b,
                           held_i, "ratio"});
+  if (s_gap > 0) h.evidence.push_back({itl->metric + " (max bucket)", itl->baseline.max, itl->incident.max, "s"});
   if (busy) h.evidence.push_back(e.ev(busy, "busy"));
   if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
   if (running) h.evidence.push_back(e.ev(running, "running"));
@@ -190,6 +211,10 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
     h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
                 seconds(step_ev.baseline) + "); every running sequence saw the same gap";
   }
+  if (worker && s_gap > 0 && s_gap >= std::max(s_idle, s_held))
+    h.summary = "the engine stopped between steps: the longest gap between tokens grew to " +
+                seconds(itl->incident.max) + " (baseline " + seconds(itl->baseline.max) +
+                ") while the median gap and the longest step stayed as they were";
   h.why_not = "longest step " + seconds(step_ev.incident) + " vs " + seconds(step_ev.baseline) +
               ", intervals without a step " + percent(idle_i) +
               (held_known ? ", waiting beside free slots " + percent(held_i) : std::string());
