@@ -510,6 +510,36 @@ TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
   for (const Finding& f : b.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(b);
 }
 
+// Tests worker_stall from gaps between steps: pauses of tens of steps hold every running
+// sequence's next token, so the inter-token tail grows while its median, the longest step and the
+// running batch stay; the same tail beside a fallen batch (a lowered cap preempting sequences) or
+// beside longer steps is not this evidence.
+TEST(DiagnosisTest, WorkerStallFromGapsBetweenSteps) {
+  Snapshot pauses = steady();
+  pauses.latency["e2e"] = quantity(0.300, 0.450, 100, "s", 0.02);
+  pauses.stages["queue"] = quantity(0.005, 0.065);
+  pauses.stages["decode"] = quantity(0.245, 0.335);
+  pauses.latency["itl"] = quantity(0.008, 0.0104);
+  pauses.latency["itl"].incident.p50 = 0.008;
+  pauses.latency["itl"].incident.max = 0.75;
+  pauses.latency["step"] = quantity(0.008, 0.008);
+  pauses.latency["step"].baseline.max = pauses.latency["step"].incident.max = 0.025;
+  Diagnosis d = run(pauses);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "worker_stall") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("stopped between steps"), std::string::npos) << d.findings.front().summary;
+
+  Snapshot fewer = pauses;
+  fewer.signals["running"] = quantity(2, 1, 100, "requests");
+  for (const Finding& f : run(fewer).findings)
+    EXPECT_EQ(f.summary.find("stopped between steps"), std::string::npos) << to_text(run(fewer));
+
+  Snapshot longer_steps = pauses;
+  longer_steps.latency["step"].incident.max = 0.2;
+  for (const Finding& f : run(longer_steps).findings)
+    EXPECT_EQ(f.summary.find("stopped between steps"), std::string::npos) << to_text(run(longer_steps));
+}
+
 // Tests that a stage in front of the first token that multiplies TTFT is degraded even while e2e,
 // dominated by a long decode, stays within its own noise, that the finding names the symptom,
 // and that a small stage doubling (a few ms on seconds) does not call the server degraded.
