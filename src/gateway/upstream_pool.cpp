@@ -151,7 +151,10 @@ Upstream* UpstreamPool::choose(std::string_view model) {
   const auto now = Clock::now();
   Upstream* best = nullptr;
   unsigned best_load = 0;
-  for (Upstream* u : *candidates) {
+  const std::size_t n = candidates->size();
+  const std::size_t start = n == 0 ? 0 : next_start_.fetch_add(1, std::memory_order_relaxed) % n;
+  for (std::size_t k = 0; k < n; ++k) {
+    Upstream* u = (*candidates)[(start + k) % n];
     if (!u->healthy_at(now)) continue;
     const unsigned load = u->outstanding();
     if (best == nullptr || load < best_load) {

@@ -13,6 +13,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -100,8 +101,9 @@ class UpstreamPool {
   ~UpstreamPool();
 
   // choose picks the healthy upstream with the fewest outstanding requests among those serving
-  // `model` (all upstreams when the model is not configured); when none is healthy, the one whose
-  // back-off ends first (a probe). Never null.
+  // `model` (all upstreams when the model is not configured), ties taken in turn (as nginx's
+  // least_conn does), so a light load still reaches every replica; when none is healthy, the one
+  // whose back-off ends first (a probe). Never null.
   Upstream* choose(std::string_view model);
   // all returns the upstreams in config order.
   std::vector<std::unique_ptr<Upstream>>& all() { return upstreams_; }
@@ -121,6 +123,9 @@ class UpstreamPool {
   std::vector<std::unique_ptr<Upstream>> upstreams_;
   std::map<std::string, std::vector<Upstream*>, std::less<>> by_model_;
   const GatewayConfig* config_ = nullptr;
+  // Where the next choice starts scanning: without it every tie goes to the first upstream and
+  // a replica behind a lightly loaded gateway may never see a request.
+  std::atomic<std::size_t> next_start_{0};
 };
 
 }  // namespace inferscope::gateway
