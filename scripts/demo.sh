@@ -3,9 +3,11 @@
 # `inferscope serve` (a simulated 8B model), `inferscope gateway` in front of it, `inferscope up`
 # (real Prometheus, Alertmanager and node-exporter, alert rules, the chat relay, the dashboard) and
 # `inferscope bench` driving a scenario: steady traffic, then a decode fault plus a surge of long
-# prompts, then recovery. It prints what happens as it happens: alerts firing and resolving, the
-# doctor's finding, and each message a chat robot receives (a local stand-in robot).
-#   bash scripts/demo.sh          about five minutes after the build, then stops everything
+# prompts, then recovery; then a job queue in front (Debian's redis-server and RQ workers whose
+# jobs call the gateway, scripts/demo_queue.py) whose workers stop and come back. It prints what
+# happens as it happens: alerts firing and resolving, the doctor's findings, and each message a
+# chat robot receives (a local stand-in robot).
+#   bash scripts/demo.sh          about four minutes after the build, then stops everything
 #   bash scripts/demo.sh --keep   leaves the stack and the dashboard running until Ctrl-C
 # Every exit path (end, error, Ctrl-C) stops every process it started.
 set -euo pipefail
@@ -50,6 +52,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "demo: interrupted, stopping everything"; exit 130' INT TERM
 
+# stop PID...: ends these processes the demo started before the end (SIGTERM, bounded wait, then
+# SIGKILL) and forgets them, so that cleanup never signals a reused process id.
+stop() {
+  local pid kept=()
+  for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do [[ " $* " == *" $pid "* ]] || kept+=("$pid"); done
+  pids=("${kept[@]}")
+}
+
 # wait_for FILE PATTERN SECONDS PID: waits until FILE has a line matching PATTERN; fails when PID
 # exits first or time runs out.
 wait_for() {
@@ -64,7 +80,8 @@ wait_for() {
 }
 
 step "a stand-in chat robot (prints what a team chat would receive)"
-node scripts/demo_robot.js "$work/robot.port" &
+# Also kept in robot.out: the queue phase checks what the robot received.
+node scripts/demo_robot.js "$work/robot.port" > >(tee "$work/robot.out") &
 pids+=($!)
 for _ in $(seq 1 50); do [ -s "$work/robot.port" ] && break; sleep 0.1; done
 robot_url="http://127.0.0.1:$(cat "$work/robot.port")/hooks/chat"
@@ -85,10 +102,35 @@ model=$(curl -sf "$serve_url/v1/models" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' |
 echo "serve:   $serve_url (model $model)"
 echo "gateway: $gateway_url (metrics $gateway_metrics)"
 
+step "redis-server on a loopback port (the job queue of phase 4; up collects it from the start)"
+# A free port from the kernel, handed to redis-server; a port taken meanwhile is tried again.
+for attempt in 1 2 3 4 5; do
+  redis_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  /usr/bin/redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$work" \
+    >"$work/redis.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    grep -q 'Ready to accept connections' "$work/redis.out" && break
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q 'Ready to accept connections' "$work/redis.out" && break
+  stop "${pids[-1]}"
+  [ "$attempt" = 5 ] && { echo "demo: redis-server did not start; its log:" >&2; tail -n 20 "$work/redis.out" >&2; exit 1; }
+done
+redis_url="redis://127.0.0.1:$redis_port/0"
+echo "redis: $redis_url"
+
 step "inferscope up: Prometheus, Alertmanager, node-exporter, rules, relay, dashboard"
-# Demo timing: 1 s scrapes, a 1.5 s e2e p95 SLO held for 15 s, so the scenario fits in minutes.
+# Demo timing: 1 s scrapes, a 1.5 s e2e p95 SLO held for 15 s, so the scenario fits in minutes;
+# the queue's alert fires 2 s after no job started for its 12 s rate window (12 scrapes).
 cat >"$work/up.yaml" <<EOF
 scrape_interval: 1s
+targets:
+  - name: jobs
+    url: $redis_url
+    queues:
+      systems: [rq]
 slo:
   e2e_p95: 1500ms
   e2e_p99: 3s
@@ -96,6 +138,7 @@ alerts:
   for:
     InferscopeE2eP95OverSlo: 15s
     InferscopeE2eP99OverSlo: 15s
+    InferscopeQueueNotConsumed: 2s
 alertmanager:
   group_wait: 2s
   group_interval: 10s
@@ -111,7 +154,7 @@ DEMO_ROBOT_URL="$robot_url" "$bin" up --config "$work/up.yaml" --target "serve=$
 pids+=($!)
 up_pid=${pids[-1]}
 wait_for "$work/up.out" 'inferscope up: ready' 90 "$up_pid"
-grep 'inferscope up: ready' "$work/up.out"
+grep -E 'inferscope up: (ready|target jobs: redis)' "$work/up.out"
 api=$(sed -n 's/.*api=\(http[^ ]*\).*/\1/p' "$work/up.out" | head -n 1)
 prometheus=$(sed -n 's/.*ready prometheus=\(http[^ ]*\).*/\1/p' "$work/up.out" | head -n 1)
 # The page's doctor panel compares the last minute with the two before (a young stack has no
@@ -151,6 +194,74 @@ curl -sf -X DELETE "$serve_url/admin/faults" >/dev/null
 load recovery 90s 3 512
 wait_for "$work/up.out" 'alert resolved InferscopeE2eP9' 100 "$up_pid" || echo "demo: the alert had not resolved yet"
 sleep 5  # the resolved notification reaches the robot after Alertmanager's group_wait
+
+# Phase 4's RQ workers: start_workers starts two (listening on the queue "default"), stop_workers
+# ends them as a deploy would (SIGTERM: each finishes its job and deregisters).
+workers=()
+start_workers() {
+  local i
+  workers=()
+  for i in 1 2; do
+    /usr/bin/rq worker --url "$redis_url" --path "$root/scripts" default >"$work/worker-$i.out" 2>&1 &
+    pids+=($!)
+    workers+=($!)
+  done
+  for i in 1 2; do wait_for "$work/worker-$i.out" 'Listening on default' 30 "${workers[i - 1]}"; done
+}
+stop_workers() {
+  stop "${workers[@]}"
+  workers=()
+}
+# robot_got ALERT STATUS PATTERN: whether a message the robot received since phase 4 began shows
+# ALERT with STATUS (FIRING / RESOLVED) and a line matching PATTERN.
+robot_got() {
+  tail -n +"$robot_from" "$work/robot.out" | awk -v alert="$1" -v status="$2" -v pattern="$3" '
+    function verdict() { if (has_alert && has_pattern) found = 1; has_alert = has_pattern = 0 }
+    /^\[chat robot\] message received/ { verdict(); next }
+    index($0, status) && index($0, alert) { has_alert = 1 }
+    $0 ~ pattern { has_pattern = 1 }
+    END { verdict(); exit found ? 0 : 1 }'
+}
+queue_status() {  # the queue target's lines of `up --status`
+  "$bin" up --status --port "${api##*:}" | awk '/^queue targets:/ { on = 1; next } on && /^  / { print; next } { on = 0 }' || true
+}
+jobs_ended() {  # jobs_ended OUTCOME: the collector's count of jobs ended so (finished / failed)
+  curl -sf "$api/queues/jobs/metrics" |
+    awk -v outcome="$1" '/^inferscope_queue_jobs_total\{/ && index($0, "outcome=\"" outcome "\"") { n += $NF } END { print n + 0 }'
+}
+
+robot_from=$(($(wc -l <"$work/robot.out") + 1))
+# One job a second keeps the two workers mostly idle: a queue that is consumed, not backed up.
+step "phase 4: a job queue in front: 2 RQ workers take jobs off redis and call the gateway, 1 job/s, 12 s"
+start_workers
+/usr/bin/python3 scripts/demo_queue.py produce "$redis_url" default "$gateway_url" "$model" 1 >"$work/producer.out" 2>&1 &
+pids+=($!)
+producer_pid=${pids[-1]}
+sleep 12
+queue_status
+finished=$(jobs_ended finished) failed=$(jobs_ended failed)
+echo "jobs ended so far: $finished finished, $failed failed"
+[ "$finished" -gt 0 ] && [ "$failed" = 0 ] ||
+  { echo "demo: FAILED: the workers did not finish jobs through the gateway; a worker's log:" >&2; tail -n 20 "$work/worker-1.out" >&2; exit 1; }
+
+step "phase 4: the workers stop (jobs keep coming), until InferscopeQueueNotConsumed reaches the robot"
+stop_workers
+wait_for "$work/up.out" 'alert firing InferscopeQueueNotConsumed job=jobs' 45 "$up_pid" ||
+  { echo "demo: FAILED: InferscopeQueueNotConsumed did not fire with the workers stopped" >&2; exit 1; }
+for _ in $(seq 1 150); do robot_got InferscopeQueueNotConsumed FIRING 'top cause workers_down' && break; sleep 0.1; done
+if ! robot_got InferscopeQueueNotConsumed FIRING 'top cause workers_down'; then
+  echo "demo: FAILED: the doctor's diagnosis on the robot's InferscopeQueueNotConsumed message is not workers_down; it received:" >&2
+  tail -n +"$robot_from" "$work/robot.out" >&2
+  exit 1
+fi
+queue_status
+
+step "phase 4: the workers come back, until the alert resolves"
+start_workers
+wait_for "$work/up.out" 'alert resolved InferscopeQueueNotConsumed job=jobs' 45 "$up_pid" ||
+  { echo "demo: FAILED: InferscopeQueueNotConsumed did not resolve with the workers back" >&2; exit 1; }
+for _ in $(seq 1 50); do robot_got InferscopeQueueNotConsumed RESOLVED . && break; sleep 0.1; done
+stop "$producer_pid"
 
 step "summary"
 grep -E 'alert (firing|resolved)' "$work/up.out" | grep -v Watchdog || true
