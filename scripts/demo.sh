@@ -196,7 +196,9 @@ wait_for "$work/up.out" 'alert resolved InferscopeE2eP9' 100 "$up_pid" || echo "
 sleep 5  # the resolved notification reaches the robot after Alertmanager's group_wait
 
 # Phase 4's RQ workers: start_workers starts two (listening on the queue "default"), stop_workers
-# ends them as a deploy would (SIGTERM: each finishes its job and deregisters).
+# ends them as a deploy would (SIGTERM: each finishes its job and deregisters). They import
+# scripts/demo_queue.py; no __pycache__ is left in the clone.
+export PYTHONDONTWRITEBYTECODE=1
 workers=()
 start_workers() {
   local i
