@@ -35,25 +35,18 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  # Newest first: load, then gateway and server, then up (which stops its own children), then the
-  # robot. SIGTERM, bounded wait, then SIGKILL.
-  local i pid
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    pid=${pids[i]}
-    kill -0 "$pid" 2>/dev/null && kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  # Newest first: the queue's producer and workers, load, then gateway and server, then up (which
+  # stops its own children), then redis and the robot.
+  local i newest_first=()
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do newest_first+=("${pids[i]}"); done
+  stop "${newest_first[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'echo; echo "demo: interrupted, stopping everything"; exit 130' INT TERM
 
-# stop PID...: ends these processes the demo started before the end (SIGTERM, bounded wait, then
-# SIGKILL) and forgets them, so that cleanup never signals a reused process id.
+# stop PID...: ends these processes (SIGTERM to all in this order, a bounded wait, then SIGKILL)
+# and forgets them; phase 4 stops some before the end, so that cleanup never signals a reused id.
 stop() {
   local pid kept=()
   for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
