@@ -185,6 +185,7 @@ wait "$surge_pid" || true
 step "phase 3: recovery (fault cleared, steady traffic), until the alert resolves"
 curl -sf -X DELETE "$serve_url/admin/faults" >/dev/null
 load recovery 90s 3 512
+recovery_pid=${pids[-1]}
 wait_for "$work/up.out" 'alert resolved InferscopeE2eP9' 100 "$up_pid" || echo "demo: the alert had not resolved yet"
 sleep 5  # the resolved notification reaches the robot after Alertmanager's group_wait
 
@@ -228,6 +229,7 @@ jobs_ended() {  # jobs_ended OUTCOME: the collector's count of jobs ended so (fi
 robot_from=$(($(wc -l <"$work/robot.out") + 1))
 # One job a second keeps the two workers mostly idle: a queue that is consumed, not backed up.
 step "phase 4: a job queue in front: 2 RQ workers take jobs off redis and call the gateway, 1 job/s, 12 s"
+stop "$recovery_pid"  # phase 3's load ends: the workers are the gateway's only clients from here
 start_workers
 /usr/bin/python3 scripts/demo_queue.py produce "$redis_url" default "$gateway_url" "$model" 1 >"$work/producer.out" 2>&1 &
 pids+=($!)
