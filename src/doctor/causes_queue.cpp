@@ -262,6 +262,10 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   double tail_done = q.tail_completions();
   if (base_done > 0 && !std::isnan(tail_done)) strength *= 1 - ramp(1 - tail_done / base_done, 0.9, 0.99);
   strength = std::max(0.0, strength - 0.5 * workers_down);
+  // No live worker at the window's end: nothing is busy, whatever the window's average says (a
+  // queue that was short of workers and then lost them is workers_down's case first).
+  const bool none_live = q.workers_known() && q.last_live_workers() < 0.5;
+  if (none_live) strength = 0;
 
   double gap = or_zero(arrive) - or_zero(done);
   double per_worker = kNaN;
@@ -298,9 +302,10 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   h.evidence.push_back({"job arrivals (ended + growth of depth and in progress)", base_arrive, arrive, "jobs/s"});
   if (q.busy) h.evidence.push_back(e.ev(q.busy, "busy workers"));
   h.summary = "the queue backs up while the workers are busy: " + gap_text;
-  h.why_not = raw <= 0 ? "the queue did not grow while workers were busy (depth " + number(db) + " -> " + number(di) +
-                             ")"
-                       : "";
+  h.why_not = none_live  ? "no live worker at the window's end: the queue grows because nothing consumes it"
+              : raw <= 0 ? "the queue did not grow while workers were busy (depth " + number(db) + " -> " + number(di) +
+                               ")"
+                         : "";
   if (server_cause && server_part >= 0.5 && raw > 0) {
     // Say so on the server's cause: the queue wait is what users feel of it first.
     const std::string cause(to_string(server_cause->cause));

@@ -708,6 +708,24 @@ TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
   EXPECT_NE(i.headline.find("jobs wait in the queue"), std::string::npos) << i.headline;
   EXPECT_NE(i.findings.front().summary.find("none busy"), std::string::npos) << i.findings.front().summary;
 
+  // Stopped moments before the window's end (an alert that fired within seconds): most of the
+  // window's last quarter still consumed, so only the workers' state tells; a backlog "while the
+  // workers are busy" would contradict it, even when the queue had been growing before.
+  Snapshot recent = queued();
+  recent.signals["queue_depth"].incident = line(1, 40);  // already behind before they stopped
+  recent.signals["queue_oldest_age"].incident = line(0.4, 30, 0.9);
+  recent.signals["queue_jobs_finished"].incident = rate(5, 300, 0.92);
+  recent.signals["queue_in_progress"].incident = line(1.5, 0, 0.9);
+  recent.signals["queue_workers_busy"].incident = line(2, 0, 0.9);
+  recent.signals["queue_workers_busy"].baseline = line(2, 2);
+  recent.signals["queue_workers_idle"].baseline = line(0, 0);
+  recent.signals["queue_workers_idle"].incident = line(0, 0);
+  recent.signals["running"].incident = line(2, 0, 0.9);
+  Diagnosis r = run(recent);
+  ASSERT_EQ(r.verdict, "degraded") << to_text(r);
+  EXPECT_EQ(r.findings.front().cause, "workers_down") << to_text(r);
+  EXPECT_FALSE(reports(r, "queue_backlog")) << to_text(r);
+
   // SIGKILLed mid-job: RQ still lists them busy with their jobs in progress for up to 90 s, but
   // nothing ends for far longer than a job runs.
   Snapshot killed = late;
