@@ -44,9 +44,19 @@ json panel_json(const PanelSpec& p) {
   return j;
 }
 
-json rows_json() {
-  json rows = json::array();
+// shown_rows is the page's rows: the Queue row only when up has a queue target.
+std::vector<const RowSpec*> shown_rows(bool queue_targets) {
+  std::vector<const RowSpec*> out;
   for (const RowSpec& row : dashboard_rows()) {
+    if (!row.queue_targets_only || queue_targets) out.push_back(&row);
+  }
+  return out;
+}
+
+json rows_json(bool queue_targets) {
+  json rows = json::array();
+  for (const RowSpec* shown : shown_rows(queue_targets)) {
+    const RowSpec& row = *shown;
     json panels = json::array();
     for (const PanelSpec& p : row.panels) panels.push_back(panel_json(p));
     rows.push_back({{"id", row.id}, {"title", row.title}, {"panels", panels}});
@@ -54,13 +64,16 @@ json rows_json() {
   return rows;
 }
 
-json targets_json(const Targets& targets, const std::map<std::string, std::string>& notes) {
+json targets_json(const Targets& targets, const std::map<std::string, std::string>& notes,
+                  const std::vector<std::string>& queue_jobs) {
   json out = json::array();
   for (const auto& job : targets.jobs) {
     const auto note = notes.find(job.job);
+    const bool queue = std::find(queue_jobs.begin(), queue_jobs.end(), job.job) != queue_jobs.end();
     out.push_back({{"id", job.job},
                    {"job", job.job},
-                   {"dialect", job.dialect ? std::string(dialect::to_string(*job.dialect)) : std::string("unknown")},
+                   {"dialect", job.dialect ? std::string(dialect::to_string(*job.dialect))
+                                           : std::string(queue ? "redis" : "unknown")},
                    {"instances", job.instances},
                    {"up", job.instances > 0 && job.instances_up == job.instances},
                    {"models", job.models},
@@ -99,6 +112,10 @@ std::string empty_reason(const PanelQuery& q, const Presence& presence, const st
                " (renamed: upgrade the server or its dashboards)";
       }
     }
+    if (q.dialect_title == queue_table().title) {
+      return "metric " + metric + " not found on any target (a queue system that cannot tell it has no such "
+             "series: `inferscope up --status` says why, per queue)";
+    }
     return "metric " + metric + " not found on any target";
   }
   if (restricted_to_job && !it->second.count(job)) {
@@ -112,7 +129,7 @@ std::string empty_reason(const PanelQuery& q, const Presence& presence, const st
     }
   }
   return "metric " + metric + " is exposed but had no observations in the last " + range_name(range_s) +
-         " (no finished requests?)";
+         (q.dialect_title == queue_table().title ? " (no job seen starting?)" : " (no finished requests?)");
 }
 
 struct SeriesOut {
@@ -169,12 +186,13 @@ std::string DashboardData::meta_json() {
   }
   json ranges = json::array();
   for (const auto& [name, s] : kRanges) ranges.push_back(name);
-  json out = {{"schema_version", 1}, {"ranges", ranges}, {"default_range", "1h"}, {"rows", rows_json()},
+  json out = {{"schema_version", 1}, {"ranges", ranges}, {"default_range", "1h"}, {"rows", rows_json(!options_.queue_jobs.empty())},
               {"prometheus_url", options_.prometheus_url}};
   auto targets = targets_at(t);
   if (targets) {
-    out["targets"] = targets_json(*targets, options_.target_notes ? options_.target_notes()
-                                                                  : std::map<std::string, std::string>());
+    out["targets"] = targets_json(*targets,
+                                  options_.target_notes ? options_.target_notes() : std::map<std::string, std::string>(),
+                                  options_.queue_jobs);
     out["models"] = targets->models;
     const JobInfo* def = default_job(*targets);
     out["default_target"] = def ? def->job : "";
@@ -229,8 +247,8 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   if (!targets) {
     const std::string reason = "cannot query Prometheus at " + options_.prometheus_url + ": " + targets.error().message;
     out["prometheus"] = {{"reachable", false}, {"error", targets.error().message}};
-    for (const RowSpec& row : dashboard_rows()) {
-      for (const PanelSpec& p : row.panels) {
+    for (const RowSpec* row : shown_rows(!options_.queue_jobs.empty())) {
+      for (const PanelSpec& p : row->panels) {
         if (p.kind != PanelKind::kFindings) panels[std::string(p.id)] = {{"status", "unreachable"}, {"reason", reason}};
       }
     }
@@ -242,6 +260,8 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   // Which job and dialect the selected-target panels read.
   Selection selection;
   selection.model = std::string(model);
+  selection.queue_jobs = options_.queue_jobs;
+  const std::vector<const RowSpec*> rows = shown_rows(!options_.queue_jobs.empty());
   selection.window = seconds_text(std::max({2 * step, 4 * options_.scrape_interval_s, 30.0}));
   std::string selection_problem;
   const JobInfo* job = target.empty() ? default_job(*targets) : find_job(*targets, target);
@@ -271,8 +291,8 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   std::vector<promapi::QueryRequest> requests;
   std::vector<Pending> pending;
   std::map<std::string, std::vector<std::string>> missing_by_panel;
-  for (const RowSpec& row : dashboard_rows()) {
-    for (const PanelSpec& p : row.panels) {
+  for (const RowSpec* row : rows) {
+    for (const PanelSpec& p : row->panels) {
       for (PanelQuery& q : build_panel_queries(p, selection)) {
         const bool selected_source = std::any_of(p.series.begin(), p.series.end(), [](const SeriesSpec& s) {
           return s.source == Source::kSelected;
@@ -317,12 +337,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     for (const auto& s : r->series) {
       SeriesOut so;
       so.right = item.query.right_axis;
-      so.label = item.query.label;
-      if (!item.query.split_label.empty()) {
-        auto l = s.labels.find(item.query.split_label);
-        const std::string value = l == s.labels.end() ? "" : l->second;
-        so.label = so.label.empty() ? value : so.label + " " + value;
-      }
+      so.label = series_label(item.query, s.labels);
       so.values.assign(points, std::nan(""));
       bool series_value = false;
       for (const auto& pt : s.points) {
@@ -386,8 +401,8 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     for (std::size_t i = 0; i < points; ++i) g[i] = start + static_cast<double>(i) * step;
     return g;
   }();
-  for (const RowSpec& row : dashboard_rows()) {
-    for (const PanelSpec& p : row.panels) {
+  for (const RowSpec* row : rows) {
+    for (const PanelSpec& p : row->panels) {
       if (p.kind != PanelKind::kTimeseries && p.kind != PanelKind::kStacked) continue;
       const std::string id(p.id);
       std::vector<std::string> notes = missing_by_panel[id];

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dashboard/target_discovery.h"
 #include "dialect/custom_dialect.h"
@@ -39,6 +40,9 @@ struct DashboardOptions {
   // custom_targets: job -> the role mapping of a `kind: custom` target in up's config; its panels
   // read the mapped names (Prometheus alone cannot tell what a hand-made name means).
   std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> custom_targets = {};
+  // queue_jobs: the jobs of up's queue (redis) targets. The Queue row is shown only when there is
+  // one, and reads these jobs' series (docs/queues.md).
+  std::vector<std::string> queue_jobs = {};
 };
 
 // time_range_seconds maps a range name of the page ("15m", "1h", "3h", "6h", "12h", "24h", "2d",
@@ -56,7 +60,7 @@ class DashboardData {
   static Result<std::unique_ptr<DashboardData>> create(DashboardOptions options);
 
   // meta_json answers GET /api/dashboard/meta: schema_version, ranges, default_range, rows with
-  // their panels, targets (job, dialect, instances up, note from target_notes) and models. Prometheus being unreachable is
+  // their panels (the Queue row only with queue_jobs), targets (job, dialect, instances up, note from target_notes) and models. Prometheus being unreachable is
   // reported inside ("prometheus": {"reachable": false, "error": ...}), never as an HTTP error.
   std::string meta_json();
 

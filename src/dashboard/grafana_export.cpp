@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -49,10 +50,9 @@ Selection grafana_selection(DialectId id) {
   return s;
 }
 
-// presence_metric is the series the $job variable lists jobs from: the dialect's first
-// always-present binding (a lazy one would hide idle targets).
-std::string presence_metric(DialectId id) {
-  const auto& d = dialect::dialect(id);
+// presence_metric is the series a job variable lists jobs from: the table's first always-present
+// binding (a lazy one would hide idle targets).
+std::string presence_metric(const dialect::Dialect& d) {
   for (const auto& b : d.bindings) {
     if (b.presence == dialect::Presence::kAlways) return dialect::presence_series(b.kind, b.metric);
   }
@@ -72,8 +72,10 @@ json timeseries_panel(const PanelSpec& p, DialectId id, json grid) {
       missing.push_back(q.missing);
       continue;
     }
-    std::string legend = q.label;
-    if (!q.split_label.empty()) legend += (legend.empty() ? "" : " ") + ("{{" + q.split_label + "}}");
+    std::map<std::string, std::string> placeholders;  // label -> {{label}}: Grafana fills in each series' value
+    if (!q.split_label.empty()) placeholders[q.split_label] = "{{" + q.split_label + "}}";
+    for (const std::string& shown : q.shown_labels) placeholders[shown] = "{{" + shown + "}}";
+    const std::string legend = series_label(q, placeholders);
     targets.push_back({{"refId", ref_id(targets.size())}, {"datasource", kDatasource}, {"expr", *q.expr},
                        {"legendFormat", legend}, {"range", true}});
   }
@@ -129,23 +131,24 @@ json stage_table_panel(DialectId id, std::string title, std::string window, std:
   return panel;
 }
 
-json variables(DialectId id) {
+json query_variable(std::string name, std::string query) {
+  return {{"type", "query"}, {"name", name}, {"label", name}, {"datasource", kDatasource},
+          {"query", {{"query", query}, {"refId", "PrometheusVariableQueryEditor-VariableQuery"}}},
+          {"definition", query}, {"refresh", 2}, {"includeAll", true}, {"multi", true},
+          {"allValue", ".*"}, {"sort", 1}, {"hide", 0}, {"current", json::object()}, {"options", json::array()}};
+}
+
+json variables(DialectId id, bool queue_row) {
   json list = json::array();
   list.push_back({{"type", "datasource"}, {"name", "datasource"}, {"label", "Prometheus"}, {"query", "prometheus"},
                   {"hide", 0}, {"refresh", 1}, {"regex", ""}, {"current", json::object()}, {"options", json::array()}});
-  const std::string job_query = "label_values(" + presence_metric(id) + ", job)";
-  list.push_back({{"type", "query"}, {"name", "job"}, {"label", "job"}, {"datasource", kDatasource},
-                  {"query", {{"query", job_query}, {"refId", "PrometheusVariableQueryEditor-VariableQuery"}}},
-                  {"definition", job_query}, {"refresh", 2}, {"includeAll", true}, {"multi", true},
-                  {"allValue", ".*"}, {"sort", 1}, {"hide", 0}, {"current", json::object()}, {"options", json::array()}});
   const auto& d = dialect::dialect(id);
+  list.push_back(query_variable("job", "label_values(" + presence_metric(d) + ", job)"));
   if (!d.model_label.empty()) {
-    const std::string model_query = "label_values(" + presence_metric(id) + R"({job=~"$job"}, )" + std::string(d.model_label) + ")";
-    list.push_back({{"type", "query"}, {"name", "model"}, {"label", "model"}, {"datasource", kDatasource},
-                    {"query", {{"query", model_query}, {"refId", "PrometheusVariableQueryEditor-VariableQuery"}}},
-                    {"definition", model_query}, {"refresh", 2}, {"includeAll", true}, {"multi", true},
-                    {"allValue", ".*"}, {"sort", 1}, {"hide", 0}, {"current", json::object()}, {"options", json::array()}});
+    list.push_back(query_variable(
+        "model", "label_values(" + presence_metric(d) + R"({job=~"$job"}, )" + std::string(d.model_label) + ")"));
   }
+  if (queue_row) list.push_back(query_variable("queue_job", "label_values(" + presence_metric(queue_table()) + ", job)"));
   return list;
 }
 
@@ -159,12 +162,13 @@ std::vector<DialectId> grafana_dialects() {
   return out;
 }
 
-std::string grafana_dashboard_json(DialectId id) {
+std::string grafana_dashboard_json(DialectId id, bool queue_row) {
   const auto& d = dialect::dialect(id);
   json panels = json::array();
   int y = 0;
   int next_id = 1;
   for (const RowSpec& row : dashboard_rows()) {
+    if (row.queue_targets_only && !queue_row) continue;
     panels.push_back({{"type", "row"}, {"title", row.title}, {"collapsed", false}, {"id", next_id++},
                       {"gridPos", {{"x", 0}, {"y", y}, {"w", kGridWidth}, {"h", 1}}}, {"panels", json::array()}});
     y += 1;
@@ -228,7 +232,7 @@ std::string grafana_dashboard_json(DialectId id) {
       {"refresh", "30s"},
       {"time", {{"from", "now-1h"}, {"to", "now"}}},
       {"timepicker", {{"refresh_intervals", json::array({"10s", "30s", "1m", "5m"})}}},
-      {"templating", {{"list", variables(id)}}},
+      {"templating", {{"list", variables(id, queue_row)}}},
       {"annotations", {{"list", json::array()}}},
       {"links", json::array()},
       {"panels", panels},
@@ -275,7 +279,7 @@ Result<std::vector<std::string>> write_grafana_export(const GrafanaExportOptions
     return {};
   };
   for (DialectId id : grafana_dialects()) {
-    auto r = write(dashboards / ("inferscope-" + std::string(dialect::to_string(id)) + ".json"), grafana_dashboard_json(id));
+    auto r = write(dashboards / ("inferscope-" + std::string(dialect::to_string(id)) + ".json"), grafana_dashboard_json(id, options.queue_row));
     if (!r) return r.error();
   }
   const json path_text = dashboards.string();  // JSON string quoting is valid YAML

@@ -4,7 +4,7 @@
 // the provisioning YAML that loads them: `inferscope up --export-grafana DIR`.
 // Example: auto files = write_grafana_export({.directory = "out", .prometheus_url = "http://127.0.0.1:9090"});
 // Thread-safe (no shared state). The dashboards use template variables $datasource, $job, $model
-// and Grafana's $__rate_interval; grafana_expressions() lists every PromQL expression in one.
+// ($queue_job with the Queue row) and Grafana's $__rate_interval; grafana_expressions() lists every PromQL expression in one.
 #pragma once
 
 #include <string>
@@ -19,7 +19,9 @@ namespace inferscope::dashboard {
 std::vector<dialect::DialectId> grafana_dialects();
 
 // grafana_dashboard_json returns the dashboard model (schemaVersion 39) for `id` as JSON text.
-std::string grafana_dashboard_json(dialect::DialectId id);
+// With `queue_row`, it also has the Queue row of up's page (the job queue in front of the server:
+// variable $queue_job lists the jobs exposing up's queue series).
+std::string grafana_dashboard_json(dialect::DialectId id, bool queue_row = false);
 
 // grafana_expressions returns every PromQL expression of a dashboard model (panels' targets and
 // query variables), template variables still in place.
@@ -29,6 +31,7 @@ std::vector<std::string> grafana_expressions(const std::string& dashboard_json);
 struct GrafanaExportOptions {
   std::string directory;
   std::string prometheus_url = "http://127.0.0.1:9090";
+  bool queue_row = false;  // up has a queue (redis) target: the dashboards get the Queue row
 };
 
 // write_grafana_export writes DIR/dashboards/inferscope-<dialect>.json for every grafana_dialects()

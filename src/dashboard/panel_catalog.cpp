@@ -1,6 +1,8 @@
 // The rows of issue 11, top to bottom: overview, where the time goes, first token and decode,
 // request mix, queue and capacity (each with e2e p99 on the right axis: "p99 up with the queue up"
-// and "p99 up with the queue flat" mean different things), GPU, host, alerts, doctor.
+// and "p99 up with the queue flat" mean different things), the job queue in front of the server
+// (issue 17: only with a queue target; depth beside e2e p99 tells queueing from slowness, the GPU
+// beside the workers tells "workers down" from "server saturated"), GPU, host, alerts, doctor.
 #include "dashboard/panel_catalog.h"
 
 namespace inferscope::dashboard {
@@ -77,6 +79,19 @@ constexpr SeriesSpec kHostMemory[] = {
     {"total", Role::kHostMemoryTotal, S::kValue, Source::kHost, false, "instance"},
 };
 constexpr SeriesSpec kStageTable[] = {{"", Role::kStage, S::kP95}};
+// The job queue in front of the server (up's redis targets), per queue with its system and job.
+constexpr std::array<std::string_view, 2> kQueueShown = {"system", "job"};
+constexpr SeriesSpec kJobQueueDepth[] = {
+    {"depth", Role::kQueueDepth, S::kValue, Source::kQueue, false, "queue", kQueueShown},
+    {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
+};
+constexpr SeriesSpec kJobQueueAgeWait[] = {
+    {"oldest age", Role::kQueueOldestAge, S::kValue, Source::kQueue, false, "queue", kQueueShown},
+    {"wait p95", Role::kQueueWait, S::kP95, Source::kQueue, false, "queue", kQueueShown},
+};
+constexpr SeriesSpec kJobQueueWorkers[] = {
+    {"", Role::kQueueWorkers, S::kValue, Source::kQueue, false, "state", kQueueShown},
+};
 
 constexpr PanelSpec kOverview[] = {
     {"request_rate", "Request rate", PanelKind::kTimeseries, "req/s", "", "finished requests and server-side errors per second", kRequestRate},
@@ -116,6 +131,17 @@ constexpr PanelSpec kHost[] = {
     {"host_cpu", "Host CPU busy", PanelKind::kTimeseries, "ratio", "", "all cores, from node-exporter", kHostCpu},
     {"host_memory", "Host memory", PanelKind::kTimeseries, "bytes", "", "MemTotal - MemAvailable", kHostMemory},
 };
+constexpr PanelSpec kJobQueue[] = {
+    {"jobqueue_depth", "Queue depth vs e2e p99", PanelKind::kTimeseries, "jobs", "s",
+     "jobs waiting per queue, and the served model's e2e p99: depth up with p99 flat is queueing, both up is "
+     "a slower server", kJobQueueDepth},
+    {"jobqueue_wait", "Oldest job age and wait p95", PanelKind::kTimeseries, "s", "",
+     "age of the oldest waiting job; enqueue to start, p95 of the jobs seen starting", kJobQueueAgeWait},
+    {"jobqueue_workers", "Workers by state", PanelKind::kTimeseries, "workers", "",
+     "busy, idle and stale workers per queue system", kJobQueueWorkers},
+    {"jobqueue_gpu", "Model server GPU utilization", PanelKind::kTimeseries, "ratio", "",
+     "idle GPUs beside waiting jobs: the workers are not calling the server", kGpuUtil},
+};
 constexpr PanelSpec kAlertsRow[] = {
     {"alerts", "Firing alerts", PanelKind::kAlerts, "", "", "", {}},
 };
@@ -129,6 +155,7 @@ constexpr RowSpec kRows[] = {
     {"first_token", "First token and decode", kFirstToken},
     {"mix", "Request mix", kRequestMix},
     {"capacity", "Queue and capacity", kQueueCapacity},
+    {"jobqueue", "Queue", kJobQueue, true},
     {"gpu", "GPU", kGpu},
     {"host", "Host", kHost},
     {"alerts", "Alerts", kAlertsRow},

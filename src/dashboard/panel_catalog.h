@@ -6,6 +6,7 @@
 // Thread-safe: immutable static data.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -42,6 +43,7 @@ enum class Source : std::uint8_t {
   kGateway,   // every inferscope gateway (dialect kGateway), restricted to the model
   kGpu,       // every GPU exporter (dialect kDcgm): simulated or real
   kHost,      // every node-exporter (dialect kNode)
+  kQueue,     // every queue target of up (its Redis queue collector: dialect::queue_bindings())
 };
 
 // SeriesSpec is one line of a panel.
@@ -52,6 +54,8 @@ struct SeriesSpec {
   Source source = Source::kSelected;
   bool right_axis = false;  // drawn against the panel's right axis (its right_unit)
   std::string_view by = {}; // one label to split by (gpu, instance), or empty for one series
+  // labels kept beside `by` and shown after its value ("default (rq, jobs)"): system and job of a queue
+  std::array<std::string_view, 2> shown = {};
 };
 
 // PanelSpec is one chart, table or list.
@@ -71,6 +75,7 @@ struct RowSpec {
   std::string_view id;
   std::string_view title;
   std::span<const PanelSpec> panels;
+  bool queue_targets_only = false;  // shown only when up has a queue (redis) target
 };
 
 // dashboard_rows returns every row in page order. Never fails.

@@ -50,7 +50,34 @@ dialect::QueryScope scope_for(const SeriesSpec& spec, const Selection& selection
   scope.matchers = selection_matchers(spec.source, selection);
   scope.window = selection.window;
   if (!spec.by.empty()) scope.by.emplace_back(spec.by);
+  for (std::string_view shown : spec.shown) {
+    if (!shown.empty()) scope.by.emplace_back(shown);
+  }
   return scope;
+}
+
+// regex_alternation matches exactly one of `names` (regex metacharacters escaped), for `job=~`.
+std::string regex_alternation(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    if (!out.empty()) out += '|';
+    for (char c : name) {
+      if (std::string_view(".+*?()[]{}|^$\\").find(c) != std::string_view::npos) out += '\\';
+      out += c;
+    }
+  }
+  return out;
+}
+
+DialectId dialect_of(Source source, const Selection& selection) noexcept {
+  switch (source) {
+    case Source::kSelected: return selection.dialect;
+    case Source::kGateway: return DialectId::kGateway;
+    case Source::kGpu: return DialectId::kDcgm;
+    case Source::kHost: return DialectId::kNode;
+    case Source::kQueue: break;  // no server dialect: table_of answers queue_table()
+  }
+  return selection.dialect;
 }
 
 void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::vector<PanelQuery>& out) {
@@ -91,19 +118,37 @@ void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::ve
 
 }  // namespace
 
-DialectId dialect_of(Source source, const Selection& selection) noexcept {
-  switch (source) {
-    case Source::kSelected: return selection.dialect;
-    case Source::kGateway: return DialectId::kGateway;
-    case Source::kGpu: return DialectId::kDcgm;
-    case Source::kHost: return DialectId::kNode;
-  }
-  return selection.dialect;
+const dialect::Dialect& queue_table() noexcept {
+  static const dialect::Dialect table{.id = DialectId::kCustom,
+                                      .title = "inferscope up's Redis queue collector",
+                                      .bindings = dialect::queue_bindings(),
+                                      .note = "a redis target of up (docs/queues.md); a quantity its queue system "
+                                              "cannot tell has no series"};
+  return table;
 }
 
 const dialect::Dialect& table_of(Source source, const Selection& selection) noexcept {
   if (source == Source::kSelected && selection.custom) return selection.custom->table();
+  if (source == Source::kQueue) return queue_table();
   return dialect::dialect(dialect_of(source, selection));
+}
+
+std::string series_label(const PanelQuery& query, const std::map<std::string, std::string>& labels) {
+  auto value_of = [&labels](const std::string& name) {
+    const auto it = labels.find(name);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  std::string text = query.label;
+  if (!query.split_label.empty()) {
+    const std::string value = value_of(query.split_label);
+    text = text.empty() ? value : text + " " + value;
+  }
+  std::string shown;
+  for (const std::string& name : query.shown_labels) {
+    const std::string value = value_of(name);
+    if (!value.empty()) shown += (shown.empty() ? "" : ", ") + value;
+  }
+  return shown.empty() ? text : text + " (" + shown + ")";
 }
 
 std::string selection_matchers(Source source, const Selection& selection) {
@@ -112,6 +157,11 @@ std::string selection_matchers(Source source, const Selection& selection) {
     if (!out.empty()) out += ',';
     out += std::string(name) + "=" + dialect::promql_string(value);
   };
+  if (source == Source::kQueue) {
+    if (selection.grafana) return R"(job=~"$queue_job")";
+    if (selection.queue_jobs.empty()) return out;
+    return "job=~" + dialect::promql_string(regex_alternation(selection.queue_jobs));
+  }
   const auto& d = table_of(source, selection);
   if (selection.grafana) {
     if (source == Source::kSelected) out = R"(job=~"$job")";
@@ -141,6 +191,9 @@ std::vector<PanelQuery> build_panel_queries(const PanelSpec& panel, const Select
     PanelQuery q;
     q.label = std::string(spec.label);
     q.split_label = std::string(spec.by);
+    for (std::string_view shown : spec.shown) {
+      if (!shown.empty()) q.shown_labels.emplace_back(shown);
+    }
     q.right_axis = spec.right_axis;
     q.dialect_title = std::string(table.title);
     const dialect::QueryScope scope = scope_for(spec, selection);

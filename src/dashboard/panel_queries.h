@@ -7,8 +7,8 @@
 // and a `missing` reason naming the dialect, never a guessed substitute.
 #pragma once
 
+#include <map>
 #include <memory>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,8 +26,10 @@ struct Selection {
   std::string job = {};       // selected target's job label; empty = every target of the dialect
   std::string model = {};     // model label value; empty = every model
   std::string window = "5m";  // rate() range
-  // grafana: match job and model with Grafana template variables (job=~"$job", model=~"$model")
-  // instead of the values above; `window` is then typically "$__rate_interval".
+  std::vector<std::string> queue_jobs = {};  // Source::kQueue reads these jobs (up's redis targets)
+  // grafana: match job and model with Grafana template variables (job=~"$job", model=~"$model",
+  // queue series job=~"$queue_job") instead of the values above; `window` is then typically
+  // "$__rate_interval".
   bool grafana = false;
 };
 
@@ -35,6 +37,7 @@ struct Selection {
 struct PanelQuery {
   std::string label;                // legend text; split series append the label value
   std::string split_label;          // the label splitting the result into series, or empty
+  std::vector<std::string> shown_labels;  // kept beside split_label, shown after its value in parentheses
   bool right_axis = false;
   std::optional<std::string> expr;  // absent: the dialect has no metric for this role
   std::string missing;              // why `expr` is absent ("vLLM V1 exposes no GPU metrics ...")
@@ -67,14 +70,20 @@ StageTable build_stage_table_queries(const Selection& selection, std::string_vie
 
 
 // selection_matchers returns the matchers (without braces) restricting a query of `source` to the
-// selection: job and model for the selected dialect, model for gateways, nothing for GPU/host.
+// selection: job and model for the selected dialect, model for gateways, the queue jobs for queue
+// series, nothing for GPU/host.
 std::string selection_matchers(Source source, const Selection& selection);
 
-// dialect_of returns the dialect a series of `source` reads for `selection`.
-dialect::DialectId dialect_of(Source source, const Selection& selection) noexcept;
-
 // table_of returns the table a series of `source` reads: the custom mapping for a custom
-// selected target, else dialect(dialect_of(source, selection)).
+// selected target, queue_table() for kQueue, else the dialect of the source (the selected one,
+// gateway, dcgm-exporter, node-exporter).
 const dialect::Dialect& table_of(Source source, const Selection& selection) noexcept;
+
+// queue_table is up's Redis queue collector as a table (dialect::queue_bindings(), no model label).
+const dialect::Dialect& queue_table() noexcept;
+
+// series_label returns the legend text of one series of `query` with `labels`: the query's label,
+// then the split label's value, then the shown labels' values in parentheses ("depth default (rq, jobs)").
+std::string series_label(const PanelQuery& query, const std::map<std::string, std::string>& labels);
 
 }  // namespace inferscope::dashboard

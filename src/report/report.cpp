@@ -102,6 +102,12 @@ std::vector<Point> to_points(const std::map<double, double>& m) {
   return out;
 }
 
+const MetricBinding* queue_binding(Role role) {
+  for (const MetricBinding& b : dialect::queue_bindings())
+    if (b.role == role) return &b;
+  return nullptr;
+}
+
 }  // namespace
 
 Result<Report> build_report(const ReportRequest& request) {
@@ -295,6 +301,45 @@ Result<Report> build_report(const ReportRequest& request) {
     }
   }
 
+  // Job queues (up's redis targets, one job each): per queue the peak depth (the most waiting at
+  // any sample: max per chart step, then the step holding the peak) and the wait p95 of the jobs
+  // that started in the period.
+  std::map<std::tuple<std::string, std::string, std::string>, QueueReport> queues;
+  auto queue_of = [&queues](const promapi::Labels& labels) -> QueueReport& {
+    QueueReport& q = queues[{label(labels, "job"), label(labels, "queue"), label(labels, "system")}];
+    q.job = label(labels, "job");
+    q.queue = label(labels, "queue");
+    q.system = label(labels, "system");
+    return q;
+  };
+  const std::vector<std::string> queue_by = {"job", "queue", "system"};
+  for (int which = 0; which < 2; ++which) {
+    const double end = which == 0 ? rep.until : rep.since;
+    const double start = which == 0 ? rep.since : rep.previous_since;
+    auto figures = [which](QueueReport& q) -> QueueFigures& { return which == 0 ? q.current : q.previous; };
+    if (const MetricBinding* depth = queue_binding(Role::kQueueDepth))
+      if (auto v = dialect::value_expr(*depth, QueryScope{*inner, queue_by, short_window})) {
+        plan.add_range("max_over_time((" + *v + ")[" + seconds_text(step) + ":])", std::min(start + step, end), end, step,
+                       [&queue_of, figures](const promapi::QueryResult& r) {
+                         for (const auto& s : r.series) {
+                           QueueFigures& f = figures(queue_of(s.labels));
+                           for (const auto& p : s.points)
+                             if (std::isfinite(p.value) && (!f.peak_depth || p.value > *f.peak_depth)) {
+                               f.peak_depth = p.value;
+                               f.peak_depth_at = p.time;
+                             }
+                         }
+                       });
+      }
+    if (const MetricBinding* wait = queue_binding(Role::kQueueWait))
+      if (auto e = dialect::quantile_expr(*wait, 0.95, QueryScope{*inner, queue_by, seconds_text(length)}))
+        plan.add(*e, end, [&queue_of, figures](const promapi::QueryResult& r) {
+          for (const auto& s : r.series)
+            if (!s.points.empty() && std::isfinite(s.points.back().value))
+              figures(queue_of(s.labels)).wait_p95 = s.points.back().value;
+        });
+  }
+
   // 3. Run it.
   auto answers = client->query_all(plan.requests);
   rep.queries += static_cast<int>(plan.requests.size());
@@ -314,6 +359,7 @@ Result<Report> build_report(const ReportRequest& request) {
   if (failed > failures.size()) rep.notes.push_back(std::to_string(failed - failures.size()) + " more queries failed");
 
   for (auto& [key, g] : groups) rep.groups.push_back(std::move(g));
+  for (auto& [key, q] : queues) rep.queues.push_back(std::move(q));
   rep.rate = to_points(rate_chart);
   for (auto& g : rep.groups)
     for (PeriodFigures* f : {&g.current, &g.previous})

@@ -2,7 +2,8 @@
 // `inferscope report` as a library: build_report gathers, over the Prometheus HTTP API (the one
 // promapi client, queries built from the dialect table), the figures of a period [since, until)
 // and of the period of equal length before it: per model (and job) p50/p95/p99 of e2e, TTFT and
-// TPOT, request volume, peak request rate, error ratio, token throughput, GPU utilization; the
+// TPOT, request volume, peak request rate, error ratio, token throughput, GPU utilization; per job
+// queue (up's redis targets) the peak depth and the wait p95; the
 // alerts the relay stored as fired; the doctor's findings for the worst hour; and an hour-of-day
 // profile saying when capacity can shrink or must grow. Renderers give Markdown (chat-sized),
 // one self-contained HTML file (inline CSS + SVG, no URL fetched at view time) and JSON.
@@ -62,6 +63,20 @@ struct GroupReport {
   PeriodFigures current, previous;
 };
 
+// QueueFigures are one job queue's figures over one period (up's queue collector, docs/queues.md).
+struct QueueFigures {
+  Value peak_depth;          // most jobs waiting at once (the collector's samples)
+  double peak_depth_at = 0;  // Unix seconds, end of the chart step that held the peak (0 when unknown)
+  Value wait_p95;            // enqueue -> start, seconds; nullopt: no job seen starting, or the
+                             // queue system cannot tell (Celery, plain lists)
+};
+
+// QueueReport is one queue of a queue target: its figures in the period and the period before.
+struct QueueReport {
+  std::string job, queue, system;  // job: the redis target's name
+  QueueFigures current, previous;
+};
+
 // Point is one sample of a chart series; series skip missing samples (gaps are drawn as gaps).
 struct Point {
   double t = 0;
@@ -116,6 +131,7 @@ struct Report {
   double previous_since = 0;     // the period before: [previous_since, since)
   std::string dialects;          // detected, "+"-joined
   std::vector<GroupReport> groups;
+  std::vector<QueueReport> queues;  // job queues in front of the servers (none: no queue target)
   double chart_step_s = 0;
   std::vector<Point> rate, p95_e2e, p99_e2e;  // over the period, all groups together
   HourProfile hours;

@@ -109,6 +109,24 @@ std::vector<std::string> latency_notes(const GroupReport& g) {
   return out;
 }
 
+// The job queues' table: one row per queue, this period and the one before.
+std::string depth_text(const Value& v) { return v ? common::format_printf("%.0f", std::round(*v)) : kNoData; }
+std::string peak_depth(const QueueFigures& f) {
+  if (!f.peak_depth) return kNoData;
+  return depth_text(f.peak_depth) + (f.peak_depth_at > 0 ? " at " + utc(f.peak_depth_at, "%m-%d %H:%M") : "");
+}
+struct QueueRow {
+  std::string queue, system, job, peak, peak_before, wait, wait_before;
+};
+std::vector<QueueRow> queue_rows(const Report& r) {
+  std::vector<QueueRow> out;
+  for (const auto& q : r.queues)
+    out.push_back({q.queue, q.system, q.job, peak_depth(q.current), peak_depth(q.previous), seconds(q.current.wait_p95),
+                   seconds(q.previous.wait_p95)});
+  return out;
+}
+constexpr const char* kQueueColumns[] = {"queue", "system", "job", "peak depth", "previous", "wait p95", "previous"};
+
 std::string alert_label(const relay::FiredAlert& a, const char* name) {
   auto it = a.labels.find(name);
   return it == a.labels.end() ? "" : it->second;
@@ -276,6 +294,15 @@ std::string render_markdown(const Report& r) {
            " | " + ratio_pct(g.previous.gpu_util_mean) + " | " + ratio_pct(g.previous.gpu_util_max) + " |\n";
     }
   if (gpu) o += "\n";
+  if (!r.queues.empty()) {
+    o += "### Job queues\n\n|";
+    for (const char* c : kQueueColumns) o += std::string(" ") + c + " |";
+    o += "\n|---|---|---|---|---|---|---|\n";
+    for (const auto& q : queue_rows(r))
+      o += "| " + md(q.queue) + " | " + md(q.system) + " | " + md(q.job) + " | " + q.peak + " | " + q.peak_before +
+           " | " + q.wait + " | " + q.wait_before + " |\n";
+    o += "\n";
+  }
 
   o += "### Alerts that fired\n\n";
   if (!r.alerts.available) o += md(r.alerts.note) + "\n\n";
@@ -377,6 +404,17 @@ std::string render_chat(const Report& r) {
       o += chat_item("GPU util mean", ratio_pct(c.gpu_util_mean), ratio_pct(p.gpu_util_mean), "");
     o += "\n";
   }
+  if (!r.queues.empty()) {
+    o += "Job queues\n\n";
+    for (const auto& q : r.queues) {
+      o += chat_item("queue " + chat_safe(q.queue) + " (" + chat_safe(q.system) + ") peak depth",
+                     depth_text(q.current.peak_depth), depth_text(q.previous.peak_depth),
+                     change(q.current.peak_depth, q.previous.peak_depth));
+      o += chat_item("queue " + chat_safe(q.queue) + " wait p95", seconds(q.current.wait_p95),
+                     seconds(q.previous.wait_p95), change(q.current.wait_p95, q.previous.wait_p95));
+    }
+    o += "\n";
+  }
   if (r.alerts.available) {
     std::map<std::string, int> fired;
     for (const auto& a : r.alerts.alerts) ++fired[a.alertname];
@@ -451,6 +489,15 @@ std::string render_html(const Report& r) {
            cell(ratio_pct(g.previous.gpu_util_max)) + "</tr>\n";
     }
   if (gpu) o += "</table>\n";
+  if (!r.queues.empty()) {
+    o += "<h2>Job queues</h2>\n<table><tr>";
+    for (const char* c : kQueueColumns) o += std::string("<th>") + c + "</th>";
+    o += "</tr>\n";
+    for (const auto& q : queue_rows(r))
+      o += "<tr><td>" + html(q.queue) + "</td><td>" + html(q.system) + "</td><td>" + html(q.job) + "</td>" + cell(q.peak) +
+           cell(q.peak_before) + cell(q.wait) + cell(q.wait_before) + "</tr>\n";
+    o += "</table>\n";
+  }
 
   o += "<h2>Request rate</h2>\n" + svg_lines({{"requests/s", &r.rate}}, r.since, r.until, "req/s", false);
   o += "<h2>e2e latency</h2>\n" +
@@ -530,6 +577,16 @@ std::string render_json(const Report& r) {
   for (const auto& g : r.groups)
     j["groups"].push_back({{"job", g.job}, {"model", g.model}, {"dialect", g.dialect},
                            {"current", figures_json(g.current)}, {"previous", figures_json(g.previous)}});
+  auto queue_json = [](const QueueFigures& f) {
+    return nlohmann::json{{"peak_depth", jv(f.peak_depth)},
+                          {"peak_depth_at", f.peak_depth ? nlohmann::json(doctor::format_time(f.peak_depth_at))
+                                                         : nlohmann::json(nullptr)},
+                          {"wait_p95_s", jv(f.wait_p95)}};
+  };
+  j["queues"] = nlohmann::json::array();
+  for (const auto& q : r.queues)
+    j["queues"].push_back({{"job", q.job}, {"queue", q.queue}, {"system", q.system},
+                           {"current", queue_json(q.current)}, {"previous", queue_json(q.previous)}});
   j["charts"] = {{"step_s", r.chart_step_s}, {"request_rate", points_json(r.rate)},
                  {"p95_e2e_s", points_json(r.p95_e2e)}, {"p99_e2e_s", points_json(r.p99_e2e)}};
   auto hours = nlohmann::json::array();

@@ -144,11 +144,14 @@ void run_check(const config::StackConfig& config, const UpRules& rules) {
 
 // run_export_grafana writes the Grafana dashboards (same rows as up's own page) and provisioning
 // YAML whose datasource is the Prometheus this configuration would use.
-void run_export_grafana(const UpFlags& f) {
+// With a queue (redis) target in --target or --config, the dashboards get the Queue row too.
+void run_export_grafana(const UpFlags& f, const CLI::App& cmd) {
   const std::string prometheus = !f.prometheus.empty()
                                      ? f.prometheus
                                      : "http://127.0.0.1:" + std::to_string(f.prometheus_port == 0 ? 9090 : f.prometheus_port);
-  auto files = dashboard::write_grafana_export({.directory = f.export_grafana, .prometheus_url = prometheus});
+  const bool queue_row = (!f.targets.empty() || !f.config_file.empty()) && !build_config(f, cmd).queue_targets.empty();
+  auto files = dashboard::write_grafana_export(
+      {.directory = f.export_grafana, .prometheus_url = prometheus, .queue_row = queue_row});
   if (!files) fail("cannot export Grafana dashboards to --export-grafana " + f.export_grafana + ": " + files.error().message);
   for (const std::string& path : *files) std::printf("%s\n", path.c_str());
 }
@@ -158,6 +161,13 @@ std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> custom_targ
   for (const config::TargetConfig& target : config.targets) {
     if (target.custom) out[target.name] = target.custom;
   }
+  return out;
+}
+
+// queue_jobs_of returns the Prometheus jobs of the redis targets (each is scraped as its name).
+std::vector<std::string> queue_jobs_of(const config::StackConfig& config) {
+  std::vector<std::string> out;
+  for (const config::QueueTargetConfig& target : config.queue_targets) out.push_back(target.name);
   return out;
 }
 
@@ -189,7 +199,7 @@ int wait_for_stop_signal(const sigset_t& signals) {
 
 void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
-  if (!f.export_grafana.empty()) return run_export_grafana(f);
+  if (!f.export_grafana.empty()) return run_export_grafana(f, cmd);
   config::StackConfig config = build_config(f, cmd);
   std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
   for (const config::TargetConfig& t : config.targets) {
@@ -305,7 +315,8 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                      return follower ? follower->snapshot().notes
                                                      : std::map<std::string, std::string>();
                                    },
-                                   .custom_targets = custom_targets_of(config)});
+                                   .custom_targets = custom_targets_of(config),
+                                   .queue_jobs = queue_jobs_of(config)});
   doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); }, "prometheus",
                             context.prometheus_tls(), custom_targets_of(config));  // GET /api/doctor
 

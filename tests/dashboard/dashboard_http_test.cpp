@@ -28,9 +28,10 @@ int closed_port() {
   return ntohs(addr.sin_port);
 }
 
-std::unique_ptr<DashboardData> unreachable_data() {
+std::unique_ptr<DashboardData> unreachable_data(std::vector<std::string> queue_jobs = {}) {
   auto d = DashboardData::create({.prometheus_url = "http://127.0.0.1:" + std::to_string(closed_port()),
-                                  .now = [] { return 1.7e9; }});
+                                  .now = [] { return 1.7e9; },
+                                  .queue_jobs = std::move(queue_jobs)});
   EXPECT_TRUE(d);
   return std::move(*d);
 }
@@ -80,27 +81,39 @@ TEST(DashboardHttpTest, BadRangeIs400) {
   EXPECT_NE(body["error"]["message"].get<std::string>().find("2w"), std::string::npos);
 }
 
-// Tests that with Prometheus unreachable every panel says so and why, never an empty success.
+// Tests that with Prometheus unreachable every panel says so and why, never an empty success; the
+// Queue row is there (and says so too) only when up has a queue target.
 TEST(DashboardHttpTest, UnreachablePrometheusIsReportedPerPanel) {
-  auto data = unreachable_data();
-  auto a = answer_dashboard_request(*data, "/api/dashboard/data", "range=15m");
-  ASSERT_EQ(a.status, 200) << a.body;
-  auto body = json::parse(a.body);
-  EXPECT_FALSE(body["prometheus"]["reachable"].get<bool>());
-  for (const RowSpec& row : dashboard_rows()) {
-    for (const PanelSpec& p : row.panels) {
-      if (p.kind == PanelKind::kFindings) continue;
-      const auto& panel = body["panels"][std::string(p.id)];
-      EXPECT_EQ(panel["status"], "unreachable") << p.id;
-      EXPECT_NE(panel["reason"].get<std::string>().find("cannot query Prometheus at http://127.0.0.1:"), std::string::npos)
-          << panel.dump();
+  for (const bool with_queue : {false, true}) {
+    auto data = unreachable_data(with_queue ? std::vector<std::string>{"jobs"} : std::vector<std::string>{});
+    auto a = answer_dashboard_request(*data, "/api/dashboard/data", "range=15m");
+    ASSERT_EQ(a.status, 200) << a.body;
+    auto body = json::parse(a.body);
+    EXPECT_FALSE(body["prometheus"]["reachable"].get<bool>());
+    std::size_t rows = 0;
+    for (const RowSpec& row : dashboard_rows()) {
+      const bool shown = with_queue || !row.queue_targets_only;
+      rows += shown ? 1 : 0;
+      for (const PanelSpec& p : row.panels) {
+        if (p.kind == PanelKind::kFindings) continue;
+        if (!shown) {
+          EXPECT_FALSE(body["panels"].contains(std::string(p.id))) << p.id;
+          continue;
+        }
+        const auto& panel = body["panels"][std::string(p.id)];
+        EXPECT_EQ(panel["status"], "unreachable") << p.id;
+        EXPECT_NE(panel["reason"].get<std::string>().find("cannot query Prometheus at http://127.0.0.1:"),
+                  std::string::npos)
+            << panel.dump();
+      }
     }
+    auto meta = json::parse(answer_dashboard_request(*data, "/api/dashboard/meta", "").body);
+    EXPECT_FALSE(meta["prometheus"]["reachable"].get<bool>());
+    EXPECT_EQ(meta["rows"].size(), rows);
+    EXPECT_EQ(meta["rows"].dump().find("\"jobqueue\"") != std::string::npos, with_queue) << meta["rows"].dump();
+    EXPECT_EQ(meta["ranges"].front(), "15m");
+    EXPECT_EQ(meta["ranges"].back(), "7d");
   }
-  auto meta = json::parse(answer_dashboard_request(*data, "/api/dashboard/meta", "").body);
-  EXPECT_FALSE(meta["prometheus"]["reachable"].get<bool>());
-  EXPECT_EQ(meta["rows"].size(), dashboard_rows().size());
-  EXPECT_EQ(meta["ranges"].front(), "15m");
-  EXPECT_EQ(meta["ranges"].back(), "7d");
 }
 
 // Tests that the step keeps every range at or under the point budget and never below the scrape

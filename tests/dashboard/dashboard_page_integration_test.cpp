@@ -4,10 +4,14 @@
 // serving the page, and Debian's Chromium driven by playwright-core (web/test/page_check.js).
 // Three phases: every panel draws data; a decode fault brings the firing alert and the doctor's
 // finding onto the page; Prometheus stopped (SIGSTOP) turns
-// every panel into a "Prometheus unreachable" notice. Screenshots go to the build dir.
+// every panel into a "Prometheus unreachable" notice. A second test adds a redis target with real
+// RQ workers (python3-rq) whose jobs call serve: the Queue row appears and every chart in it draws.
+// Screenshots go to the build dir.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -15,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/blocking_client.h"
+#include "queue/queue_test_support.h"
 #include "stack/cli/up_process.h"
 #include "stack/stack_test_support.h"
 
@@ -116,6 +121,86 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   auto down = run_page_check(ready->api, "nodata", (artifacts / "dashboard-prometheus-down.png").string(), true);
   ::kill(*pid, SIGCONT);
   EXPECT_TRUE(down.value("ok", false)) << down.dump(1);
+}
+
+// panel_of returns the panel `id` of a page_check verdict (null when the page has none).
+nlohmann::json panel_of(const nlohmann::json& verdict, const std::string& id) {
+  for (const auto& p : verdict.value("panels", nlohmann::json::array())) {
+    if (p.value("id", "") == id) return p;
+  }
+  return nullptr;
+}
+
+// Tests that with a redis target the page gains the Queue row and that, with a real redis-server,
+// RQ workers and jobs that call serve, every chart of it (depth beside e2e p99, oldest age and
+// wait p95, workers by state, the GPU) draws data, as every other chart of the page does.
+TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
+  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(
+      inferscope::testing::peers_installed({inferscope::testing::kNodeExporter, inferscope::testing::kChromium}));
+  namespace qt = queue::testing;
+  const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  stack::testing::TempDir dir;
+  qt::RedisServer redis;
+  ASSERT_TRUE(redis.ok()) << redis.error();
+
+  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "240"});
+  ASSERT_TRUE(serve.started()) << serve.start_error();
+  const std::string serve_url = url_of_serve(serve);
+  ASSERT_FALSE(serve_url.empty()) << serve.output();
+  qt::Worker worker("/usr/bin/rq", {"worker", "--url", redis.url(), "--path", qt::kPythonDir, "default"},
+                    "Listening on default");
+
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\ntargets:\n  - name: serve\n    url: " << serve_url << "/metrics\n"
+                        << "  - name: jobs\n    url: " << redis.url() << "\n    queues:\n      systems: [rq]\n";
+  UpProcess up({"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
+                "--state-dir", (dir.path() / "state").string(), "--node-exporter"});
+  ASSERT_TRUE(up.started()) << up.start_error();
+  auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+
+  UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
+                   "--random-output-len", "32", "--stages", "90s:rate=4"});
+  ASSERT_TRUE(bench.started()) << bench.start_error();
+  // Jobs in batches while the page loads: some wait behind others (depth, oldest age), every one
+  // is seen starting (wait) and calls serve.
+  inferscope::testing::TempDir started("page-queue-started");
+  std::atomic<bool> enqueuing{true};
+  std::thread producer([&] {
+    for (int batch = 0; batch < 30 && enqueuing; ++batch) {
+      qt::enqueue({"rq", redis.url(), "default", "4", serve_url, "0.3", started.path().string()});
+      std::this_thread::sleep_for(1s);
+    }
+  });
+  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-queue.png").string(), true);
+  enqueuing = false;
+  producer.join();
+  EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nup:\n" << up.output() << "\nworker:\n" << worker.output();
+  for (const char* id : {"jobqueue_depth", "jobqueue_wait", "jobqueue_workers", "jobqueue_gpu"}) {
+    const auto panel = panel_of(data, id);
+    ASSERT_FALSE(panel.is_null()) << id << " missing from the page: " << data.dump(1);
+    EXPECT_EQ(panel.value("state", ""), "ok") << panel.dump();
+    EXPECT_GT(panel.value("canvas", 0), 0) << panel.dump();
+  }
+  // The series the row drew are the queue's: ask the page's own data endpoint.
+  auto reply = net::blocking_http_request("GET", ready->api + "/api/dashboard/data?range=15m", {}, {}, 20s);
+  ASSERT_TRUE(reply && reply->status == 200) << (reply ? reply->body : reply.error().message);
+  const auto body = nlohmann::json::parse(reply->body, nullptr, false);
+  ASSERT_FALSE(body.is_discarded());
+  std::vector<std::string> labels;
+  for (const char* id : {"jobqueue_depth", "jobqueue_wait", "jobqueue_workers"}) {
+    for (const auto& s : body["panels"][id]["timeseries"]["series"]) labels.push_back(s.value("label", ""));
+  }
+  for (const char* label : {"depth default (rq, jobs)", "e2e p99", "oldest age default (rq, jobs)",
+                            "wait p95 default (rq, jobs)"}) {
+    EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label << " in " << body["panels"].dump();
+  }
+  EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return l.ends_with("(rq, jobs)") && (l.starts_with("idle") || l.starts_with("busy")); }))
+      << body["panels"]["jobqueue_workers"].dump();
+  ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
+  EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ using nlohmann::json;
 std::string substitute_variables(std::string expr) {
   // What Grafana sends with "All" selected (allValue ".*") and a 15 s scrape interval.
   expr = std::regex_replace(expr, std::regex(R"(\$__rate_interval)"), "1m");
-  expr = std::regex_replace(expr, std::regex(R"(\$job|\$model)"), ".*");
+  expr = std::regex_replace(expr, std::regex(R"(\$job|\$model|\$queue_job)"), ".*");
   return expr;
 }
 
@@ -36,8 +36,9 @@ bool wait_until_ready(const promapi::PrometheusClient& client) {
                              std::chrono::milliseconds(50));
 }
 
-// Tests that each dashboard has the dashboard model's required fields, the rows of the page, and
-// that Prometheus accepts every expression in it.
+// Tests that each dashboard has the dashboard model's required fields, the rows of the page (the
+// Queue row only when asked for: up has a queue target), and that Prometheus accepts every
+// expression in it.
 TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
   testing::PrometheusProcess prometheus(testing::scrape_config_for({"127.0.0.1:1"}, "1s", "dead"));
   ASSERT_TRUE(prometheus.ok()) << prometheus.error();
@@ -46,8 +47,9 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
   ASSERT_TRUE(wait_until_ready(*client)) << "Prometheus did not answer queries within 20 s";
 
   std::size_t total = 0;
+  for (const bool queue_row : {false, true})
   for (auto id : grafana_dialects()) {
-    const std::string text = grafana_dashboard_json(id);
+    const std::string text = grafana_dashboard_json(id, queue_row);
     const json d = json::parse(text);
     for (const char* field : {"uid", "title", "panels", "schemaVersion", "templating", "time", "version"}) {
       EXPECT_TRUE(d.contains(field)) << field << " in " << dialect::to_string(id);
@@ -67,16 +69,24 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
         EXPECT_EQ(t["datasource"]["uid"], "${datasource}");
       }
     }
-    EXPECT_EQ(row_titles, (std::vector<std::string>{"Overview", "Where the time goes", "First token and decode",
-                                                   "Request mix", "Queue and capacity", "GPU", "Host", "Alerts",
-                                                   "Doctor"}));
+    std::vector<std::string> expected_rows = {"Overview", "Where the time goes", "First token and decode",
+                                              "Request mix", "Queue and capacity", "GPU", "Host", "Alerts", "Doctor"};
+    if (queue_row) expected_rows.insert(expected_rows.begin() + 5, "Queue");
+    EXPECT_EQ(row_titles, expected_rows);
+    // The Queue row: four charts reading the queue jobs ($queue_job, a variable listing them).
+    std::size_t queue_targets = 0;
+    for (const auto& p : d["panels"])
+      for (const auto& t : p.value("targets", json::array()))
+        if (t["expr"].get<std::string>().find(R"(job=~"$queue_job")") != std::string::npos) ++queue_targets;
+    EXPECT_EQ(queue_targets, queue_row ? 4u : 0u) << dialect::to_string(id);
+    EXPECT_EQ(d["templating"].dump().find("queue_job") != std::string::npos, queue_row);
     const auto exprs = grafana_expressions(text);
     EXPECT_GT(exprs.size(), 10u) << dialect::to_string(id);
     std::vector<promapi::QueryRequest> requests;
     for (const auto& e : exprs) requests.push_back({substitute_variables(e), 0});
     auto results = client->query_all(requests);
     for (std::size_t i = 0; i < results.size(); ++i) {
-      EXPECT_TRUE(results[i]) << dialect::to_string(id) << ": " << requests[i].expr << "\n  -> "
+      EXPECT_TRUE(results[i]) << dialect::to_string(id) << (queue_row ? " with the Queue row" : "") << ": " << requests[i].expr << "\n  -> "
                               << (results[i] ? "" : results[i].error().message);
       EXPECT_EQ(requests[i].expr.find('$'), std::string::npos) << "unsubstituted variable: " << requests[i].expr;
     }
@@ -106,6 +116,17 @@ TEST(GrafanaExportIntegrationTest, WritesDashboardsAndProvisioning) {
   ds << datasource.rdbuf();
   EXPECT_NE(ds.str().find("http://127.0.0.1:9999"), std::string::npos);
   EXPECT_NE(ds.str().find("type: prometheus"), std::string::npos);
+  std::ifstream plain(dir / "dashboards" / "inferscope-vllm.json");
+  std::stringstream plain_text;
+  plain_text << plain.rdbuf();
+  EXPECT_EQ(plain_text.str().find("$queue_job"), std::string::npos);
+  // With a queue target, the same files carry the Queue row.
+  auto queued = write_grafana_export({.directory = dir.string(), .prometheus_url = "http://127.0.0.1:9999", .queue_row = true});
+  ASSERT_TRUE(queued) << queued.error().message;
+  std::ifstream vllm(dir / "dashboards" / "inferscope-vllm.json");
+  std::stringstream vllm_text;
+  vllm_text << vllm.rdbuf();
+  EXPECT_NE(vllm_text.str().find("$queue_job"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -119,5 +119,41 @@ TEST(PanelQueriesTest, GrafanaSelectionUsesVariables) {
   EXPECT_NE(qs[0].expr->find("[$__rate_interval]"), std::string::npos);
 }
 
+// Tests the Queue row: queue series read only up's queue jobs (names regex-escaped), split per
+// queue with system and job shown, beside the selected server's e2e p99 on the right axis; in
+// Grafana form they match $queue_job.
+TEST(PanelQueriesTest, QueueRowReadsTheQueueJobsPerQueue) {
+  const Selection s{.dialect = DialectId::kVllm, .job = "vllm", .model = "m1", .queue_jobs = {"jobs", "a.b"}};
+  auto depth = queries("jobqueue_depth", s);
+  ASSERT_EQ(depth.size(), 2u);
+  ASSERT_TRUE(depth[0].expr);
+  EXPECT_EQ(*depth[0].expr, R"(sum by (queue, system, job) (inferscope_queue_depth{job=~"jobs|a\\.b"}))");
+  EXPECT_FALSE(depth[0].right_axis);
+  EXPECT_EQ(series_label(depth[0], {{"queue", "default"}, {"system", "rq"}, {"job", "jobs"}}), "depth default (rq, jobs)");
+  ASSERT_TRUE(depth[1].expr);
+  EXPECT_TRUE(depth[1].right_axis);
+  EXPECT_NE(depth[1].expr->find("vllm:e2e_request_latency_seconds_bucket"), std::string::npos) << *depth[1].expr;
+  EXPECT_NE(depth[1].expr->find(R"(job="vllm")"), std::string::npos) << *depth[1].expr;
+
+  auto wait = queries("jobqueue_wait", s);
+  ASSERT_EQ(wait.size(), 2u);
+  ASSERT_TRUE(wait[1].expr);
+  EXPECT_NE(wait[1].expr->find("histogram_quantile(0.95"), std::string::npos) << *wait[1].expr;
+  EXPECT_NE(wait[1].expr->find("inferscope_queue_wait_seconds_bucket"), std::string::npos) << *wait[1].expr;
+  EXPECT_EQ(wait[1].metrics, (std::vector<std::string>{"inferscope_queue_wait_seconds_count"}));
+  EXPECT_EQ(wait[1].dialect_title, queue_table().title);
+
+  auto workers = queries("jobqueue_workers", s);
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(series_label(workers[0], {{"state", "busy"}, {"system", "celery"}, {"job", "jobs"}}), "busy (celery, jobs)");
+  auto gpu = queries("jobqueue_gpu", s);
+  ASSERT_TRUE(gpu[0].expr);
+  EXPECT_NE(gpu[0].expr->find("DCGM_FI_DEV_GPU_UTIL"), std::string::npos);
+
+  auto grafana = queries("jobqueue_depth", {.dialect = DialectId::kVllm, .window = "$__rate_interval", .grafana = true});
+  ASSERT_TRUE(grafana[0].expr);
+  EXPECT_NE(grafana[0].expr->find(R"(job=~"$queue_job")"), std::string::npos) << *grafana[0].expr;
+}
+
 }  // namespace
 }  // namespace inferscope::dashboard

@@ -8,7 +8,8 @@
 # - the hour of day `slow_hour` inside the last 24 h has every decode step `slow` times slower
 #   (decode_slowdown: e2e, decode, TPOT, ITL up; TTFT unchanged);
 # - GPU utilization (DCGM_FI_DEV_GPU_UTIL, percent) = 8 x the request rate;
-# - a llama.cpp job "llama": 64 generated tokens/s at 20 ms per token (counters, no histograms).
+# - a llama.cpp job "llama": 64 generated tokens/s at 20 ms per token (counters, no histograms);
+# - a queue target "jobs" (inferscope_queue_*): see the queue block below.
 # Samples every 60 s, every 15 s from 2 h before the slow hour to its end (the doctor's windows).
 # Usage: awk -v end=UNIX -v slow_hour=10 -v slow=3 -f gen_report_history.awk > history.om
 function hour_of(t) { return int((t % 86400) / 3600) }
@@ -80,6 +81,27 @@ BEGIN {
       printf "%s{%s} %.3f %d\n", gauges[g], substr(L, 1, length(L) - 1), v, t } }
   print "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"
   for (i = 0; i < M; i++) printf "DCGM_FI_DEV_GPU_UTIL{job=\"sim\",instance=\"sim:9400\",gpu=\"0\"} %.1f %d\n", 8 * load(T[i]), T[i + 1]
+  # up's queue collector on a redis target "jobs": queue "default" (rq) holds 2 x the load in jobs
+  # (peak 20 at 14:00, 16 the day before); one job per request starts after 0.5-1 s in the period
+  # before `end - 24h` (wait p95 0.975 s) and 1-2.5 s after (wait p95 2.425 s); queue "bulk" (a plain
+  # list) holds 3 jobs and has no wait series (LLEN cannot tell).
+  Q = "job=\"jobs\",instance=\"up:9300\","
+  print "# TYPE inferscope_queue_depth gauge"
+  for (i = 0; i <= M; i++) printf "inferscope_queue_depth{%squeue=\"default\",system=\"rq\"} %.0f %d\n", Q, 2 * load(T[i]), T[i]
+  for (i = 0; i <= M; i++) printf "inferscope_queue_depth{%squeue=\"bulk\",system=\"list\"} 3 %d\n", Q, T[i]
+  print "# TYPE inferscope_queue_wait_seconds histogram"
+  QW = Q "queue=\"default\",system=\"rq\""
+  for (i = 0; i <= M; i++) {
+    n = N0[i] + N1[i]
+    if (T[i] <= end - 86400) n_before = n
+    printf "inferscope_queue_wait_seconds_bucket{%s,le=\"0.5\"} 0 %d\n", QW, T[i]
+    printf "inferscope_queue_wait_seconds_bucket{%s,le=\"1\"} %.0f %d\n", QW, n_before, T[i]
+    printf "inferscope_queue_wait_seconds_bucket{%s,le=\"2.5\"} %.0f %d\n", QW, n, T[i]
+    printf "inferscope_queue_wait_seconds_bucket{%s,le=\"+Inf\"} %.0f %d\n", QW, n, T[i]
+  }
+  for (i = 0; i <= M; i++) { n = N0[i] + N1[i]; if (T[i] <= end - 86400) n_before = n
+    printf "inferscope_queue_wait_seconds_sum{%s} %.2f %d\n", QW, 0.75 * n_before + 1.75 * (n - n_before), T[i] }
+  for (i = 0; i <= M; i++) printf "inferscope_queue_wait_seconds_count{%s} %.0f %d\n", QW, N0[i] + N1[i], T[i]
   # A second job: llama.cpp (counters only, no model label), steady 64 generated tokens/s at
   # 20 ms per token and 2,000 prompt tokens/s at 0.25 ms per token.
   split("llamacpp:tokens_predicted llamacpp:tokens_predicted_seconds llamacpp:prompt_tokens llamacpp:prompt_seconds", lc, " ")

@@ -2,7 +2,8 @@
 // backfilled history with a known daily load profile and one known slow hour
 // (gen_report_history.awk, via promtool): request volume, peak, error ratio, GPU utilization,
 // hour-of-day peak/trough/over-limit hours, the worst hour and the doctor's cause there, fired
-// alerts from a relay database written through the relay's own outbox, the self-contained HTML,
+// alerts from a relay database written through the relay's own outbox, per job queue the peak
+// depth and wait p95 (and "no data" for a queue that cannot tell its wait), the self-contained HTML,
 // and exit 2 with a reason for a period without data. One test: the backfill is the slow part.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -159,6 +160,31 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   EXPECT_NEAR((*gpu)["current"]["gpu_utilization_mean"].get<double>(), 0.08 * 112 / 24, 0.01);
   EXPECT_NEAR((*gpu)["current"]["gpu_utilization_max"].get<double>(), 0.80, 0.01);
 
+  // Job queues: "default" (rq) peaks at 2 x the peak load and waits 1-2.5 s (0.5-1 s the day
+  // before); "bulk" (a plain list) holds 3 and has no wait series: no data, not 0.
+  const json* default_queue = nullptr;
+  const json* bulk_queue = nullptr;
+  for (const auto& q : j["queues"]) {
+    if (q["queue"] == "default") default_queue = &q;
+    if (q["queue"] == "bulk") bulk_queue = &q;
+  }
+  ASSERT_NE(default_queue, nullptr) << j["queues"].dump(1);
+  ASSERT_NE(bulk_queue, nullptr) << j["queues"].dump(1);
+  EXPECT_EQ(j["queues"].size(), 2u);
+  EXPECT_EQ((*default_queue)["job"], "jobs");
+  EXPECT_EQ((*default_queue)["system"], "rq");
+  EXPECT_NEAR((*default_queue)["current"]["peak_depth"].get<double>(), 20, 1e-9);
+  EXPECT_NEAR((*default_queue)["previous"]["peak_depth"].get<double>(), 16, 1e-9);
+  const std::string depth_peak_at = (*default_queue)["current"]["peak_depth_at"];
+  EXPECT_TRUE(depth_peak_at.find("T14:") != std::string::npos || depth_peak_at.find("T15:00") != std::string::npos)
+      << depth_peak_at;
+  EXPECT_NEAR((*default_queue)["current"]["wait_p95_s"].get<double>(), 2.425, 0.001);
+  EXPECT_NEAR((*default_queue)["previous"]["wait_p95_s"].get<double>(), 0.975, 0.001);
+  EXPECT_EQ((*bulk_queue)["system"], "list");
+  EXPECT_NEAR((*bulk_queue)["current"]["peak_depth"].get<double>(), 3, 1e-9);
+  EXPECT_TRUE((*bulk_queue)["current"]["wait_p95_s"].is_null());
+  EXPECT_TRUE((*bulk_queue)["previous"]["wait_p95_s"].is_null());
+
   // Hour of day: peak 14, trough 02-05, only the slow hour over the limit.
   const json& hours = j["hour_of_day"]["hours"];
   for (int h = 0; h < 24; ++h) {
@@ -191,6 +217,8 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   std::string html = read_file(work + "/report.html");
   EXPECT_NE(html.find("InferscopeE2eP99High"), std::string::npos);
   EXPECT_NE(html.find("decode_slowdown"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Job queues</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>bulk</td><td>list</td><td>jobs</td>"), std::string::npos);
   std::istringstream lines(html);
   std::string line;
   while (std::getline(lines, line)) {
@@ -205,6 +233,11 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   ASSERT_EQ(m.code, 0) << m.err;
   EXPECT_NE(m.out.find("no alert history (no state dir"), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("decode_slowdown"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("### Job queues"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("| default | rq | jobs | 20 at "), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find(" s | 975 ms |"), std::string::npos) << m.out;  // this period 2.42-2.43 s
+  EXPECT_NE(m.out.find("| bulk | list | jobs | 3 at "), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("| no data | no data |"), std::string::npos) << m.out;
 
   // A period without data: exit 2, and the report and stderr say why.
   Shell empty = run_shell(bin + " report --prometheus " + prom.url() + " --until " +

@@ -215,6 +215,45 @@ TEST(RenderChat, EachRobotGetsShortLinesWithTheFigures) {
 }
 
 // Tests that a hostile model name stays on its line and cannot open Slack mentions or WeCom tags,
+
+// Tests the job queues' section in every format: peak depth with its time, wait p95, "no data"
+// (null in JSON) where a queue had none, never 0; hostile queue names stay inside their cell.
+TEST(RenderQueues, PeakDepthAndWaitPerQueueNoDataNeverZero) {
+  Report r = sample_report();
+  QueueReport rq{.job = "jobs", .queue = "default", .system = "rq"};
+  rq.current = {.peak_depth = 42, .peak_depth_at = kDay + 14 * 3600, .wait_p95 = 2.5};
+  rq.previous = {.peak_depth = 7, .peak_depth_at = kDay - 3600, .wait_p95 = std::nullopt};
+  QueueReport list{.job = "jobs", .queue = "a|b<x>", .system = "list"};
+  list.current = {.peak_depth = 3, .peak_depth_at = kDay + 600, .wait_p95 = std::nullopt};
+  r.queues = {rq, list};
+
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("### Job queues"), std::string::npos) << md;
+  EXPECT_NE(md.find("| default | rq | jobs | 42 at 12-01 14:00 | 7 at 11-30 23:00 | 2.50 s | no data |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a\\|b\\<x\\> | list | jobs | 3 at 12-01 00:10 | no data | no data | no data |"), std::string::npos) << md;
+
+  const std::string html = render_html(r);
+  EXPECT_NE(html.find("<h2>Job queues</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>a|b&lt;x&gt;</td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<x>"), std::string::npos);
+
+  const std::string chat = render_chat(r);
+  EXPECT_NE(chat.find("- queue default (rq) peak depth 42 (was 7, +500 %)"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("- queue default wait p95 2.50 s\n"), std::string::npos) << chat;
+
+  const auto j = nlohmann::json::parse(render_json(r));
+  ASSERT_EQ(j["queues"].size(), 2u);
+  EXPECT_EQ(j["queues"][0]["current"]["peak_depth"], 42);
+  EXPECT_EQ(j["queues"][0]["current"]["peak_depth_at"], "2026-12-01T14:00:00Z");
+  EXPECT_TRUE(j["queues"][0]["previous"]["wait_p95_s"].is_null());
+  EXPECT_TRUE(j["queues"][1]["previous"]["peak_depth"].is_null());
+  EXPECT_TRUE(j["queues"][1]["previous"]["peak_depth_at"].is_null());
+
+  r.queues.clear();  // no queue target: no section at all
+  EXPECT_EQ(render_markdown(r).find("Job queues"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(render_json(r))["queues"].empty());
+}
+
 // and that a day of 8 models still fits WeCom's 4096 bytes whole.
 TEST(RenderChat, HostileNamesAndManyModels) {
   Report r = sample_report();
