@@ -412,7 +412,7 @@ void add_up_command(CLI::App& app) {
                 "do not verify the TLS certificate of an https:// --prometheus");
   cmd->add_option("--export-grafana", flags->export_grafana,
                   "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton) and provisioning YAML "
-                  "into this directory, start nothing");
+                  "into this directory, start nothing; with a redis --target (or one in --config) they have the Queue row");
   cmd->add_option("--prometheus-bin", flags->binaries.prometheus, "path of prometheus")->capture_default_str();
   cmd->add_option("--alertmanager-bin", flags->binaries.alertmanager, "path of Alertmanager")->capture_default_str();
   cmd->add_option("--promtool-bin", flags->binaries.promtool, "path of promtool")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "promapi/prometheus_client.h"
 #include "serve/server.h"
@@ -146,6 +147,36 @@ TEST(UpCliIntegrationTest, CheckPrintsGeneratedPaths) {
   EXPECT_NE(r->output.find("SUCCESS"), std::string::npos) << r->output;
   EXPECT_EQ(r->output.find("ready"), std::string::npos) << r->output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "state" / "prometheus"));
+}
+
+// Tests that --export-grafana starts nothing and adds the Queue row (variable $queue_job) only
+// when a redis target is given; a bad --target still fails with its one line.
+TEST(UpCliIntegrationTest, ExportGrafanaHasTheQueueRowOnlyWithARedisTarget) {
+  TempDir dir;
+  auto vllm_dashboard = [&](const std::string& out) {
+    std::ifstream in(dir.path() / out / "dashboards" / "inferscope-vllm.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  auto plain = run_command(INFERSCOPE_BINARY, {"up", "--export-grafana", (dir.path() / "plain").string()}, 30s);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_TRUE(plain->ok()) << plain->output;
+  EXPECT_NE(vllm_dashboard("plain").find("\"Queue and capacity\""), std::string::npos);
+  EXPECT_EQ(vllm_dashboard("plain").find("$queue_job"), std::string::npos);
+
+  auto queued = run_command(INFERSCOPE_BINARY, {"up", "--export-grafana", (dir.path() / "queued").string(), "--target",
+                                                "jobs=redis://127.0.0.1:6379/0"}, 30s);
+  ASSERT_TRUE(queued.ok()) << queued.error().message;
+  EXPECT_TRUE(queued->ok()) << queued->output;
+  EXPECT_NE(vllm_dashboard("queued").find("\"title\": \"Queue\""), std::string::npos);
+  EXPECT_NE(vllm_dashboard("queued").find("label_values(inferscope_queue_depth, job)"), std::string::npos);
+
+  auto bad = run_command(INFERSCOPE_BINARY, {"up", "--export-grafana", (dir.path() / "bad").string(), "--target",
+                                             "jobs=redis://:secret@127.0.0.1:6379/0"}, 30s);
+  ASSERT_TRUE(bad.ok()) << bad.error().message;
+  EXPECT_FALSE(bad->ok());
+  EXPECT_EQ(bad->output.find("secret"), std::string::npos) << bad->output;
 }
 
 // Tests the remote-write topology: up runs Prometheus in agent mode and forwards to a central
