@@ -36,6 +36,12 @@ std::string url_of_serve(UpProcess& serve) {
   return line->substr(start, line->find(' ', start) - start);
 }
 
+// bench_args loads `serve_url` with 256-token prompts and 32-token answers at `stages`.
+std::vector<std::string> bench_args(const std::string& serve_url, const std::string& stages) {
+  return {"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
+          "--random-output-len", "32", "--stages", stages};
+}
+
 // run_page_check runs the node driver to completion (bounded by its own --timeout) and returns
 // its JSON verdict line.
 nlohmann::json run_page_check(const std::string& api, const std::string& expect, const std::string& screenshot,
@@ -94,8 +100,7 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   auto ready = up.wait_ready(60s);
   ASSERT_TRUE(ready) << up.output();
 
-  UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
-                   "--random-output-len", "32", "--stages", "150s:rate=4"});
+  UpProcess bench(bench_args(serve_url, "150s:rate=4"));
   ASSERT_TRUE(bench.started()) << bench.start_error();
   const auto bench_started = std::chrono::steady_clock::now();
 
@@ -161,8 +166,7 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
   auto ready = up.wait_ready(60s);
   ASSERT_TRUE(ready) << up.output();
 
-  UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
-                   "--random-output-len", "32", "--stages", "90s:rate=4"});
+  UpProcess bench(bench_args(serve_url, "90s:rate=4"));
   ASSERT_TRUE(bench.started()) << bench.start_error();
   // Jobs in batches while the page loads: some wait behind others (depth, oldest age), every one
   // is seen starting (wait) and calls serve.
