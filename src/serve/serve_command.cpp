@@ -15,8 +15,8 @@
 #include <map>
 #include <memory>
 
-#include "common/duration_text.h"
 #include "serve/server.h"
+#include "trace/trace_flags.h"
 
 namespace inferscope::serve {
 namespace {
@@ -26,25 +26,8 @@ struct ServeFlags {
   std::vector<std::string> faults;  // name=value, value as JSON
   double duration_s = 0;
   std::string log_level = "info";
-  std::string trace_slow;  // --trace-slow, a duration ("2s", "500ms")
+  trace::TraceFlags trace;
 };
-
-// apply_trace_flags checks the tracing flags against each other and reads --trace-slow.
-void apply_trace_flags(const CLI::App& cmd, ServeFlags& flags) {
-  ServerOptions& o = flags.options;
-  if (o.otlp_endpoint.empty()) {
-    for (const char* name : {"--trace-sample", "--trace-slow"}) {
-      if (cmd.count(name) > 0) throw CLI::ValidationError(name, "needs --otlp-endpoint");
-    }
-    return;
-  }
-  if (!flags.trace_slow.empty()) {
-    auto slow = common::parse_duration(flags.trace_slow, "--trace-slow");
-    if (!slow) throw CLI::ValidationError("--trace-slow", slow.error().message);
-    if (slow->count() <= 0) throw CLI::ValidationError("--trace-slow", "must be positive");
-    o.trace_slow_seconds = std::chrono::duration<double>(*slow).count();
-  }
-}
 
 // parse_fault_flags folds every --fault name=value into one FaultSet.
 Result<FaultSet> parse_fault_flags(const std::vector<std::string>& flags) {
@@ -167,17 +150,9 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))->capture_default_str();
-  cmd->add_option("--otlp-endpoint", o.otlp_endpoint,
-                  "export per-request spans as OTLP/HTTP protobuf to this URL (e.g. "
-                  "http://127.0.0.1:4318/v1/traces); off when not given");
-  cmd->add_option("--trace-sample", o.trace_sample,
-                  "head sampling ratio 0..1 for requests without a sampled traceparent (an incoming "
-                  "traceparent's sampled flag wins)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--trace-slow", flags->trace_slow,
-                  "always export requests at least this slow (e.g. 2s, 500ms); failed requests are always exported");
+  trace::add_trace_flags(*cmd, flags->trace);
   cmd->callback([flags, cmd] {
-    apply_trace_flags(*cmd, *flags);
+    trace::apply_trace_flags(*cmd, flags->trace, flags->options.tracing);
     run_serve(*flags);
   });
 }

@@ -45,7 +45,7 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
   state.metrics->record_request(timeline, outcome);
   if (state.tracer == nullptr || trace == nullptr) return;
   const double e2e = timeline::seconds_between(*timeline.moment(timeline::Moment::kArrival), timeline.end());
-  if (!state.trace_policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) return;
+  if (!state.options.tracing.policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) return;
   trace::RequestFacts facts;
   facts.operation = outcome.route == "/v1/chat/completions" ? "chat" : "text_completion";
   facts.request_model = outcome.model;  // the served name, never the raw request text
@@ -58,7 +58,7 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
 
 std::optional<trace::RequestTrace> begin_request_trace(const ServerState& state, std::string_view traceparent) {
   if (state.tracer == nullptr) return std::nullopt;
-  return trace::RequestTrace::begin(trace::parse_traceparent(traceparent), state.options.trace_sample);
+  return trace::RequestTrace::begin(trace::parse_traceparent(traceparent), state.options.tracing.policy.sample_ratio);
 }
 
 }  // namespace inferscope::serve

@@ -52,9 +52,7 @@ Result<void> validate(const ServerOptions& o) {
   if (o.max_body_bytes == 0) return make_error("--max-body-bytes must be positive");
   if (o.idle_timeout_ms == 0) return make_error("idle timeout must be positive");
   if (!(o.engine.time_scale > 0)) return make_error("--time-scale must be positive");
-  if (!(o.trace_sample >= 0 && o.trace_sample <= 1)) return make_error("--trace-sample must be in 0..1");
-  if (o.trace_slow_seconds && !(*o.trace_slow_seconds > 0)) return make_error("--trace-slow must be positive");
-  return {};
+  return trace::validate_trace_settings(o.tracing);
 }
 
 }  // namespace
@@ -81,15 +79,9 @@ Result<void> Server::Impl::start_engine_and_metrics() {
   state->active_faults = o.faults;
   attach_engine_metrics(*state);
   state->models_body = models_body(o);
-  if (!o.otlp_endpoint.empty()) {
-    trace::SpanExporterOptions to;
-    to.endpoint = o.otlp_endpoint;
-    to.resource_attributes = {{"service.name", std::string("inferscope-serve")}};
-    auto tracer = trace::SpanExporter::start(std::move(to), &state->registry);
-    if (!tracer) return tracer.error();
-    state->tracer = std::move(*tracer);
-    state->trace_policy = trace::TracePolicy{.sample_ratio = o.trace_sample, .slow_seconds = o.trace_slow_seconds};
-  }
+  auto tracer = trace::start_trace_exporter(o.tracing, "inferscope-serve", &state->registry);
+  if (!tracer) return tracer.error();
+  state->tracer = std::move(*tracer);
   return {};
 }
 

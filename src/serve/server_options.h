@@ -12,6 +12,7 @@
 
 #include "serve/engine/engine_types.h"
 #include "serve/engine/faults.h"
+#include "trace/trace_settings.h"
 
 namespace inferscope::serve {
 
@@ -36,12 +37,10 @@ struct ServerOptions {
   // finish_reason (OpenAI's API). kVllm: finish_reason on the chunk that carries the last content,
   // as vLLM's server writes it.
   StreamShape stream_shape = StreamShape::kOpenAi;
-  // Per-request traces (src/trace): OTLP/HTTP protobuf to otlp_endpoint (empty: tracing off), head
-  // sampling at trace_sample unless a traceparent says otherwise, and every failed request and every
-  // request of at least trace_slow_seconds exported whatever the sampling said.
-  std::string otlp_endpoint;
-  double trace_sample = 1.0;
-  std::optional<double> trace_slow_seconds;
+  // Per-request traces (src/trace): OTLP/HTTP protobuf to tracing.otlp_endpoint (empty: tracing
+  // off), head sampling unless a traceparent says otherwise, and every failed request and every
+  // request of at least the slow threshold exported whatever the sampling said.
+  trace::TraceSettings tracing;
 };
 
 }  // namespace inferscope::serve

@@ -60,7 +60,6 @@ struct ServerState {
   std::unique_ptr<ServeMetrics> metrics;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<trace::SpanExporter> tracer;  // null when --otlp-endpoint is not given
-  trace::TracePolicy trace_policy;
   Tokenizer tokenizer;
   TextGenerator text;
   std::string models_body;  // GET /v1/models, built once
