@@ -1,11 +1,12 @@
 // Fuzzes scan_completion, the gateway's allocation-free reader of completion JSON, against the
 // simdjson DOM reading the gateway did before it (the oracle below): for every input and both
-// shapes, the same acceptance and the same error flag, usage, token counts, choices, content and
-// decoded finish_reason. Any difference aborts.
+// shapes, the same acceptance and the same error flag, usage, token counts, choices, content,
+// decoded finish_reason and llama.cpp timings. Any difference aborts.
 #include <simdjson.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -38,7 +39,17 @@ struct Reference {
   bool choices_empty = false;
   bool content = false;
   std::optional<std::string> finish_reason;
+  bool timings = false;
+  std::optional<double> prompt_ms, predicted_ms;
+  std::optional<std::uint64_t> prompt_n, predicted_n;
 };
+
+// same_number: equal, or both below any duration that matters (a subnormal the scanner reads as
+// 0 where simdjson keeps its bits).
+bool same_number(const std::optional<double>& a, const std::optional<double>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || *a == *b || (std::fabs(*a) < 1e-300 && std::fabs(*b) < 1e-300);
+}
 
 Reference read_with_simdjson(std::string_view json, CompletionShape shape) {
   thread_local simdjson::dom::parser parser;
@@ -55,6 +66,16 @@ Reference read_with_simdjson(std::string_view json, CompletionShape shape) {
     std::uint64_t n = 0;
     if (usage["prompt_tokens"].get_uint64().get(n) == simdjson::SUCCESS) r.prompt_tokens = n;
     if (usage["completion_tokens"].get_uint64().get(n) == simdjson::SUCCESS) r.completion_tokens = n;
+  }
+  simdjson::dom::element timings;
+  r.timings = root["timings"].get(timings) == simdjson::SUCCESS && timings.is_object();
+  if (r.timings) {
+    std::uint64_t n = 0;
+    double ms = 0;
+    if (timings["prompt_ms"].get_double().get(ms) == simdjson::SUCCESS) r.prompt_ms = ms;
+    if (timings["predicted_ms"].get_double().get(ms) == simdjson::SUCCESS) r.predicted_ms = ms;
+    if (timings["prompt_n"].get_uint64().get(n) == simdjson::SUCCESS) r.prompt_n = n;
+    if (timings["predicted_n"].get_uint64().get(n) == simdjson::SUCCESS) r.predicted_n = n;
   }
   simdjson::dom::array choices;
   if (root["choices"].get_array().get(choices) != simdjson::SUCCESS) return r;
@@ -83,6 +104,12 @@ void check(std::string_view json, CompletionShape shape) {
       scan.completion_tokens != want.completion_tokens || scan.choices != want.choices ||
       scan.choices_empty != want.choices_empty || scan.content != want.content ||
       scan.finish_reason_seen != want.finish_reason.has_value()) {
+    std::abort();
+  }
+  const inferscope::gateway::EngineTimings& t = scan.engine_timings;
+  if (scan.timings != want.timings || !same_number(t.prompt_ms, want.prompt_ms) ||
+      !same_number(t.predicted_ms, want.predicted_ms) || t.prompt_n != want.prompt_n ||
+      t.predicted_n != want.predicted_n) {
     std::abort();
   }
   if (scan.finish_reason_seen) {

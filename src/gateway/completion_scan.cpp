@@ -227,7 +227,39 @@ class Scanner {
         return peek() == '{' ? choice() : skip_value(2);
       });
     }
+    if (!seen_timings_ && key_is(key, escaped, "timings")) {
+      seen_timings_ = true;
+      if (peek() != '{') return skip_value(1);
+      out_.timings = true;
+      return timings();
+    }
     return skip_value(1);
+  }
+
+  bool timings() {
+    bool seen[4] = {false, false, false, false};
+    EngineTimings& t = out_.engine_timings;
+    return object([&](std::string_view key, bool escaped) {
+      const char c = peek();
+      const bool is_number = c == '-' || is_digit(c);
+      if (!seen[0] && key_is(key, escaped, "prompt_ms")) {
+        seen[0] = true;
+        return is_number ? number(nullptr, &t.prompt_ms) : skip_value(2);
+      }
+      if (!seen[1] && key_is(key, escaped, "predicted_ms")) {
+        seen[1] = true;
+        return is_number ? number(nullptr, &t.predicted_ms) : skip_value(2);
+      }
+      if (!seen[2] && key_is(key, escaped, "prompt_n")) {
+        seen[2] = true;
+        return is_number ? number(&t.prompt_n) : skip_value(2);
+      }
+      if (!seen[3] && key_is(key, escaped, "predicted_n")) {
+        seen[3] = true;
+        return is_number ? number(&t.predicted_n) : skip_value(2);
+      }
+      return skip_value(2);
+    });
   }
 
   bool usage() {
@@ -433,8 +465,8 @@ class Scanner {
 
   // number reads an RFC 8259 number. Integers must fit int64 (negative) or uint64 (else) and
   // doubles must not overflow, as in simdjson. `as_uint`, when given, gets the value when it is
-  // an integer >= 0 (-0 included), else nothing.
-  bool number(std::optional<std::uint64_t>* as_uint) {
+  // an integer >= 0 (-0 included), else nothing; `as_double`, when given, gets every valid value.
+  bool number(std::optional<std::uint64_t>* as_uint, std::optional<double>* as_double = nullptr) {
     const char* start = p_;
     const bool negative = *p_ == '-';
     if (negative) ++p_;
@@ -467,6 +499,7 @@ class Scanner {
       if (exponent_negative) exponent = -exponent;
     }
     if (as_uint != nullptr) as_uint->reset();
+    if (as_double != nullptr) as_double->reset();
     if (!is_float) {
       std::uint64_t value = 0;
       for (const char* d = int_start; d != int_end; ++d) {
@@ -477,11 +510,16 @@ class Scanner {
       }
       if (negative && value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1) return false;
       if (as_uint != nullptr && (!negative || value == 0)) *as_uint = value;
+      if (as_double != nullptr) *as_double = negative ? -static_cast<double>(value) : static_cast<double>(value);
       return true;
     }
     double value = 0;
     const auto [end, ec] = std::from_chars(start, p_, value);
-    if (ec != std::errc::result_out_of_range) return ec == std::errc() && end == p_;
+    if (ec != std::errc::result_out_of_range) {
+      const bool ok = ec == std::errc() && end == p_;
+      if (ok && as_double != nullptr) *as_double = value;
+      return ok;
+    }
     // Out of range: an underflow (to zero or a subnormal) is a valid number, an overflow is not.
     long magnitude = exponent;  // the decimal exponent of the first non-zero digit
     if (int_end - int_start > 1 || *int_start != '0') {
@@ -491,6 +529,7 @@ class Scanner {
       while (d < mantissa_end && *d == '0') ++d;
       magnitude -= d - int_end;
     }
+    if (magnitude < 0 && as_double != nullptr) *as_double = negative ? -0.0 : 0.0;
     return magnitude < 0;
   }
 
@@ -502,6 +541,7 @@ class Scanner {
   bool seen_error_ = false;
   bool seen_usage_ = false;
   bool seen_choices_ = false;
+  bool seen_timings_ = false;
 };
 
 }  // namespace

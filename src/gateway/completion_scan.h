@@ -2,7 +2,8 @@
 // scan_completion reads the few fields the gateway needs from an OpenAI completion JSON (one
 // streamed chunk, or a whole non-streamed body) in one pass over its bytes, building no document
 // and allocating nothing: whether it is a JSON object at all, a top-level "error", the usage token
-// counts, whether "choices" is empty, whether a choice carries content, and the finish_reason.
+// counts, whether "choices" is empty, whether a choice carries content, the finish_reason, and
+// llama.cpp's "timings".
 // It accepts exactly the documents simdjson's DOM parser accepts (RFC 8259 grammar, UTF-8 checked,
 // numbers in range, nesting depth <= 1024) and, like its `object[key]`, takes the first of
 // duplicate keys; fuzz/completion_scan_fuzz.cpp checks both against simdjson.
@@ -22,6 +23,15 @@ namespace inferscope::gateway {
 // A non-empty "text" (the legacy completions route) counts for both.
 enum class CompletionShape : std::uint8_t { kChunk, kWhole };
 
+// EngineTimings is llama.cpp's "timings" object (its final stream event, or a whole response):
+// prompt processing and token generation in milliseconds, with their token counts.
+struct EngineTimings {
+  std::optional<double> prompt_ms;      // timings.prompt_ms, when a number
+  std::optional<double> predicted_ms;   // timings.predicted_ms, likewise
+  std::optional<std::uint64_t> prompt_n;     // timings.prompt_n, when a non-negative integer
+  std::optional<std::uint64_t> predicted_n;  // timings.predicted_n, likewise
+};
+
 // CompletionScan is what scan_completion found. Every field but `valid` is meaningful only when
 // `valid` is true.
 struct CompletionScan {
@@ -36,6 +46,8 @@ struct CompletionScan {
   bool finish_reason_seen = false;  // some choice's finish_reason is a string ...
   std::string_view finish_reason;   // ... the last such, as written (escapes not decoded)
   bool finish_reason_escaped = false;  // finish_reason contains a backslash escape
+  bool timings = false;   // the root has a "timings" object (llama.cpp) ...
+  EngineTimings engine_timings;  // ... and these of its members
 };
 
 // scan_completion scans `json`. Cost: one pass over the bytes, no allocation.

@@ -120,6 +120,10 @@ bool SseRelay::inspect_json(std::string_view data, TimePoint now) {
   if (scan.error) error_event_seen_ = true;
   if (scan.prompt_tokens) prompt_tokens_ = static_cast<std::uint32_t>(*scan.prompt_tokens);
   if (scan.completion_tokens) completion_tokens_ = static_cast<std::uint32_t>(*scan.completion_tokens);
+  if (scan.timings) {
+    engine_timings_ = scan.engine_timings;
+    engine_timings_read_ = now;
+  }
   if (!scan.choices) return true;
   if (scan.choices_empty) {
     if (!scan.usage || !strip_usage_) return true;
@@ -139,6 +143,7 @@ WholeResponse read_whole_response(std::string_view body) {
   if (scan.prompt_tokens) r.prompt_tokens = static_cast<std::uint32_t>(*scan.prompt_tokens);
   if (scan.completion_tokens) r.completion_tokens = static_cast<std::uint32_t>(*scan.completion_tokens);
   r.has_content = scan.content;
+  if (scan.timings) r.engine_timings = scan.engine_timings;
   if (scan.finish_reason_seen) assign_json_string(scan.finish_reason, scan.finish_reason_escaped, r.finish_reason);
   return r;
 }

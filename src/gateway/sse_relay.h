@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gateway/completion_scan.h"
+
 namespace inferscope::gateway {
 
 // SseRelay splits on blank lines (LF, CRLF or CR line ends) and scans each `data:` payload with
@@ -50,6 +52,10 @@ class SseRelay {
   std::size_t pending_bytes() const { return pending_.size(); }
   // stripped_usage: the gateway's own usage chunk was dropped.
   bool stripped_usage() const { return stripped_usage_; }
+  // engine_timings: llama.cpp's "timings" of the last event that carried them (its final one),
+  // and when that event was read.
+  const std::optional<EngineTimings>& engine_timings() const { return engine_timings_; }
+  TimePoint engine_timings_read() const { return engine_timings_read_; }
 
  private:
   // Room for this many content events before the time list grows (one allocation per response).
@@ -69,6 +75,8 @@ class SseRelay {
   std::optional<std::uint32_t> prompt_tokens_;
   std::optional<std::uint32_t> completion_tokens_;
   std::string finish_reason_;
+  std::optional<EngineTimings> engine_timings_;
+  TimePoint engine_timings_read_{};
   bool done_seen_ = false;
   bool error_event_seen_ = false;
   bool malformed_ = false;
@@ -82,6 +90,7 @@ struct WholeResponse {
   std::optional<std::uint32_t> prompt_tokens;
   std::optional<std::uint32_t> completion_tokens;
   std::string finish_reason;
+  std::optional<EngineTimings> engine_timings;  // llama.cpp's "timings"
 };
 
 // read_whole_response reads usage and finish reasons from a whole JSON completion body.

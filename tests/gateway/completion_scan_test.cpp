@@ -147,6 +147,29 @@ TEST(CompletionScanTest, TokenCounts) {
   EXPECT_FALSE(prompt("null").has_value());
 }
 
+// Tests llama.cpp's timings: numbers of any JSON form for the milliseconds, non-negative integers
+// for the counts, anything else left out; a non-object "timings" is not timings.
+TEST(CompletionScanTest, LlamaCppTimings) {
+  const CompletionScan s = scan_completion(
+      R"({"choices":[],"timings":{"prompt_n":71,"prompt_ms":1.369,"prompt_per_token_ms":0.019,"predicted_n":64,"predicted_ms":13}})",
+      CompletionShape::kChunk);
+  ASSERT_TRUE(s.valid);
+  ASSERT_TRUE(s.timings);
+  EXPECT_DOUBLE_EQ(s.engine_timings.prompt_ms.value_or(-1), 1.369);
+  EXPECT_DOUBLE_EQ(s.engine_timings.predicted_ms.value_or(-1), 13);
+  EXPECT_EQ(s.engine_timings.prompt_n.value_or(0), 71u);
+  EXPECT_EQ(s.engine_timings.predicted_n.value_or(0), 64u);
+  const CompletionScan odd = scan_completion(R"({"timings":{"prompt_ms":"1","predicted_ms":2.5e1,"prompt_n":-1,"predicted_n":1.5}})",
+                                             CompletionShape::kWhole);
+  ASSERT_TRUE(odd.timings);
+  EXPECT_FALSE(odd.engine_timings.prompt_ms.has_value());
+  EXPECT_DOUBLE_EQ(odd.engine_timings.predicted_ms.value_or(-1), 25);
+  EXPECT_FALSE(odd.engine_timings.prompt_n.has_value());
+  EXPECT_FALSE(odd.engine_timings.predicted_n.has_value());
+  EXPECT_FALSE(scan_completion(R"({"timings":[1,2]})", CompletionShape::kChunk).timings);
+  EXPECT_FALSE(scan_completion(R"({"timings":{"prompt_ms":1.}})", CompletionShape::kChunk).valid);
+}
+
 // Tests that what a JSON parser rejects is rejected, and what it accepts is accepted.
 TEST(CompletionScanTest, ValidityMatchesJson) {
   const auto check = [](const std::string& json, bool want) {

@@ -58,6 +58,11 @@ TEST(SseRelayTest, LlamaCppStreamPassesByteExact) {
     EXPECT_TRUE(relay.done_seen());
     EXPECT_FALSE(relay.malformed());
     EXPECT_FALSE(relay.stripped_usage());  // llama.cpp's usage rides on a choices chunk: kept
+    ASSERT_TRUE(relay.engine_timings().has_value());  // its final event's timings
+    EXPECT_DOUBLE_EQ(relay.engine_timings()->prompt_ms.value_or(0), 1.369);
+    EXPECT_DOUBLE_EQ(relay.engine_timings()->predicted_ms.value_or(0), 13.27);
+    EXPECT_EQ(relay.engine_timings()->prompt_n.value_or(0), 71u);
+    EXPECT_EQ(relay.engine_timings()->predicted_n.value_or(0), 64u);
   }
 }
 
