@@ -1,5 +1,5 @@
 // File: gateway.cpp
-// Wiring: config -> state (metrics, upstreams, client keys) -> the shared HTTP server core, plus a
+// Wiring: config -> state (metrics, upstreams, client keys, span exporter) -> the shared HTTP server core, plus a
 // MetricsServer on its own port. Idle upstream connections are dropped before the HTTP server's
 // io_contexts go away (a socket must die before its context).
 #include "gateway/gateway.h"
@@ -45,6 +45,7 @@ struct Gateway::Impl {
     if (http) http->stop(drain);
     if (state && state->pool) state->pool->clear_idle();
     http.reset();
+    if (state && state->tracer) state->tracer->stop();  // the drained requests' spans go out first
     if (metrics_server) metrics_server->stop();
   }
 };
@@ -64,6 +65,9 @@ Result<std::unique_ptr<Gateway>> Gateway::start(GatewayConfig config) {
   auto pool = UpstreamPool::create(state.config, *state.metrics);
   if (!pool) return fail(pool.error());
   state.pool = std::move(*pool);
+  auto tracer = trace::start_trace_exporter(state.config.tracing, "inferscope-gateway", &state.registry);
+  if (!tracer) return fail(tracer.error());
+  state.tracer = std::move(*tracer);
 
   net::HttpServerOptions o;
   o.host = state.config.host;

@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "gateway/gateway.h"
+#include "trace/trace_flags.h"
 
 namespace inferscope::gateway {
 
@@ -31,6 +32,7 @@ struct GatewayFlags {
   std::string drain_timeout = "30s";
   unsigned io_threads = 1;
   std::string log_level = "info";
+  trace::TraceFlags trace;
   CLI::App* cmd = nullptr;
 };
 
@@ -75,6 +77,7 @@ GatewayConfig build_config(const GatewayFlags& f) {
   for (const std::string& url : f.upstreams) {
     if (auto ok = add_upstream_url(config, url); !ok) die(ok.error().message);
   }
+  trace::apply_trace_flags(*f.cmd, f.trace, config.tracing);
   return config;
 }
 
@@ -125,6 +128,7 @@ void add_gateway_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--io-threads", flags->io_threads, "HTTP io threads")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")->capture_default_str();
+  trace::add_trace_flags(*cmd, flags->trace);
   cmd->callback([flags] { run_gateway(*flags); });
 }
 

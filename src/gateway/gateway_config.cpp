@@ -127,6 +127,34 @@ Result<void> read_timeouts(const Reader& r, const YAML::Node& node, GatewayConfi
   return {};
 }
 
+Result<void> read_tracing(const Reader& r, const YAML::Node& node, GatewayConfig& c) {
+  if (!node.IsMap()) return r.at(node, "tracing", "must be a map (otlp_endpoint, sample, slow)");
+  trace::TraceSettings& t = c.tracing;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "otlp_endpoint") {
+      GW_TRY(t.otlp_endpoint, r.text(v, key));
+      if (!net::parse_http_url(t.otlp_endpoint, "key 'otlp_endpoint'")) {
+        return r.at(v, key, "must be an http:// or https:// URL (got '" + t.otlp_endpoint + "')");
+      }
+    } else if (key == "sample") {
+      double ratio = -1;
+      if (v.IsScalar() && !YAML::convert<double>::decode(v, ratio)) ratio = -1;
+      if (!(ratio >= 0 && ratio <= 1)) return r.at(v, key, "must be a ratio in 0..1");
+      t.policy.sample_ratio = ratio;
+    } else if (key == "slow") {
+      Millis slow{};
+      GW_TRY(slow, r.duration(v, key));
+      t.policy.slow_seconds = std::chrono::duration<double>(slow).count();
+    } else {
+      return r.at(kv.first, key, "is unknown in tracing (known: otlp_endpoint, sample, slow)");
+    }
+  }
+  if (!t.enabled()) return r.at(node, "tracing", "needs otlp_endpoint");
+  return {};
+}
+
 Result<void> read_top(const Reader& r, const std::string& key, const YAML::Node& v, GatewayConfig& c) {
   if (key == "host") {
     GW_TRY(c.host, r.text(v, key));
@@ -148,6 +176,8 @@ Result<void> read_top(const Reader& r, const std::string& key, const YAML::Node&
     GW_TRY(c.queue_timeout, r.duration(v, key));
   } else if (key == "timeouts") {
     return read_timeouts(r, v, c);
+  } else if (key == "tracing") {
+    return read_tracing(r, v, c);
   } else if (key == "max_body_bytes") {
     unsigned n = 0;
     GW_TRY(n, r.positive(v, key, 1u << 30));
@@ -187,7 +217,7 @@ Result<void> read_top(const Reader& r, const std::string& key, const YAML::Node&
   } else {
     return r.at(v, key, "is unknown (known: host, port, metrics_port, io_threads, max_concurrency, max_queue, "
                         "queue_timeout, timeouts, max_body_bytes, max_header_bytes, health_failures, "
-                        "health_backoff, auth_keys_file, upstreams, models)");
+                        "health_backoff, auth_keys_file, upstreams, models, tracing)");
   }
   return {};
 }
@@ -251,7 +281,7 @@ Result<void> validate_gateway_config(const GatewayConfig& c) {
   if (c.max_concurrency == 0) return make_error("--max-concurrency must be positive");
   if (c.max_queue == 0) return make_error("--max-queue must be positive");
   if (c.queue_timeout.count() <= 0) return make_error("--queue-timeout must be positive");
-  return {};
+  return trace::validate_trace_settings(c.tracing);
 }
 
 Result<std::string> read_secret(const std::string& env, const std::string& file) {

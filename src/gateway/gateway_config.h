@@ -1,6 +1,7 @@
 // File: gateway_config.h
 // GatewayConfig is everything `inferscope gateway` runs with: listen address, upstreams (URL,
-// limits, key source, TLS trust), models -> upstreams, timeouts, limits, client auth, health.
+// limits, key source, TLS trust), models -> upstreams, timeouts, limits, client auth, health,
+// per-request tracing.
 // It comes from --config (YAML) and the flags, which override the file. Example:
 //   auto c = load_gateway_config_file("gw.yaml"); if (!c) die(c.error().message);  // names file:line and key
 // Plain value types; load functions are pure apart from reading the files they are given.
@@ -17,6 +18,7 @@
 #include <inferscope/common/result.h>
 
 #include "net/http_url.h"
+#include "trace/trace_settings.h"
 
 namespace inferscope::gateway {
 
@@ -55,6 +57,7 @@ struct GatewayConfig {
   std::string auth_keys_file;     // client bearer keys, one per line; empty = no client auth
   std::vector<UpstreamConfig> upstreams;
   std::map<std::string, std::vector<std::string>> models;  // model -> upstream names
+  trace::TraceSettings tracing;   // tracing: {otlp_endpoint, sample, slow}; off without an endpoint
 };
 
 // parse_duration reads "250ms", "30s", "2m", "1h" or a plain number of seconds.

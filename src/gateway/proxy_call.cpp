@@ -11,12 +11,14 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <inferscope/timeline/timeline_summary.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <optional>
 
 #include "gateway/client_request.h"
+#include "gateway/gateway_trace.h"
 #include "gateway/sse_relay.h"
 #include "gateway/models_route.h"
 #include "gateway/upstream_exchange.h"
@@ -70,6 +72,25 @@ ErrorKind to_error_kind(net::ClientError e, bool in_body) {
   }
 }
 
+// forward_trace_context sets the upstream's `traceparent`: the request's CLIENT span when the
+// gateway traces it; else a valid incoming one unchanged (a non-recording proxy). An invalid one
+// is never passed on, nor a `tracestate` without a valid `traceparent` (W3C Trace Context).
+void forward_trace_context(net::ClientRequest& upstream, const net::HttpRequest& client,
+                           const std::optional<GatewayTrace>& trace) {
+  if (trace) {
+    upstream.set("traceparent", trace->upstream_traceparent());
+    if (!trace->continued()) upstream.erase("tracestate");
+    return;
+  }
+  const auto incoming = client.find("traceparent");
+  if (incoming == client.end()) {
+    upstream.erase("tracestate");
+  } else if (!trace::parse_traceparent(net::to_std(incoming->value()))) {
+    upstream.erase("traceparent");
+    upstream.erase("tracestate");
+  }
+}
+
 timeline::FinishReason to_finish(std::string_view reason) {
   return reason == "length" ? timeline::FinishReason::kLength : timeline::FinishReason::kStop;
 }
@@ -81,7 +102,10 @@ class ProxyCall {
         timeline_(Clock::now(), timeline::Role::kGateway), signal_(c.executor()) {
     std::string_view target = net::to_std(request_.target());
     route_ = target.substr(0, target.find('?'));
-    if (measured_) state_.metrics->begin(timeline_);
+    if (measured_) {
+      state_.metrics->begin(timeline_);
+      if (state_.tracer) trace_ = GatewayTrace::begin(state_.config.tracing, net::to_std(request_["traceparent"]));
+    }
   }
   ~ProxyCall() { record(0); }
 
@@ -111,7 +135,21 @@ class ProxyCall {
     if (recorded_ || !measured_) return;
     recorded_ = true;
     timeline_.finish(timeline::FinishReason::kAbort, Clock::now());  // no-op when already finished
+    // exported: this request's trace when its spans go out (the tail rules are decided here).
+    const trace::RequestTrace* exported = nullptr;
+    if (trace_) {
+      const bool failed = trace::is_failed_request(timeline_, status) || !upstream_error_.empty();
+      const double e2e = timeline::seconds_between(*timeline_.moment(Moment::kArrival), timeline_.end());
+      if (state_.config.tracing.policy.keep(trace_->request(), failed, e2e)) exported = &trace_->request();
+    }
     state_.metrics->record(timeline_, info_.model, route_, status);
+    if (exported != nullptr) export_spans(status);
+  }
+  void export_spans(int status);
+  // upstream_done notes the end of the upstream call and, unless it succeeded, why.
+  void upstream_done(std::string error_type) {
+    upstream_end_ = Clock::now();
+    upstream_error_ = std::move(error_type);
   }
   asio::awaitable<void> end_watch() {
     c_.set_peer_closed_hook(nullptr);
@@ -133,7 +171,41 @@ class ProxyCall {
   int status_ = 0;
   std::string reason_;  // the upstream's last finish_reason
   bool ended_ = false;  // the response's terminating chunk went out with its last data
+  std::optional<GatewayTrace> trace_;  // set when tracing is on (measured routes only)
+  std::optional<Clock::time_point> upstream_end_;
+  std::string upstream_error_;         // error.type of the upstream call; empty: it went well
+  std::optional<EngineTimings> engine_timings_;  // llama.cpp's timings, and when they were read
+  Clock::time_point engine_timings_read_{};
 };
+
+void ProxyCall::export_spans(int status) {
+  trace::RequestFacts facts;
+  facts.operation = route_ == "/v1/chat/completions" ? "chat" : "text_completion";
+  facts.provider = "inferscope";
+  // The requested model goes into spans when it is a configured name or the upstream served it;
+  // any other client text stays out.
+  constexpr std::size_t kMaxModelBytes = 256;
+  if (info_.model.size() <= kMaxModelBytes &&
+      (state_.config.models.count(info_.model) > 0 || (status_ >= 200 && status_ < 300))) {
+    facts.request_model = info_.model;
+  }
+  facts.route = route_;
+  facts.http_status = status;
+  UpstreamCallFacts call;
+  if (upstream_ != nullptr) {
+    const UpstreamConfig& u = upstream_->config();
+    call.upstream = u.name;
+    call.server_address = u.target.host;
+    call.server_port = u.target.port;
+  }
+  call.start = timeline_.moment(Moment::kUpstreamConnectStart);
+  call.end = upstream_end_.value_or(timeline_.end());
+  call.http_status = status_;
+  call.error_type = upstream_error_;
+  call.timings = engine_timings_;
+  call.timings_read = engine_timings_read_;
+  state_.tracer->submit(gateway_spans(*trace_, timeline_, facts, call));
+}
 
 asio::awaitable<bool> ProxyCall::reject(const net::ApiError& error, ErrorKind kind) {
   co_await end_watch();
@@ -190,6 +262,7 @@ asio::awaitable<bool> ProxyCall::run() {
   c_.set_peer_closed_hook([this] { exchange_.cancel(); });
   // The client's own key goes upstream only when the gateway does not check keys itself.
   net::ClientRequest upstream_request = make_upstream_request(*upstream_, request_, state_.client_keys.empty());
+  forward_trace_context(upstream_request, request_, trace_);
   const net::ClientError error = co_await exchange_.start(*upstream_, upstream_request, state_.config, &timeline_);
   if (c_.peer_closed()) {
     co_await end_watch();
@@ -202,6 +275,7 @@ asio::awaitable<bool> ProxyCall::run() {
 }
 
 asio::awaitable<bool> ProxyCall::fail_before_head(ErrorKind kind) {
+  upstream_done(std::string(to_string(kind)));
   health(false);
   co_return co_await reject(upstream_error(kind, upstream_->config().name), kind);
 }
@@ -287,6 +361,11 @@ asio::awaitable<bool> ProxyCall::relay() {
   }
   if (c_.peer_closed()) failure = ErrorKind::kClientDisconnect;
   if (!failure && cut_short()) failure = ErrorKind::kTruncatedStream;
+  if (failure && failure != ErrorKind::kClientDisconnect) {
+    upstream_done(std::string(to_string(*failure)));
+  } else {
+    upstream_done(status_ >= 500 ? std::to_string(status_) : std::string());
+  }
   if (failure) exchange_.cancel();
   // Timeline: content events as they passed, then the upstream's own token counts when given.
   if (measured_ && sse) {
@@ -299,6 +378,8 @@ asio::awaitable<bool> ProxyCall::relay() {
     }
     if (!failure && sse_relay.error_event_seen()) timeline_.finish(timeline::FinishReason::kError, Clock::now());
     reason_ = sse_relay.finish_reason();
+    engine_timings_ = sse_relay.engine_timings();
+    engine_timings_read_ = sse_relay.engine_timings_read();
   } else if (measured_ && status_ < 300) {
     const WholeResponse r = read_whole_response(whole.empty() ? whole_in_place : std::string_view(whole));
     const std::uint32_t tokens = r.completion_tokens.value_or(r.has_content ? 1 : 0);
@@ -306,6 +387,8 @@ asio::awaitable<bool> ProxyCall::relay() {
     if (r.prompt_tokens) timeline_.set_prompt_tokens(*r.prompt_tokens);
     if (!r.completion_tokens && r.has_content) state_.metrics->usage_estimated();
     reason_ = r.finish_reason;
+    engine_timings_ = r.engine_timings;
+    engine_timings_read_ = *upstream_end_;
   }
   co_return co_await finish_stream(failure);
 }

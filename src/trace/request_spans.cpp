@@ -71,6 +71,20 @@ std::uint64_t unix_nanos(timeline::TimePoint when) noexcept {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(0, steady + offset_nanos()));
 }
 
+Span child_span(const RequestTrace& trace, const SpanId& parent, std::string_view name, SpanKind kind,
+                timeline::TimePoint start, timeline::TimePoint end) {
+  Span span;
+  span.trace_id = trace.trace_id;
+  span.span_id = random_span_id();
+  span.parent_span_id = parent;
+  span.name = std::string(name);
+  span.kind = kind;
+  span.start_unix_ns = unix_nanos(start);
+  span.end_unix_ns = unix_nanos(std::max(start, end));
+  span.flags = kSampledFlag | kHasIsRemote;  // an exported span was recorded, whatever the head said
+  return span;
+}
+
 std::vector<Span> request_spans(const RequestTrace& trace, const timeline::RequestTimeline& t,
                                 const RequestFacts& facts) {
   const timeline::TimelineSummary s = timeline::summarize(t);
@@ -126,16 +140,7 @@ std::vector<Span> request_spans(const RequestTrace& trace, const timeline::Reque
   }
 
   const auto child = [&](std::string_view name, timeline::TimePoint start, timeline::TimePoint end) -> Span& {
-    Span& span = spans.emplace_back();
-    span.trace_id = trace.trace_id;
-    span.span_id = random_span_id();
-    span.parent_span_id = trace.root_span_id;
-    span.name = std::string(name);
-    span.kind = SpanKind::kInternal;
-    span.start_unix_ns = unix_nanos(start);
-    span.end_unix_ns = unix_nanos(std::max(start, end));
-    span.flags = sampled | kHasIsRemote;
-    return span;
+    return spans.emplace_back(child_span(trace, trace.root_span_id, name, SpanKind::kInternal, start, end));
   };
   for (std::size_t i = 0; i < timeline::kStageCount; ++i) {
     const auto& interval = intervals.stages[i];

@@ -64,6 +64,11 @@ bool is_failed_request(const timeline::RequestTimeline& timeline, int http_statu
 // the first call, so differences between converted points are exactly the steady differences.
 std::uint64_t unix_nanos(timeline::TimePoint when) noexcept;
 
+// child_span starts a recorded span of `trace` under `parent` from `start` to `end` (steady clock;
+// an end before the start is cut to the start), with a new span id and no attributes.
+Span child_span(const RequestTrace& trace, const SpanId& parent, std::string_view name, SpanKind kind,
+                timeline::TimePoint start, timeline::TimePoint end);
+
 // request_spans builds the root span and one child per stage with an interval (per dependency
 // call for kDependency), in time order after the root. `timeline` must be finished.
 std::vector<Span> request_spans(const RequestTrace& trace, const timeline::RequestTimeline& timeline,

@@ -78,10 +78,31 @@ TEST_F(GatewayConfigTest, BadValuesNameFileLineAndKey) {
   check("upstreams:\n  - name: a\n", "key 'url' is missing");
   check("models:\n  llama: [b]\nupstreams:\n  - name: a\n    url: http://x\n", "key 'models' names upstream 'b'");
   check("prot: 80\n", ":1: key 'prot' is unknown");
+  check("tracing:\n  sample: 0.5\n", ":2: key 'tracing' needs otlp_endpoint");
+  check("tracing:\n  otlp_endpoint: ftp://x\n", ":2: key 'otlp_endpoint'");
+  check("tracing:\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n  sample: 1.5\n", ":3: key 'sample'");
+  check("tracing:\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n  sample: half\n", ":3: key 'sample'");
+  check("tracing:\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n  slow: -2s\n", ":3: key 'slow'");
+  check("tracing:\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n  smaple: 1\n", ":3: key 'smaple' is unknown");
+  check("tracing: on\n", ":1: key 'tracing' must be a map");
   check("port: [1\n", "gw.yaml:");
 }
 
 // Tests durations, --upstream URLs and secrets from env and files.
+// Tests the tracing map: endpoint, head sampling ratio and slow threshold.
+TEST_F(GatewayConfigTest, TracingSettings) {
+  const auto path = write("tracing:\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n  sample: 0.25\n  slow: 1500ms\n"
+                          "upstreams:\n  - url: http://127.0.0.1:8000\n");
+  auto c = load_gateway_config_file(path);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->tracing.enabled());
+  EXPECT_EQ(c->tracing.otlp_endpoint, "http://127.0.0.1:4318/v1/traces");
+  EXPECT_DOUBLE_EQ(c->tracing.policy.sample_ratio, 0.25);
+  EXPECT_DOUBLE_EQ(c->tracing.policy.slow_seconds.value_or(0), 1.5);
+  GatewayConfig off;
+  EXPECT_FALSE(off.tracing.enabled());
+}
+
 TEST_F(GatewayConfigTest, DurationsUrlsAndSecrets) {
   EXPECT_EQ(parse_duration("250ms")->count(), 250);
   EXPECT_EQ(parse_duration("2")->count(), 2000);
