@@ -24,22 +24,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string url_decode(std::string_view in) {
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out.push_back(' ');
-    } else if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
-               std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return out;
-}
-
 ApiAnswer error_answer(int status, const std::string& message, const std::string& type, const std::string& param) {
   ApiAnswer a;
   a.status = status;
@@ -60,6 +44,22 @@ std::string format_duration(double seconds) {
 }
 
 }  // namespace
+
+std::string url_decode(std::string_view in) {
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out.push_back(' ');
+    } else if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
 
 Result<double> parse_time(std::string_view text, std::string_view flag) {
   auto bad = [&] {
@@ -271,22 +271,6 @@ ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheu
     answer.body = to_json(*diagnosis).dump();
   }
   return answer;
-}
-
-std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
-                               double at, std::size_t max_bytes, const net::TlsOptions& tls) {
-  DoctorRequest request;
-  request.prometheus_url = prometheus_url;
-  request.tls = tls;
-  request.at = at;
-  if (auto job = labels.find("job"); job != labels.end()) {
-    request.selector = "{job=" + dialect::promql_string(job->second) + "}";
-  }
-  for (const char* key : {"model", "model_name"})
-    if (auto m = labels.find(key); m != labels.end()) request.model = m->second;
-  auto diagnosis = run_doctor(request);
-  if (!diagnosis) return "_Doctor could not run: " + diagnosis.error().message + "_\n";
-  return to_markdown(*diagnosis, max_bytes);
 }
 
 }  // namespace inferscope::doctor

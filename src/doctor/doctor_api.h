@@ -1,8 +1,8 @@
 // File: doctor_api.h
 // The doctor as a library call for other parts: run_doctor (collect from Prometheus + diagnose),
 // handle_doctor_api for `inferscope up`'s GET /api/doctor?window=5m&baseline=30m&at=..&selector=..&model=..
-// (JSON, OpenAI-style error JSON on bad input), and markdown_for_alert for the relay, which
-// attaches the Markdown to every alert notification.
+// (JSON, OpenAI-style error JSON on bad input). What the relay attaches to alert notifications
+// is in alert_diagnosis.h.
 // Example: auto answer = handle_doctor_api("window=5m", "http://127.0.0.1:9090"); reply(answer.status, answer.body);
 // Thread-safe; blocking (about one Prometheus round trip per 8 queries). Never throws.
 #pragma once
@@ -78,10 +78,7 @@ struct ApiAnswer {
 ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url,
                             const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
 
-// markdown_for_alert diagnoses the 5 minutes before `at` (0 = now) for the alert's labels
-// (job, model / model_name narrow the selector) and returns chat-sized Markdown; on failure a
-// one-line Markdown note saying the doctor could not run, never an empty string.
-std::string markdown_for_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
-                               double at = 0, std::size_t max_bytes = 3500, const net::TlsOptions& tls = {});
+// url_decode decodes one component of a URL query (%XX escapes, '+' as a space).
+std::string url_decode(std::string_view in);
 
 }  // namespace inferscope::doctor

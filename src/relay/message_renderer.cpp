@@ -111,7 +111,8 @@ std::string render_section(const Notification& n, MarkupStyle style, const std::
     out += m.newline();
   }
   if (!diagnosis.empty()) {
-    out += m.bold("Diagnosis");
+    // A resolved notification's part says what recovered (RelayOptions::recovered), not a diagnosis.
+    out += m.bold(n.status == "resolved" ? "Recovered" : "Diagnosis");
     out += m.newline();
     out += diagnosis;
     out += m.newline();

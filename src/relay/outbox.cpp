@@ -90,6 +90,9 @@ LabelMap labels_from(const std::string& text) {
   return out;
 }
 
+// history_fingerprint keys an alert's history row: Alertmanager's fingerprint, else its labels.
+std::string history_fingerprint(const Alert& a) { return a.fingerprint.empty() ? labels_text(a.labels) : a.fingerprint; }
+
 std::int64_t to_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -139,6 +142,8 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chron
   sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN resolved_received_ms INTEGER", nullptr, nullptr, nullptr);
   // Files written before documents (reports) were delivered: every existing row is an alert.
   sqlite3_exec(db, "ALTER TABLE notifications ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert'", nullptr, nullptr, nullptr);
+  // Files written before resolved notifications said what recovered.
+  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN firing_record TEXT", nullptr, nullptr, nullptr);
   return box;
 }
 
@@ -224,7 +229,7 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
   for (const Alert& a : n.alerts) {
     const auto starts = parse_rfc3339(a.starts_at);
     fired.reset();
-    fired.bind(1, a.fingerprint.empty() ? labels_text(a.labels) : a.fingerprint);
+    fired.bind(1, history_fingerprint(a));
     fired.bind(2, starts ? to_ms(*starts) : now_ms);
     fired.bind(3, a.alertname());
     fired.bind(4, labels_text(a.labels));
@@ -391,6 +396,35 @@ Result<std::optional<std::string>> Outbox::state(const std::string& key) {
   const int rc = q.step();
   if (rc == SQLITE_ROW) return std::optional<std::string>(q.text_at(0));
   if (rc != SQLITE_DONE) return db_error("read relay state");
+  return std::optional<std::string>();
+}
+
+Result<void> Outbox::keep_firing_record(const Alert& alert, const std::string& record) {
+  const auto starts = parse_rfc3339(alert.starts_at);
+  if (!starts) return {};
+  std::lock_guard lock(mutex_);
+  durable(true);
+  Statement s(db_,
+              "UPDATE alert_history SET firing_record = ?3 WHERE fingerprint = ?1 AND starts_ms = ?2 "
+              "AND firing_record IS NULL");
+  s.bind(1, history_fingerprint(alert));
+  s.bind(2, to_ms(*starts));
+  s.bind(3, record);
+  if (s.step() != SQLITE_DONE) return db_error("keep an alert's firing diagnosis");
+  return {};
+}
+
+Result<std::optional<std::string>> Outbox::firing_record(const Alert& alert) {
+  const auto starts = parse_rfc3339(alert.starts_at);
+  if (!starts) return std::optional<std::string>();
+  std::lock_guard lock(mutex_);
+  Statement q(db_, "SELECT firing_record FROM alert_history WHERE fingerprint = ?1 AND starts_ms = ?2 "
+                   "AND firing_record IS NOT NULL");
+  q.bind(1, history_fingerprint(alert));
+  q.bind(2, to_ms(*starts));
+  const int rc = q.step();
+  if (rc == SQLITE_ROW) return std::optional<std::string>(q.text_at(0));
+  if (rc != SQLITE_DONE) return db_error("read an alert's firing diagnosis");
   return std::optional<std::string>();
 }
 

@@ -102,6 +102,14 @@ class Outbox {
   Result<void> set_state(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> state(const std::string& key);
 
+  // keep_firing_record stores `record` (the diagnosis attached when the alert fired; opaque here) on
+  // the alert's history row, keyed by its fingerprint and start, unless one is kept already: a
+  // repeated notification of the same firing keeps the first. Durable (synchronous=FULL). An alert
+  // without a parseable startsAt has no row to keep it on (nothing is written).
+  Result<void> keep_firing_record(const Alert& alert, const std::string& record);
+  // firing_record returns what keep_firing_record kept for the alert (same fingerprint and start).
+  Result<std::optional<std::string>> firing_record(const Alert& alert);
+
   // prune deletes delivered rows and ended history older than before_ms, and sends older than
   // sends_before_ms (failed and pending rows stay).
   Result<void> prune(std::int64_t before_ms, std::int64_t sends_before_ms);

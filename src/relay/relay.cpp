@@ -91,6 +91,10 @@ class Relay::Impl {
   std::vector<std::string> watchdog_channels() const;
   milliseconds backoff(int attempts);
   std::vector<std::string> diagnoses(const std::vector<Notification>& batch, const std::vector<PendingDelivery>& rows);
+  // firing_diagnosis runs options_.diagnose and keeps its record on each firing alert's row;
+  // recovery hands a resolved notification's kept records to options_.recovered.
+  std::string firing_diagnosis(const Notification& n);
+  std::string recovery(const Notification& n);
 
   RelayConfig config_;
   RelayOptions options_;
@@ -298,7 +302,7 @@ milliseconds Relay::Impl::backoff(int attempts) {
 std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>& batch,
                                                 const std::vector<PendingDelivery>& rows) {
   std::vector<std::string> out;
-  if (!options_.diagnose) return out;
+  if (!options_.diagnose && !options_.recovered) return out;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const std::int64_t id = rows[i].notification_id;
     {
@@ -311,7 +315,7 @@ std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>&
     // Computed outside the lock (it queries Prometheus); two channels racing may both compute it.
     std::string text;
     try {
-      text = options_.diagnose(batch[i]);
+      text = batch[i].status == "resolved" ? recovery(batch[i]) : firing_diagnosis(batch[i]);
     } catch (const std::exception& e) {
       spdlog::warn("relay: diagnosis failed, sending without it: {}", e.what());
     }
@@ -322,6 +326,30 @@ std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>&
     out.push_back(std::move(text));
   }
   return out;
+}
+
+std::string Relay::Impl::firing_diagnosis(const Notification& n) {
+  if (!options_.diagnose) return {};
+  FiringDiagnosis d = options_.diagnose(n);
+  if (d.record.empty()) return std::move(d.markdown);
+  for (const Alert& a : n.alerts) {
+    if (a.status != "firing") continue;
+    if (auto kept = outbox_->keep_firing_record(a, d.record); !kept) {
+      spdlog::warn("relay: cannot keep the firing diagnosis of {}: {}", a.alertname(), kept.error().message);
+    }
+  }
+  return std::move(d.markdown);
+}
+
+std::string Relay::Impl::recovery(const Notification& n) {
+  if (!options_.recovered) return {};
+  std::vector<std::string> records;
+  for (const Alert& a : n.alerts) {
+    auto record = outbox_->firing_record(a);
+    if (!record) spdlog::warn("relay: cannot read the firing diagnosis of {}: {}", a.alertname(), record.error().message);
+    records.push_back(record && *record ? **record : std::string());
+  }
+  return options_.recovered(n, records);
 }
 
 // pass is one delivery attempt of one channel: due rows -> one composed message -> send -> every

@@ -44,16 +44,29 @@ struct RelayEvent {
   std::string text;     // one line, no secrets (e.g. "3 notification(s) [FIRING] HighLatency")
 };
 
+// FiringDiagnosis is what diagnose attaches to a firing notification: the Markdown shown, and the
+// record (opaque to the relay) handed back to `recovered` when the alert resolves.
+struct FiringDiagnosis {
+  std::string markdown;
+  std::string record;
+};
+
 // RelayOptions are the process-level hooks; all optional.
 struct RelayOptions {
   // wall_clock returns the current time; persisted times (back-off, history, watchdog) use it.
   // Tests inject a hand-moved clock.
   std::function<std::chrono::system_clock::time_point()> wall_clock{};
-  // diagnose returns a short Markdown diagnosis for a notification (the doctor's
-  // markdown_for_alert); empty or unset: only each alert's runbook annotation is shown. Called on
-  // a delivery thread, once per notification (the result is shared by its channels and retries),
-  // so it may block on Prometheus for a bounded time; exceptions are caught (no diagnosis).
-  std::function<std::string(const Notification&)> diagnose{};
+  // diagnose returns a short Markdown diagnosis for a firing notification (the doctor's
+  // diagnose_alert) and a record of it; empty or unset: only each alert's runbook annotation is
+  // shown. Called on a delivery thread, once per notification (the result is shared by its
+  // channels and retries), so it may block on Prometheus for a bounded time; exceptions are caught
+  // (no diagnosis). The record is kept in the outbox on each firing alert's history row until the
+  // alert resolves (the first firing notification's record wins over repeats).
+  std::function<FiringDiagnosis(const Notification&)> diagnose{};
+  // recovered returns the Markdown of a resolved notification: what recovered, from
+  // records[i], the record kept when alerts[i] fired ("" when none was kept). Called like
+  // diagnose, never with a firing notification; unset or returning "": no diagnosis part.
+  std::function<std::string(const Notification&, const std::vector<std::string>& records)> recovered{};
   // on_event receives each delivery/watchdog event (called on worker threads; must be quick).
   std::function<void(const RelayEvent&)> on_event{};
   std::uint64_t jitter_seed = 0;  // 0 = random

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "common/prom_duration.h"
 #include "dashboard/dashboard_routes.h"
 #include "dashboard/grafana_export.h"
+#include "doctor/alert_diagnosis.h"
 #include "doctor/doctor_api.h"
 #include "doctor/doctor_routes.h"
 #include "drill/drill_robot.h"
@@ -239,11 +241,31 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     print_event(e);
     if (UpReport* sink = report_sink.load(); sink != nullptr && e.kind.starts_with("report_")) sink->record_delivery(e);
   };
-  // Every alert notification carries the doctor's diagnosis (the 5 minutes before, narrowed by
-  // the alert's job/model labels); none until Prometheus is ready.
-  options.diagnose = [&context](const relay::Notification& n) {
-    std::string url = context.prometheus_url();
-    return url.empty() ? std::string() : doctor::markdown_for_alert(url, n.common_labels, 0, 3500, context.prometheus_tls());
+  // A firing notification carries the doctor's diagnosis (the 5 minutes before, narrowed by the
+  // alert's job/model labels, a custom target's mapping for its job); the resolved one says what
+  // recovered, from the record kept when it fired. None until Prometheus is ready.
+  const doctor::CustomTargets alert_custom_targets = custom_targets_of(config);
+  options.diagnose = [&context, &alert_custom_targets](const relay::Notification& n) {
+    const std::string url = context.prometheus_url();
+    if (url.empty()) return relay::FiringDiagnosis{};
+    std::string generator_url;
+    for (const relay::Alert& a : n.alerts)
+      if (a.status == "firing" && generator_url.empty()) generator_url = a.generator_url;
+    doctor::AlertDiagnosis d = doctor::diagnose_alert(url, n.common_labels, generator_url, 0, 3500,
+                                                      context.prometheus_tls(), alert_custom_targets);
+    return relay::FiringDiagnosis{std::move(d.markdown), std::move(d.record)};
+  };
+  options.recovered = [&context, &alert_custom_targets](const relay::Notification&, const std::vector<std::string>& records) {
+    const std::string url = context.prometheus_url();
+    if (url.empty()) return std::string();
+    // Alerts of one group usually fired together and share one record: each is said once.
+    std::set<std::string> said;
+    std::string out;
+    for (const std::string& record : records) {
+      if (record.empty() || !said.insert(record).second) continue;
+      out += doctor::recovery_markdown(url, record, 0, context.prometheus_tls(), alert_custom_targets);
+    }
+    return out;
   };
   // drill: {enabled: true}: the fire drill's robot is one more channel ("drill"), on its own port.
   std::unique_ptr<drill::DrillRobot> drill_robot;

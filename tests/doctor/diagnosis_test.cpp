@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "doctor/alert_diagnosis.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
 #include "doctor/sampled_roles.h"
@@ -913,8 +914,10 @@ TEST(DoctorApiTest, TimesDurationsAndAlertMarkdown) {
   ASSERT_TRUE(young);
   EXPECT_DOUBLE_EQ(young->first, 60);
   EXPECT_DOUBLE_EQ(young->second, 60);
-  std::string md = markdown_for_alert("http://127.0.0.1:1", {{"job", "serve"}});
-  EXPECT_NE(md.find("Doctor could not run"), std::string::npos) << md;
+  AlertDiagnosis alert = diagnose_alert("http://127.0.0.1:1", {{"job", "serve"}}, "");
+  EXPECT_NE(alert.markdown.find("Doctor could not run"), std::string::npos) << alert.markdown;
+  EXPECT_EQ(alert.record, "");  // nothing to compare with when it resolves
+  EXPECT_EQ(recovery_markdown("http://127.0.0.1:1", alert.record), "");
 }
 
 

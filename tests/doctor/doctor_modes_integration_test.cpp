@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 
+#include "doctor/alert_diagnosis.h"
 #include "doctor/check_metrics.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
@@ -235,10 +236,30 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
   // within the history there is (about 20 s here: two 10 s halves) and says so, instead of
   // "too few finished requests".
   std::this_thread::sleep_until(first_scrape + std::chrono::seconds(20));
-  std::string md = markdown_for_alert(prom.url(), {{"job", "serve"}});
+  // The alert's own expression comes from its generatorURL, as Prometheus escapes it.
+  const std::string generator_url = prom.url() + "/graph?g0.expr=sum%28inferscope_requests_total%7Bjob%3D%22serve%22%7D%29+%3E+0&g0.tab=1";
+  AlertDiagnosis alert = diagnose_alert(prom.url(), {{"job", "serve"}, {"alertname", "T"}}, generator_url);
+  const std::string& md = alert.markdown;
   EXPECT_EQ(md.find("too few finished requests"), std::string::npos) << md;
   EXPECT_EQ(md.rfind("**Doctor: no data", 0), std::string::npos) << md;
   EXPECT_NE(md.find("the baseline was shortened from 30m to"), std::string::npos) << md;
+  // What it keeps for the resolved message: the figures it saw, and the alert's own expression.
+  auto record = record_from_json(alert.record);
+  ASSERT_TRUE(record) << alert.record;
+  EXPECT_EQ(record->alert_expr, "sum(inferscope_requests_total{job=\"serve\"})");
+  ASSERT_GE(record->figures.size(), 3u) << alert.record;
+  EXPECT_GT(record->figures[0].during, 0) << alert.record;   // requests served so far
+  EXPECT_GT(record->figures.back().during, 0) << alert.record;  // e2e p95 in the window
+  // When it resolves, "after" is read the same way: a request counter has only grown.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const std::string recovered = recovery_markdown(prom.url(), alert.record);
+  EXPECT_NE(recovered.find("It fired with "), std::string::npos) << recovered;
+  EXPECT_NE(recovered.find("- `sum(inferscope_requests_total{job=\"serve\"})` (the alert's expression): before "),
+            std::string::npos)
+      << recovered;
+  EXPECT_NE(recovered.find("- e2e mean: before "), std::string::npos) << recovered;
+  EXPECT_EQ(recovered.find("no data"), std::string::npos) << recovered;
+  EXPECT_EQ(recovered.find("unknown"), std::string::npos) << recovered;
 
   driver.stop();
   (*server)->stop();

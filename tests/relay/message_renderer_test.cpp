@@ -40,13 +40,14 @@ TEST(MessageRendererTest, FiringSectionHasEverything) {
   EXPECT_EQ(text.find("Diagnosis"), std::string::npos);
 }
 
-// Tests the resolved title, the end time, and the diagnosis slot.
-TEST(MessageRendererTest, ResolvedWithDiagnosis) {
+// Tests the resolved title, the end time, and the slot saying what recovered (not "Diagnosis").
+TEST(MessageRendererTest, ResolvedWithRecovery) {
   const Notification n = latency_notification("resolved", "m2");
   EXPECT_EQ(notification_title(n), "[RESOLVED] InferenceLatencyHigh (model=m2)");
-  const std::string text = render_section(n, MarkupStyle::kSlack, "decode slowed: *ITL p95 3x*");
+  const std::string text = render_section(n, MarkupStyle::kSlack, "- decode per request: before 800 ms, during 2.60 s, after 810 ms");
   EXPECT_NE(text.find("*Resolved*: 2026-11-30T03:40:00Z"), std::string::npos) << text;
-  EXPECT_NE(text.find("*Diagnosis*\ndecode slowed: *ITL p95 3x*"), std::string::npos) << text;
+  EXPECT_NE(text.find("*Recovered*\n- decode per request: before 800 ms"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Diagnosis"), std::string::npos) << text;
   EXPECT_NE(text.find("<http://127.0.0.1:9090/graph?g0.expr=x|source>"), std::string::npos) << text;
 }
 

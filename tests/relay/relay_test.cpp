@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -422,7 +423,7 @@ TEST_F(RelayTest, DiagnosisOncePerNotification) {
   options.wall_clock = clock_.fn();
   options.diagnose = [&](const Notification& n) {
     ++calls;
-    return "decode slowed 3x on " + n.alerts.at(0).labels.at("instance");
+    return FiringDiagnosis{"decode slowed 3x on " + n.alerts.at(0).labels.at("instance"), ""};
   };
   auto opened = Relay::open(config({channel(ChannelKind::kSlack, "slack", slack.url("/s")),
                                     channel(ChannelKind::kWeCom, "wecom", wecom.url("/w"))}),
@@ -439,6 +440,60 @@ TEST_F(RelayTest, DiagnosisOncePerNotification) {
             std::string::npos);
   EXPECT_NE(json::parse(wecom.requests().at(1).body)["markdown"]["content"].get<std::string>().find("decode slowed 3x on i-f1"),
             std::string::npos);
+}
+
+// Tests that a resolved notification says what recovered from the record kept when its alert
+// fired (kept in the database: it survives a restart of the relay between firing and resolving),
+// and that no fresh diagnosis is made for it.
+TEST_F(RelayTest, ResolvedNotificationCarriesTheRecordKeptWhenItFired) {
+  FakeHttpServer slack;
+  std::atomic<int> diagnose_calls{0};
+  std::vector<std::vector<std::string>> recovered_with;
+  std::mutex recovered_mutex;
+  const auto options = [&] {
+    RelayOptions o;
+    o.wall_clock = clock_.fn();
+    o.diagnose = [&](const Notification& n) {
+      ++diagnose_calls;
+      return FiringDiagnosis{"decode slowed 3x", "record of " + n.alerts.at(0).fingerprint + " firing"};
+    };
+    o.recovered = [&](const Notification&, const std::vector<std::string>& records) {
+      std::lock_guard lock(recovered_mutex);
+      recovered_with.push_back(records);
+      return records.at(0).empty() ? std::string() : "recovered: " + records.at(0);
+    };
+    return o;
+  };
+  {
+    metrics::Registry registry;
+    auto opened = Relay::open(config({channel(ChannelKind::kSlack, "slack", slack.url("/s"))}), registry, options());
+    ASSERT_TRUE(opened) << opened.error().message;
+    ASSERT_EQ((*opened)->handle_webhook(webhook_body("A", "firing", {"f1"})).status, 200);
+    (*opened)->deliver_due();
+    // A repeat of the same firing (Alertmanager's repeat_interval) keeps the first record.
+    clock_.advance(10min);
+    ASSERT_EQ((*opened)->handle_webhook(webhook_body("A", "firing", {"f1"}, "relay", "p99 5.0 s")).status, 200);
+    clock_.advance(2s);
+    (*opened)->deliver_due();
+  }
+  EXPECT_EQ(diagnose_calls.load(), 2);
+  metrics::Registry registry;
+  auto reopened = Relay::open(config({channel(ChannelKind::kSlack, "slack", slack.url("/s"))}), registry, options());
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  // f2 never fired through this relay: it has no record.
+  ASSERT_EQ((*reopened)->handle_webhook(webhook_body("A", "resolved", {"f1", "f2"})).status, 200);
+  clock_.advance(2s);
+  (*reopened)->deliver_due();
+  EXPECT_EQ(diagnose_calls.load(), 2);
+  ASSERT_EQ(recovered_with.size(), 1u);
+  EXPECT_EQ(recovered_with[0], (std::vector<std::string>{"record of f1 firing", ""}));
+  ASSERT_EQ(slack.requests().size(), 3u);
+  const std::string firing = json::parse(slack.requests().at(0).body)["text"].get<std::string>();
+  const std::string resolved = json::parse(slack.requests().at(2).body)["text"].get<std::string>();
+  EXPECT_NE(firing.find("decode slowed 3x"), std::string::npos) << firing;
+  EXPECT_NE(resolved.find("[RESOLVED]"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("*Recovered*\nrecovered: record of f1 firing"), std::string::npos) << resolved;
+  EXPECT_EQ(resolved.find("decode slowed 3x"), std::string::npos) << resolved;
 }
 
 // Tests the history query the report uses.
