@@ -1,6 +1,7 @@
 // The doctor's "where" against real processes: four simulated replicas of one model behind an
-// in-process `inferscope gateway`, scraped by real Prometheus, with one replica's decode slowed
-// 3x (replica_slowdown at that instance) and then all four (decode_slowdown, fleet-wide); two
+// in-process `inferscope gateway` (and, separately, scraped directly without one), scraped by real
+// Prometheus, with one replica's decode slowed 3x (replica_slowdown at that instance) and then all
+// four (decode_slowdown, fleet-wide); two
 // models behind one gateway with one slowed (the finding localized to that model); and
 // `inferscope doctor --scrape A --scrape B --scrape C` with one of three slowed.
 #include <gtest/gtest.h>
@@ -102,20 +103,11 @@ Diagnosis slow_then_diagnose(const std::string& prometheus_url, const std::vecto
   return doctor_at(prometheus_url, testing::now_s(), kWindow, kBaseline);
 }
 
-// Tests four replicas of one model behind the gateway through Prometheus: one with a 3x decode is
-// named (replica_slowdown, its host:port, stage decode); later all four slowed together read
-// decode_slowdown and no replica_slowdown.
-TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
-  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a", "sim-a"});
-  ASSERT_EQ(replicas.size(), 4u);
-  auto gw = start_gateway(replicas, {});
-  ASSERT_TRUE(gw);
-  inferscope::testing::PrometheusProcess prom(prometheus_for(replicas));
-  ASSERT_TRUE(prom.ok()) << prom.error();
-  testing::LoadDriver driver(gw->port(), {.rate = 12, .prompt_words = 300, .max_tokens = 32});
-  ASSERT_TRUE(wait_for_series(prom.url(), 4));
-
-  Diagnosis one = slow_then_diagnose(prom.url(), {replicas[2].get()});
+// expect_one_then_all slows one replica's decode 3x and expects it named (replica_slowdown, its
+// host:port, stage decode), then, back to health, slows all of them together and expects
+// decode_slowdown and no replica_slowdown. The replicas are under load and scraped as job serve.
+void expect_one_then_all(const std::string& prometheus_url, const Servers& replicas) {
+  Diagnosis one = slow_then_diagnose(prometheus_url, {replicas[2].get()});
   ASSERT_EQ(one.verdict, "degraded") << to_text(one);
   ASSERT_FALSE(one.findings.empty());
   EXPECT_EQ(one.findings.front().cause, "replica_slowdown") << to_text(one);
@@ -126,15 +118,45 @@ TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
   auto json = to_json(one);
   EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[2]));
 
-  // Back to health, then every replica slowed at once.
   ASSERT_EQ(testing::set_faults(replicas[2]->port(), "{}"), 200);
-  Diagnosis all = slow_then_diagnose(prom.url(), {replicas[0].get(), replicas[1].get(), replicas[2].get(),
-                                                  replicas[3].get()});
-  driver.stop();
+  std::vector<const serve::Server*> every;
+  for (const auto& r : replicas) every.push_back(r.get());
+  Diagnosis all = slow_then_diagnose(prometheus_url, every);
   ASSERT_EQ(all.verdict, "degraded") << to_text(all);
   EXPECT_EQ(all.findings.front().cause, "decode_slowdown") << to_text(all);
   for (const auto& f : all.findings) EXPECT_NE(f.cause, "replica_slowdown") << to_text(all);
+}
+
+// Tests four replicas of one model behind the gateway through Prometheus: one slowed is named,
+// all four slowed together are not (expect_one_then_all).
+TEST(DoctorWhereIntegrationTest, FourReplicasBehindGateway) {
+  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a", "sim-a"});
+  ASSERT_EQ(replicas.size(), 4u);
+  auto gw = start_gateway(replicas, {});
+  ASSERT_TRUE(gw);
+  inferscope::testing::PrometheusProcess prom(prometheus_for(replicas));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  testing::LoadDriver driver(gw->port(), {.rate = 12, .prompt_words = 300, .max_tokens = 32});
+  ASSERT_TRUE(wait_for_series(prom.url(), 4));
+  expect_one_then_all(prom.url(), replicas);
+  driver.stop();
   gw->stop();
+  for (auto& r : replicas) r->stop();
+}
+
+// Tests the same four replicas scraped directly, without a gateway: each takes its own clients'
+// load (a client-side balancer or one model per pod), Prometheus scrapes each host:port.
+TEST(DoctorWhereIntegrationTest, FourReplicasScrapedDirectly) {
+  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a", "sim-a"});
+  ASSERT_EQ(replicas.size(), 4u);
+  inferscope::testing::PrometheusProcess prom(prometheus_for(replicas));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  std::vector<std::unique_ptr<testing::LoadDriver>> drivers;
+  for (const auto& r : replicas)
+    drivers.push_back(std::make_unique<testing::LoadDriver>(r->port(), testing::LoadShape{.rate = 3, .prompt_words = 300, .max_tokens = 32}));
+  ASSERT_TRUE(wait_for_series(prom.url(), 4));
+  expect_one_then_all(prom.url(), replicas);
+  for (auto& d : drivers) d->stop();
   for (auto& r : replicas) r->stop();
 }
 
