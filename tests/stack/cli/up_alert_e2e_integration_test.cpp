@@ -127,6 +127,14 @@ struct FakeRobots {
     }
     return {};
   }
+  // body_with returns the first message body the robot received that mentions `alert` and `text`.
+  std::string body_with(const std::string& robot, const std::string& alert, const std::string& text) {
+    std::lock_guard lock(mutex);
+    for (const Delivery& d : deliveries) {
+      if (d.robot == robot && d.body.find(alert) != std::string::npos && d.body.find(text) != std::string::npos) return d.body;
+    }
+    return {};
+  }
   // find returns when the robot first received a message mentioning `alert` in `status`.
   std::optional<std::chrono::steady_clock::time_point> find(const std::string& robot, const std::string& alert,
                                                             const std::string& status) {
@@ -208,6 +216,15 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
   ASSERT_TRUE(wait_until([&] { return robots.find("dingtalk", "InferscopeErrorRatioHigh", "resolved").has_value(); }, 30s))
       << up.output();
   const auto resolved_after = *robots.find("webhook", "InferscopeErrorRatioHigh", "resolved") - clear_at;
+  // The resolved message says what recovered, from the diagnosis the relay kept when the alert
+  // fired: the alert's own expression before / during / after, not a fresh verdict of the
+  // recovered window ("healthy: ... (within noise)").
+  const std::string recovered = robots.body_with("dingtalk", "InferscopeErrorRatioHigh", "RESOLVED");
+  EXPECT_NE(recovered.find("**Recovered**"), std::string::npos) << recovered;
+  EXPECT_NE(recovered.find("It fired with "), std::string::npos) << recovered;
+  EXPECT_NE(recovered.find("- `inferscope:errors:ratio"), std::string::npos) << recovered;
+  EXPECT_NE(recovered.find("` (the alert's expression): before "), std::string::npos) << recovered;
+  EXPECT_EQ(recovered.find("healthy:"), std::string::npos) << recovered;
   EXPECT_EQ(robots.bad_signatures.load(), 0);
   EXPECT_TRUE(up.wait_line("notification delivered channel=ding", 5s)) << up.output();
   std::printf("fault -> firing at webhook robot: %.1f s; clear -> resolved: %.1f s\n",
