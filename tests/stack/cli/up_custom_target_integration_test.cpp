@@ -4,7 +4,8 @@
 // names mapped to roles in up's config. With a slowdown injected in the service: the e2e p99 rule
 // on the mapped histogram fires in the real Prometheus, the dashboard's rows for the mapped roles
 // have data through up's API, and the doctor names e2e, with the load and token evidence and the
-// note that no stage breakdown exists for this target.
+// note that no stage breakdown exists for this target — on /api/doctor and in the alert's
+// notification (the relay's diagnosis reads the mapping too).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "fake_report_robots.h"
 #include "net/blocking_client.h"
 #include "stack/stack_test_support.h"
 #include "up_process.h"
@@ -131,12 +133,18 @@ TEST(UpCustomTargetIntegrationTest, SlowdownFiresRulesFillsPanelsAndIsDiagnosedO
   HouseService service;
   const std::string service_url = service.url();
   ASSERT_FALSE(service_url.empty()) << service.output();
+  testing::FakeRobots robots;
+  ASSERT_TRUE(robots.server);
+  ::setenv("INFERSCOPE_CUSTOM_WEBHOOK_URL", ("http://127.0.0.1:" + std::to_string(robots.server->port()) + "/webhook").c_str(), 1);
 
   const auto config = dir.path() / "up.yaml";
   std::ofstream(config) << "targets:\n  - name: house\n    url: " << service_url << "/metrics\n" << kRoles
                         << "scrape_interval: 1s\n"
                            "slo:\n  e2e_p99: 500ms\n"
-                           "alerts:\n  for:\n    InferscopeE2eP99OverSlo: 0s\n";
+                           "alerts:\n  for:\n    InferscopeE2eP99OverSlo: 0s\n"
+                           "alertmanager:\n  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
+                           "notifications:\n  channels:\n"
+                           "    - name: hook\n      kind: webhook\n      url: {env: INFERSCOPE_CUSTOM_WEBHOOK_URL}\n";
   UpProcess up({"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
                 "--state-dir", (dir.path() / "state").string()});
   const auto urls = up.wait_ready(60s);
@@ -192,6 +200,20 @@ TEST(UpCustomTargetIntegrationTest, SlowdownFiresRulesFillsPanelsAndIsDiagnosedO
   std::string notes;
   for (const json& n : doctor["notes"]) notes += n.get<std::string>() + "\n";
   EXPECT_NE(notes.find("no stage breakdown exists for this target"), std::string::npos) << notes;
+
+  // The alert's notification carries the doctor's diagnosis through the mapping (without it the
+  // service's names are no known dialect's: "no end-to-end latency metric found").
+  std::string notified;
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(robots.mutex);
+    for (const auto& [robot, body] : robots.received)
+      if (robot == "webhook" && body.find("InferscopeE2eP99OverSlo") != std::string::npos) notified = body;
+    return !notified.empty();
+  }, 60s)) << up.output();
+  const std::string text = json::parse(notified).value("text", "");
+  EXPECT_NE(text.find("no stage breakdown exists for this target: llm_request_latency_seconds"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("no end-to-end latency metric found"), std::string::npos) << text;
 
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
