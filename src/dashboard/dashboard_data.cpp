@@ -132,6 +132,31 @@ std::string empty_reason(const PanelQuery& q, const Presence& presence, const st
          (q.dialect_title == queue_table().title ? " (no job seen starting?)" : " (no finished requests?)");
 }
 
+// PanelNote is why one query of a panel has no data; `label` names its series ("" for the panel).
+struct PanelNote {
+  std::string label;
+  std::string reason;
+};
+
+// merged_notes says each reason once, with the series it applies to ("p50, p95: metric X not
+// found on any target"): a panel's queries often fail for the same reason, and the page used to
+// repeat the same sentence two or three times per panel.
+std::vector<std::string> merged_notes(const std::vector<PanelNote>& notes) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;  // first-seen order
+  for (const PanelNote& n : notes) {
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& r) { return r.first == n.reason; });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {n.reason, {}});
+    if (std::find(it->second.begin(), it->second.end(), n.label) == it->second.end()) it->second.push_back(n.label);
+  }
+  std::vector<std::string> out;
+  for (const auto& [reason, labels] : by_reason) {
+    // A reason that holds for the whole panel (no label) needs no list of series.
+    const bool whole = std::find(labels.begin(), labels.end(), std::string()) != labels.end();
+    out.push_back(whole ? reason : join(std::set<std::string>(labels.begin(), labels.end())) + ": " + reason);
+  }
+  return out;
+}
+
 struct SeriesOut {
   std::string label;
   bool right = false;
@@ -247,6 +272,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   if (!targets) {
     const std::string reason = "cannot query Prometheus at " + options_.prometheus_url + ": " + targets.error().message;
     out["prometheus"] = {{"reachable", false}, {"error", targets.error().message}};
+    out["missing"] = reason;
     for (const RowSpec* row : shown_rows(!options_.queue_jobs.empty())) {
       for (const PanelSpec& p : row->panels) {
         if (p.kind != PanelKind::kFindings) panels[std::string(p.id)] = {{"status", "unreachable"}, {"reason", reason}};
@@ -269,7 +295,12 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     return make_error("unknown target '" + std::string(target) + "': Prometheus scrapes no job of that name");
   }
   if (job == nullptr) {
-    selection_problem = "no scrape target of a known serving dialect (inferscope, vLLM, llama.cpp, TGI, Triton, gateway)";
+    std::set<std::string> scraped;
+    for (const JobInfo& j : targets->jobs) scraped.insert(j.job + (j.instances_up == 0 ? " (down)" : ""));
+    selection_problem = "no scrape target of a known serving dialect (inferscope, vLLM, llama.cpp, TGI, Triton, gateway)" +
+                        (scraped.empty() ? std::string(": Prometheus has scraped nothing yet")
+                                         : " — Prometheus scrapes only job " + join(scraped)) +
+                        " (a target shows here after its first scrape)";
   } else if (!job->dialect) {
     selection_problem = "target job=" + job->job + " exposes no metric family inferscope knows";
   } else {
@@ -281,6 +312,8 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     out["target"] = job->job;
     out["dialect"] = std::string(dialect::to_string(*job->dialect));
   }
+  // The page's banner: what is missing for every panel that reads the selected target.
+  if (!selection_problem.empty()) out["missing"] = selection_problem;
 
   // 1. Every query of every panel in one batch.
   struct Pending {
@@ -290,7 +323,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   };
   std::vector<promapi::QueryRequest> requests;
   std::vector<Pending> pending;
-  std::map<std::string, std::vector<std::string>> missing_by_panel;
+  std::map<std::string, std::vector<PanelNote>> missing_by_panel;
   for (const RowSpec* row : rows) {
     for (const PanelSpec& p : row->panels) {
       for (PanelQuery& q : build_panel_queries(p, selection)) {
@@ -298,11 +331,11 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
           return s.source == Source::kSelected;
         });
         if (!selection_problem.empty() && selected_source && q.dialect_title == dialect::dialect(selection.dialect).title) {
-          missing_by_panel[std::string(p.id)].push_back(selection_problem);
+          missing_by_panel[std::string(p.id)].push_back({"", selection_problem});
           continue;
         }
         if (!q.expr) {
-          missing_by_panel[std::string(p.id)].push_back(q.missing);
+          missing_by_panel[std::string(p.id)].push_back({"", q.missing});
           continue;
         }
         pending.push_back({std::string(p.id), std::move(q), requests.size()});
@@ -388,12 +421,10 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
       ++i;
     }
   }
-  std::map<std::string, std::vector<std::string>> empty_by_panel;
   for (const Pending* item : empty) {
     const bool restricted = !selection.job.empty() && item->query.dialect_title == dialect::dialect(selection.dialect).title;
-    empty_by_panel[item->panel].push_back(
-        (item->query.label.empty() ? "" : item->query.label + ": ") +
-        empty_reason(item->query, presence, selection.job, restricted, range_s));
+    missing_by_panel[item->panel].push_back(
+        {item->query.label, empty_reason(item->query, presence, selection.job, restricted, range_s)});
   }
 
   const std::vector<double> grid = [&] {
@@ -405,8 +436,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
     for (const PanelSpec& p : row->panels) {
       if (p.kind != PanelKind::kTimeseries && p.kind != PanelKind::kStacked) continue;
       const std::string id(p.id);
-      std::vector<std::string> notes = missing_by_panel[id];
-      for (const auto& e : empty_by_panel[id]) notes.push_back(e);
+      std::vector<std::string> notes = merged_notes(missing_by_panel[id]);
       auto& series = series_by_panel[id];
       if (series.empty()) {
         const auto& errs = errors_by_panel[id];

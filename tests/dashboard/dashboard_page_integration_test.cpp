@@ -6,7 +6,8 @@
 // finding onto the page; Prometheus stopped (SIGSTOP) turns
 // every panel into a "Prometheus unreachable" notice. A second test adds a redis target with real
 // RQ workers (python3-rq) whose jobs call serve: the Queue row appears and every chart in it draws.
-// Screenshots go to the build dir.
+// A third: before any serving target is scraped, one banner says what is missing and each panel
+// says "no data" once. Screenshots go to the build dir.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -19,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "net/blocking_client.h"
+#include "net/http_server.h"
+#include "net/router.h"
 #include "queue/queue_test_support.h"
 #include "stack/cli/up_process.h"
 #include "stack/stack_test_support.h"
@@ -45,12 +48,13 @@ std::vector<std::string> bench_args(const std::string& serve_url, const std::str
 // run_page_check runs the node driver to completion (bounded by its own --timeout) and returns
 // its JSON verdict line.
 nlohmann::json run_page_check(const std::string& api, const std::string& expect, const std::string& screenshot,
-                              bool doctor_optional, const std::string& query = "") {
+                              bool doctor_optional, const std::string& query = "", const std::string& banner = "") {
   std::vector<std::string> args = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES,
                                    "node", std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/page_check.js",
                                    "--url", api, "--expect", expect, "--screenshot", screenshot, "--timeout", "45"};
   if (doctor_optional) args.insert(args.end(), {"--doctor", "optional"});
   if (!query.empty()) args.insert(args.end(), {"--query", query});
+  if (!banner.empty()) args.insert(args.end(), {"--banner", banner});
   std::string last;
   auto child = stack::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
                                           [&last](std::string_view line) { if (!line.empty() && line[0] == '{') last = line; });
@@ -205,6 +209,38 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
       << body["panels"]["jobqueue_workers"].dump();
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+}
+
+// Tests the page of an up whose serving target is not up yet (a newcomer's first look, and every
+// page before the first scrape): one banner says what is missing, and each panel without data says "no data"
+// once, pointing at the banner, instead of repeating its sentence two or three times.
+TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
+  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kChromium}));
+  const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  stack::testing::TempDir dir;
+  // The serving target is not up yet (its port closed: a server bound, then stopped).
+  int closed_port = 0;
+  {
+    net::Router router;
+    auto server = net::HttpServer::start({.port = 0, .log_name = "closed"}, router.handler());
+    ASSERT_TRUE(server) << server.error().message;
+    closed_port = (*server)->port();
+    (*server)->stop();
+  }
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\n";
+  UpProcess up({"up", "--config", config.string(), "--target", "sim=http://127.0.0.1:" + std::to_string(closed_port) + "/metrics",
+                "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir",
+                (dir.path() / "state").string()});
+  ASSERT_TRUE(up.started()) << up.start_error();
+  auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+  auto page = run_page_check(ready->api, "banner", (artifacts / "dashboard-no-target.png").string(), true, "",
+                             "no data: no scrape target of a known serving dialect");
+  EXPECT_TRUE(page.value("ok", false)) << page.dump(1) << "\n" << up.output();
+  EXPECT_NE(page["banner"].value("text", "").find("sim (down)"), std::string::npos) << page.dump(1);
 }
 
 }  // namespace

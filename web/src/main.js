@@ -17,6 +17,7 @@ const state = {
   timer: null,
   charts: new Map(), // panel id -> {plot, signature}
   refreshes: 0,
+  missing: '', // what every target panel misses (data.missing), shown once in the banner
 };
 
 function h(tag, attrs = {}, ...children) {
@@ -182,6 +183,23 @@ function drawAlerts(panel, result) {
   el.querySelector('.body').replaceChildren(list);
 }
 
+// showBanner says once, above every row, what the panels miss alike (no serving target scraped
+// yet, Prometheus unreachable, up unreachable); the panels then point at it instead of repeating it.
+function showBanner(text, kind) {
+  const el = document.getElementById('banner');
+  el.textContent = text || '';
+  el.className = `banner ${kind || ''}`;
+  el.hidden = !text;
+}
+
+// reasonText is a panel's reason with the banner's sentence replaced by a pointer to it.
+function reasonText(prefix, reason) {
+  const missing = state.missing;
+  if (missing && reason === missing) return `${prefix} (see the banner above)`;
+  if (missing && reason.startsWith(`${missing}; `)) return `${prefix} (see the banner above); ${reason.slice(missing.length + 2)}`;
+  return `${prefix}: ${reason}`;
+}
+
 function applyPanel(panel, result) {
   const el = document.getElementById(`panel-${panel.id}`);
   if (!el || !result) return;
@@ -189,7 +207,7 @@ function applyPanel(panel, result) {
     dropChart(panel, el);
     el.querySelector('.notes').replaceChildren();
     const prefix = result.status === 'unreachable' ? 'Prometheus unreachable' : result.status === 'error' ? 'query failed' : 'no data';
-    setPanelState(panel.id, result.status, `${prefix}: ${result.reason}`);
+    setPanelState(panel.id, result.status, reasonText(prefix, result.reason));
     return;
   }
   if (panel.kind === 'table') drawTable(panel, result);
@@ -197,7 +215,7 @@ function applyPanel(panel, result) {
   else drawTimeseries(panel, result);
   // Series of an otherwise drawn panel that had no data still say why (e.g. no gateway in front).
   const notes = el.querySelector('.notes');
-  notes.replaceChildren(...(result.notes || []).map((n) => h('li', {}, `no data: ${n}`)));
+  notes.replaceChildren(...(result.notes || []).map((n) => h('li', {}, reasonText('no data', n))));
 }
 
 function drawFindings(panel, doctor, error) {
@@ -245,10 +263,14 @@ async function refresh() {
   try {
     data = await getJson(`/api/dashboard/data?${q}`);
   } catch (err) {
-    for (const p of panels) if (p.kind !== 'findings') { dropChart(p, document.getElementById(`panel-${p.id}`)); setPanelState(p.id, 'error', `cannot load data from inferscope up: ${err.message}`); }
+    showBanner(`cannot load data from inferscope up: ${err.message}`, 'unreachable');
+    for (const p of panels) if (p.kind !== 'findings') { dropChart(p, document.getElementById(`panel-${p.id}`)); setPanelState(p.id, 'error', 'no data (see the banner above)'); }
     line.textContent = `update failed: ${err.message}`;
     return;
   }
+  const reachable = !data.prometheus || data.prometheus.reachable !== false;
+  state.missing = data.missing || '';
+  showBanner(state.missing ? `${reachable ? 'no data' : 'Prometheus unreachable'}: ${state.missing}` : '', reachable ? '' : 'unreachable');
   for (const p of panels) if (p.kind !== 'findings') applyPanel(p, data.panels[p.id]);
   const findings = panels.find((p) => p.kind === 'findings');
   if (findings) {

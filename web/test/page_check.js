@@ -6,6 +6,8 @@
 //   fault:  the alerts panel lists a firing alert (not the watchdog) and the doctor panel shows a
 //           finding (unless --doctor optional: this up serves no /api/doctor)
 //   nodata: every Prometheus-backed panel says why it has no data (unreachable / no_data)
+//   banner: the banner above the rows names what is missing (it contains --banner TEXT), and each
+//           panel without data says "no data" once, pointing at the banner instead of repeating it
 // Prints one JSON line with each panel's state and message; exits 0 when the expectation held
 // within the timeout, 1 otherwise (the screenshot is taken either way).
 const { chromium } = require('playwright-core');
@@ -28,12 +30,14 @@ async function panelStates(page) {
     canvas: el.querySelectorAll('canvas').length,
     rows: el.querySelectorAll('tbody tr').length,
     message: el.querySelector('.notice') ? el.querySelector('.notice').textContent : '',
+    notes: [...el.querySelectorAll('ul.notes li')].map((li) => li.textContent),
     alerts: [...el.querySelectorAll('ul.alerts li strong')].map((s) => s.textContent),
   })));
 }
 
-function judge(expect, panels, doctorOptional) {
+function judge(expect, panels, doctorOptional, banner, bannerWanted) {
   const failing = [];
+  if (expect === 'banner' && !(banner.visible && banner.text.includes(bannerWanted))) failing.push('banner');
   for (const p of panels) {
     if (expect === 'data') {
       if (p.kind === 'findings' || p.kind === 'alerts') continue;
@@ -47,6 +51,11 @@ function judge(expect, panels, doctorOptional) {
       if (p.kind === 'findings') continue;
       const explained = (p.state === 'unreachable' || p.state === 'no_data' || p.state === 'error') && p.message.length > 20;
       if (!explained || p.canvas > 0) failing.push(p.id);
+    } else if (expect === 'banner') {
+      if (p.kind === 'findings' || p.state === 'ok') continue;
+      const text = [p.message, ...p.notes].join('\n');
+      const saidOnce = p.state === 'no_data' && (text.match(/no data/g) || []).length === 1;
+      if (!saidOnce || text.includes(bannerWanted)) failing.push(p.id);
     }
   }
   return failing;
@@ -60,6 +69,7 @@ function judge(expect, panels, doctorOptional) {
   });
   let ok = false;
   let panels = [];
+  let banner = { visible: false, text: '' };
   let failing = ['page did not load'];
   const errors = [];
   try {
@@ -72,7 +82,8 @@ function judge(expect, panels, doctorOptional) {
     while (Date.now() < deadline) {
       await page.waitForTimeout(1000);
       panels = await panelStates(page);
-      failing = judge(opt.expect, panels, opt.doctor === 'optional');
+      banner = await page.$eval('#banner', (el) => ({ visible: !el.hidden, text: el.textContent }));
+      failing = judge(opt.expect, panels, opt.doctor === 'optional', banner, opt.banner || '');
       if (panels.length > 0 && failing.length === 0) { ok = true; break; }
     }
     if (opt.screenshot) await page.screenshot({ path: opt.screenshot, fullPage: true });
@@ -80,6 +91,6 @@ function judge(expect, panels, doctorOptional) {
     await browser.close();
   }
   if (errors.length) ok = false;
-  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, panels }));
+  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, banner, panels }));
   process.exit(ok ? 0 : 1);
 })().catch((e) => { console.log(JSON.stringify({ ok: false, errors: [String(e)] })); process.exit(1); });
