@@ -28,6 +28,8 @@ QueueRules build_queue_rules(const std::string& job, const RulesConfig& config) 
   QueueRules out;
   RuleGroupWriter group("inferscope-queue-" + job, config.evaluation_interval);
   const std::string j = "job=" + dialect::promql_string(job);
+  // The target's prometheus-redis-exporter is its own job; alerts on it carry the target's job.
+  const std::string exporter_j = "job=" + dialect::promql_string(redis_exporter_job(job));
   const std::string w = common::format_prom_duration(config.rate_window);
   const SloThresholds& slo = config.slo;
   group.comment("Job " + job + ": a redis target, collected by up's queue collector (src/queue).");
@@ -36,13 +38,15 @@ QueueRules build_queue_rules(const std::string& job, const RulesConfig& config) 
     group.alert(rule);
   };
   add({.name = kTargetDown,
-       .expr = fmt::format("up{{{0}}} == 0 or inferscope_queue_up{{{0}}} == 0", j),
+       .expr = fmt::format("up{{{0}}} == 0 or inferscope_queue_up{{{0}}} == 0 or up{{{1}}} == 0", j, exporter_j),
        .severity = "critical",
-       .summary = "Queue target {{ $labels.job }} is down",
-       .description = "No queue data for {{ $labels.job }} (value {{ $value }}): up's collector cannot reach or "
-                      "authenticate to Redis, or Prometheus cannot scrape up's /queues/{{ $labels.job }}/metrics.",
-       .runbook = "`inferscope up --status` shows the collector's last error (unreachable, auth) for the target; "
-                  "check that redis-server runs and its password_file/password_env."});
+       .labels = {{"job", job}},
+       .summary = "Queue target " + job + " is down",
+       .description = "No queue data for " + job + " (value {{ $value }}): up's collector cannot reach or "
+                      "authenticate to Redis, or Prometheus cannot scrape up's /queues/" + job + "/metrics or the "
+                      "target's redis exporter (job " + redis_exporter_job(job) + ").",
+       .runbook = "`inferscope up --status` shows the collector's last error (unreachable, auth) for the target and "
+                  "the exporter child; check that redis-server runs and its password_file/password_env."});
   // No progress: jobs wait, none was seen starting or ending in the window and no worker is busy.
   // Plain lists are left out: LLEN alone cannot tell a consumed list from an abandoned one.
   add({.name = kQueueNotConsumed,
@@ -99,10 +103,18 @@ QueueRules build_queue_rules(const std::string& job, const RulesConfig& config) 
                       "jobs they held may never finish.",
        .runbook = "Find the dead or hung worker processes and restart them; RQ re-queues an abandoned job only when "
                   "a live worker cleans its registries up."});
-  const std::string evicting_reason =
-      "up does not run prometheus-redis-exporter yet, so no eviction counter is scraped";
-  group.comment(fmt::format("{} is not generated for this target: {}.", kRedisEvictingKeys, evicting_reason));
-  out.lacking.push_back({kRedisEvictingKeys, evicting_reason});
+  // Evictions in a Redis that holds queues drop jobs (or their hashes) without a trace: any is too
+  // many. redis_evicted_keys_total is the exporter's counter of INFO stats evicted_keys.
+  add({.name = kRedisEvictingKeys,
+       .expr = fmt::format("increase(redis_evicted_keys_total{{{0}}}[{1}]) > 0", exporter_j, w),
+       .severity = "critical",
+       .labels = {{"job", job}},
+       .summary = "Redis of queue target " + job + " is evicting keys",
+       .description = "Redis evicted {{ $value | humanize }} keys in the last " + w +
+                      " (maxmemory reached with an eviction policy): queued jobs and job hashes can vanish silently.",
+       .runbook = "Raise maxmemory or free memory (redis_memory_used_bytes vs redis_memory_max_bytes of job " +
+                  redis_exporter_job(job) + "), set maxmemory-policy noeviction for a Redis that holds queues, "
+                  "and check which jobs were lost (RQ: job hashes missing for queued IDs)."});
   out.group_text = group.text();
   return out;
 }

@@ -103,6 +103,8 @@ RuleFile common_file(const RulesConfig& config) {
 
 }  // namespace
 
+std::string redis_exporter_job(const std::string& queue_job) { return queue_job + "-redis"; }
+
 std::chrono::milliseconds default_for(const std::string& alert) {
   static const std::map<std::string, std::chrono::milliseconds> kDefaults = {
       {kE2eP99OverSlo, 10min},  {kE2eP95OverSlo, 5min},  {kTtftP95OverSlo, 5min},
@@ -111,7 +113,7 @@ std::chrono::milliseconds default_for(const std::string& alert) {
       {kThroughputHalved, 15min}, {kTargetDown, 1min},   {kLatencyMetricsAbsent, 5min},
       {kNotificationsFailing, 0min}, {kWatchdog, 0min},
       {kQueueNotConsumed, 5min}, {kQueueBacklogGrowing, 5min}, {kQueueWaitHigh, 5min},
-      {kQueueJobFailuresHigh, 5min}, {kQueueWorkersStale, 5min}};
+      {kQueueJobFailuresHigh, 5min}, {kQueueWorkersStale, 5min}, {kRedisEvictingKeys, 0min}};
   auto it = kDefaults.find(alert);
   return it != kDefaults.end() ? it->second : 0ms;
 }

@@ -57,6 +57,10 @@ inline constexpr const char* kTargetAlerts[] = {
 inline constexpr const char* kQueueAlerts[] = {kQueueNotConsumed, kQueueBacklogGrowing, kQueueWaitHigh,
                                                kQueueJobFailuresHigh, kQueueWorkersStale, kRedisEvictingKeys};
 
+// redis_exporter_job is the Prometheus job of the prometheus-redis-exporter that up runs against
+// queue target `queue_job` (its memory, clients, evictions): "<queue_job>-redis".
+std::string redis_exporter_job(const std::string& queue_job);
+
 // RulesTarget is one scrape job. dialect nullopt = not known (auto-detection failed): the target
 // only gets the generic alerts (down), and every dialect alert is listed as lacking. A custom
 // target (dialect kCustom) reads its roles from `custom`, the mapping in up's config.
@@ -69,8 +73,9 @@ struct RulesTarget {
 // RulesConfig is what the stack fills from its config and flags.
 struct RulesConfig {
   std::vector<RulesTarget> targets;
-  // queue_jobs: the jobs of redis targets (up's queue collector, scraped from up's API); each gets
-  // its own file "queue-<job>.rules.yml" with kTargetDown and kQueueAlerts.
+  // queue_jobs: the jobs of redis targets (up's queue collector, scraped from up's API, and the
+  // target's redis exporter, job redis_exporter_job()); each gets its own file
+  // "queue-<job>.rules.yml" with kTargetDown and kQueueAlerts.
   std::vector<std::string> queue_jobs;
   SloThresholds slo;
   // alert_for overrides an alert's `for` by name (kE2eP99OverSlo -> 0s in a drill); unnamed

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "alerts/rules_generator.h"
 #include "common/prom_duration.h"
 #include "queue/redis_target.h"
 
@@ -474,11 +475,12 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   if (const YAML::Node notifications = root["notifications"]) read_notifications(r, notifications, c.relay);
   if (const YAML::Node report = root["report"]) read_report(r, report, c);
   if (const YAML::Node b = root["binaries"]) {
-    r.expect_keys(b, "binaries", {"prometheus", "alertmanager", "promtool", "node_exporter"});
+    r.expect_keys(b, "binaries", {"prometheus", "alertmanager", "promtool", "node_exporter", "redis_exporter"});
     if (b["prometheus"]) c.binaries.prometheus = r.non_empty(b["prometheus"], "binaries.prometheus");
     if (b["alertmanager"]) c.binaries.alertmanager = r.non_empty(b["alertmanager"], "binaries.alertmanager");
     if (b["promtool"]) c.binaries.promtool = r.non_empty(b["promtool"], "binaries.promtool");
     if (b["node_exporter"]) c.binaries.node_exporter = r.non_empty(b["node_exporter"], "binaries.node_exporter");
+    if (b["redis_exporter"]) c.binaries.redis_exporter = r.non_empty(b["redis_exporter"], "binaries.redis_exporter");
   }
 }
 
@@ -662,6 +664,12 @@ Result<void> validate_stack_config(const StackConfig& config) {
   for (const char* reserved : {"inferscope-up", "prometheus", "alertmanager", "node"}) {
     if (names.contains(reserved)) {
       return make_error("target name \"" + std::string(reserved) + "\" is reserved for up's own jobs: rename it");
+    }
+  }
+  for (const QueueTargetConfig& t : config.queue_targets) {
+    if (names.contains(alerts::redis_exporter_job(t.name))) {
+      return make_error("target name \"" + alerts::redis_exporter_job(t.name) + "\" is the job of the redis exporter of target " +
+                        t.name + ": rename it");
     }
   }
   if (config.agent && !config.external_prometheus.empty()) {

@@ -71,6 +71,7 @@ struct BinaryPaths {
   std::string alertmanager = "/usr/bin/prometheus-alertmanager";
   std::string promtool = "/usr/bin/promtool";
   std::string node_exporter = "/usr/bin/prometheus-node-exporter";
+  std::string redis_exporter = "/usr/bin/prometheus-redis-exporter";  // one per redis target
 };
 
 // AlertmanagerTiming is the route's grouping timing; fast defaults suit one small cluster.

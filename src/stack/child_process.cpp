@@ -7,9 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 namespace inferscope::stack {
 
@@ -40,6 +43,17 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildOptions& op
   std::vector<char*> argv;
   for (std::string& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_storage = options.env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const std::string& mine : options.env) overridden = overridden || std::string_view(mine).substr(0, mine.find('=')) == name;
+    if (!overridden) env_storage.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  for (std::string& s : env_storage) envp.push_back(s.data());
+  envp.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot start " + options.binary + ": pipe: " + std::strerror(errno));
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -64,7 +78,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildOptions& op
     ::dup2(fds[1], STDOUT_FILENO);
     ::dup2(fds[1], STDERR_FILENO);
     ::close_range(3, ~0U, 0);  // no listening socket or database of up's leaks into the child
-    ::execv(options.binary.c_str(), argv.data());
+    ::execve(options.binary.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(fds[1]);
@@ -162,6 +176,43 @@ Result<CommandResult> run_command(const std::string& binary, const std::vector<s
   std::lock_guard lock(*mutex);
   result.output = *output;
   return result;
+}
+
+namespace {
+
+// socket_inodes returns the inodes of the sockets among `pid`'s open files.
+std::vector<std::string> socket_inodes(pid_t pid) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.starts_with("socket:[") && target.ends_with("]")) out.push_back(target.substr(8, target.size() - 9));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint16_t listening_port(pid_t pid) {
+  const std::vector<std::string> inodes = socket_inodes(pid);
+  if (inodes.empty()) return 0;
+  for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+    std::ifstream in("/proc/" + std::to_string(pid) + table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode)) continue;
+      if (state != "0A") continue;  // TCP_LISTEN
+      if (std::find(inodes.begin(), inodes.end(), inode) == inodes.end()) continue;
+      const std::size_t colon = local.rfind(':');
+      if (colon == std::string::npos) continue;
+      return static_cast<std::uint16_t>(std::strtoul(local.c_str() + colon + 1, nullptr, 16));
+    }
+  }
+  return 0;
 }
 
 std::uint16_t parse_listening_port(std::string_view line) {

@@ -30,6 +30,9 @@ struct ChildOptions {
   std::string binary;
   std::vector<std::string> args;
   std::filesystem::path log_file;  // appended to; empty = output only goes to on_line
+  // env is set in the child's environment on top of up's (NAME=value each): how a secret reaches
+  // a program without appearing in its command line (/proc/PID/environ is readable by its owner only).
+  std::vector<std::string> env = {};
 };
 
 // ChildExit is how a child ended: an exit code or a signal.
@@ -90,6 +93,11 @@ struct CommandResult {
 // Fails only when it cannot start.
 Result<CommandResult> run_command(const std::string& binary, const std::vector<std::string>& args,
                                   std::chrono::milliseconds timeout);
+
+// listening_port returns the TCP port process `pid` listens on (its first listening socket, from
+// /proc/PID/fd and /proc/PID/net/tcp{,6}); 0 while it listens on none. For programs that do not log
+// the port they bound (prometheus-redis-exporter with :0).
+std::uint16_t listening_port(pid_t pid);
 
 // parse_listening_port finds the port in an exporter-toolkit log line
 // (`msg="Listening on" address=127.0.0.1:46553`); 0 when the line is not that line.

@@ -70,6 +70,9 @@ std::string render_prometheus_yml(const config::StackConfig& config, const Stack
     add_static_job(out, "alertmanager", "127.0.0.1:" + std::to_string(ports.alertmanager), "alertmanager");
   }
   if (ports.node_exporter != 0) add_static_job(out, "node", "127.0.0.1:" + std::to_string(ports.node_exporter), "node");
+  for (const auto& [target, port] : ports.redis_exporters) {
+    add_static_job(out, alerts::redis_exporter_job(target), "127.0.0.1:" + std::to_string(port), "redis-exporter");
+  }
   if (!config.remote_write.empty()) {
     out += "remote_write:\n";
     for (const std::string& url : config.remote_write) out += fmt::format("  - url: {}\n", quoted(url));

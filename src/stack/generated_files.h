@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <inferscope/common/result.h>
@@ -28,6 +29,7 @@ struct StackPorts {
   std::uint16_t alertmanager = 0;
   std::uint16_t prometheus = 0;     // self-scrape once known
   std::uint16_t node_exporter = 0;
+  std::vector<std::pair<std::string, std::uint16_t>> redis_exporters = {};  // redis target name -> exporter port
 };
 
 // RuleFile is one generated rule file (name without folder, YAML text), as the rules generator
@@ -46,8 +48,9 @@ inline constexpr int kMaxExemplars = 100000;
 
 // render_prometheus_yml renders prometheus.yml: global intervals, the exemplar ring, alerting to
 // 127.0.0.1:<am> and rule_files (those three not in agent mode), one job per target with its kind as the
-// `inferscope_kind` label, up's own /metrics, Alertmanager's, Prometheus' own and node-exporter's
-// when their ports are known, and remote_write blocks.
+// `inferscope_kind` label, up's own /metrics, Alertmanager's, Prometheus' own, node-exporter's and
+// each redis target's exporter (job "<target>-redis", kind "redis-exporter") when their ports are
+// known, and remote_write blocks.
 std::string render_prometheus_yml(const config::StackConfig& config, const StackPorts& ports,
                                   const std::vector<std::string>& rule_file_names);
 

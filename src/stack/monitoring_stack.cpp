@@ -132,6 +132,25 @@ ChildSpec node_exporter_spec(const config::StackConfig& config, const std::files
   return spec;
 }
 
+// The exporter logs no bound port ("Providing metrics at 127.0.0.1:0/metrics"): read from its socket.
+ChildSpec redis_exporter_spec(const config::StackConfig& config, const std::filesystem::path& state,
+                              const RedisExporterTarget& target) {
+  ChildSpec spec;
+  spec.name = "redis-exporter-" + target.name;
+  spec.binary = config.binaries.redis_exporter;
+  spec.port = 0;
+  spec.port_from_socket = true;
+  spec.ready_path = "/health";  // /metrics would wait on Redis, which may be down: that is its redis_up 0
+  spec.log_file = state / "logs" / (spec.name + ".log");
+  // Always set, empty too: a REDIS_PASSWORD in up's own environment is not this target's.
+  spec.env = {"REDIS_PASSWORD=" + target.password};
+  spec.args = [redis_url = target.address](std::uint16_t port) {
+    return std::vector<std::string>{"-redis.addr=" + redis_url, "-web.listen-address=" + address(port),
+                                    "-redis-only-metrics"};
+  };
+  return spec;
+}
+
 }  // namespace
 
 Result<CheckReport> check_generated_files(const config::StackConfig& config, const StackPorts& ports,
@@ -170,7 +189,8 @@ void MonitoringStack::stop() { supervisor_.stop_all(); }
 
 Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const config::StackConfig& config, std::uint16_t api_port,
                                                                 const std::vector<RuleFile>& rule_files,
-                                                                metrics::Registry& registry, SupervisorEvents events) {
+                                                                metrics::Registry& registry, SupervisorEvents events,
+                                                                const std::vector<RedisExporterTarget>& redis_exporters) {
   std::error_code ec;
   const std::filesystem::path state = std::filesystem::absolute(config.state_dir, ec);
   for (const char* sub : {"logs", "prometheus", "alertmanager"}) {
@@ -200,6 +220,11 @@ Result<std::unique_ptr<MonitoringStack>> MonitoringStack::start(const config::St
     auto port = stack->supervisor_.start(node_exporter_spec(config, state));
     if (!port) return port.error();
     ports.node_exporter = *port;
+  }
+  for (const RedisExporterTarget& target : run_prometheus ? redis_exporters : std::vector<RedisExporterTarget>{}) {
+    auto port = stack->supervisor_.start(redis_exporter_spec(config, state, target));
+    if (!port) return port.error();
+    ports.redis_exporters.emplace_back(target.name, *port);
   }
   if (!run_prometheus) {
     stack->prometheus_url_ = config.external_prometheus;

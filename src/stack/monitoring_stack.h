@@ -1,7 +1,8 @@
 // File: monitoring_stack.h
 // MonitoringStack is the process side of `inferscope up`: it checks the generated files with
-// promtool/amtool, then starts Alertmanager, node-exporter (optional) and Prometheus (or agent)
-// as supervised children on 127.0.0.1 and keeps them running. Example:
+// promtool/amtool, then starts Alertmanager, node-exporter (optional), one prometheus-redis-exporter
+// per redis target and Prometheus (or agent) as supervised children on 127.0.0.1 and keeps them
+// running. Example:
 //   auto s = MonitoringStack::start(config, api_port, rule_files, registry, events);
 //   std::cout << (*s)->prometheus_url();  ...  (*s)->stop();
 // Thread-safe accessors; start/stop from one thread. Never leaves a child running: a failed start
@@ -35,16 +36,28 @@ struct CheckReport {
 Result<CheckReport> check_generated_files(const config::StackConfig& config, const StackPorts& ports,
                                           const std::vector<RuleFile>& rule_files);
 
+// RedisExporterTarget is one redis target's prometheus-redis-exporter: child
+// "redis-exporter-<name>", scraped as job alerts::redis_exporter_job(name). `address` is
+// redis://HOST:PORT/DB without a password; `password` reaches the exporter only through its
+// environment (REDIS_PASSWORD), never its command line or a log.
+struct RedisExporterTarget {
+  std::string name;
+  std::string address;
+  std::string password;
+};
+
 class MonitoringStack {
  public:
-  // start writes and checks the files, then starts the children (Alertmanager, node-exporter,
-  // Prometheus; none of Prometheus/Alertmanager with config.external_prometheus; no
-  // Alertmanager in agent mode) and waits until each is ready. `api_port` is up's own HTTP port
+  // start writes and checks the files, then starts the children (Alertmanager, node-exporter, a
+  // redis exporter per `redis_exporters` entry, Prometheus; none of Prometheus/Alertmanager/redis
+  // exporters with config.external_prometheus, which would not scrape them; no Alertmanager in
+  // agent mode) and waits until each is ready. `api_port` is up's own HTTP port
   // (webhook target and self-scrape). Data stays in <state_dir>/prometheus and
   // <state_dir>/alertmanager across restarts. `events` gets each restart line.
   static Result<std::unique_ptr<MonitoringStack>> start(const config::StackConfig& config, std::uint16_t api_port,
                                                         const std::vector<RuleFile>& rule_files,
-                                                        metrics::Registry& registry, SupervisorEvents events);
+                                                        metrics::Registry& registry, SupervisorEvents events,
+                                                        const std::vector<RedisExporterTarget>& redis_exporters = {});
   ~MonitoringStack();
   MonitoringStack(const MonitoringStack&) = delete;
   MonitoringStack& operator=(const MonitoringStack&) = delete;

@@ -40,6 +40,16 @@ struct OutputWatch {
   }
 };
 
+// runs_binary tells whether `pid` has exec'd `binary`: between fork and exec the child still holds
+// up's own listening sockets, which must not pass for the child's port.
+bool runs_binary(pid_t pid, const std::string& binary) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  if (ec) return false;
+  const auto wanted = std::filesystem::canonical(binary, ec);
+  return !ec && exe == wanted;
+}
+
 std::string seconds_text(milliseconds d) {
   return std::to_string(d.count() / 1000) + (d.count() % 1000 ? "." + std::to_string(d.count() % 1000 / 100) : "") + "s";
 }
@@ -75,8 +85,9 @@ Supervisor::~Supervisor() { stop_all(); }
 Result<void> Supervisor::launch(Child& child) {
   const ChildSpec& spec = child.spec;
   auto watch = std::make_shared<OutputWatch>();
-  auto process = ChildProcess::spawn({.binary = spec.binary, .args = spec.args(spec.port), .log_file = spec.log_file},
-                                     [watch](std::string_view line) { watch->on_line(line); });
+  auto process = ChildProcess::spawn(
+      {.binary = spec.binary, .args = spec.args(spec.port), .log_file = spec.log_file, .env = spec.env},
+      [watch](std::string_view line) { watch->on_line(line); });
   if (!process) return make_error("cannot start " + spec.name + ": " + process.error().message);
   const auto deadline = Clock::now() + spec.ready_timeout;
   for (;;) {
@@ -84,6 +95,9 @@ Result<void> Supervisor::launch(Child& child) {
       (*process)->wait_output_closed();
       return make_error("cannot start " + spec.name + ": it ended (" + exit->describe() +
                         ") before it was ready; log " + spec.log_file.string() + ": " + watch->last_lines());
+    }
+    if (spec.port_from_socket && watch->port.load() == 0 && runs_binary((*process)->pid(), spec.binary)) {
+      watch->port.store(listening_port((*process)->pid()));
     }
     const std::uint16_t port = watch->port.load();
     if (port != 0) {

@@ -1,5 +1,5 @@
 // File: supervisor.h
-// Supervisor starts `up`'s children (Alertmanager, Prometheus, node-exporter), waits until each is
+// Supervisor starts `up`'s children (Alertmanager, Prometheus, the exporters), waits until each is
 // ready, and restarts one that dies with exponential back-off on the same port (its data dir is
 // the caller's and stays). Example:
 //   Supervisor s(events, registry);  Result<std::uint16_t> port = s.start(prometheus_spec);
@@ -30,14 +30,18 @@ namespace inferscope::stack {
 
 // ChildSpec describes one supervised program.
 struct ChildSpec {
-  std::string name;  // "prometheus", "alertmanager", "node-exporter"
+  std::string name;  // "prometheus", "alertmanager", "node-exporter", "redis-exporter-<target>"
   std::string binary;
+  std::vector<std::string> env = {};  // NAME=value on top of up's environment (secrets go here)
   // args returns the arguments for a start listening on `port` (0 = ephemeral).
   std::function<std::vector<std::string>(std::uint16_t port)> args;
   std::uint16_t port = 0;                // first start; restarts reuse the bound port
   std::string ready_path = "/-/ready";   // GET → 200 means ready
   std::chrono::milliseconds ready_timeout{std::chrono::seconds(30)};
   std::filesystem::path log_file;
+  // port_from_socket: the program does not log the port it bound ("Listening on"), so the port
+  // is read from its listening socket (listening_port()).
+  bool port_from_socket = false;
 };
 
 // ChildStatus is one child as `up --status` shows it.

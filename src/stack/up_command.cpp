@@ -115,6 +115,7 @@ config::StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
   if (given(cmd, "--alertmanager-bin")) config.binaries.alertmanager = f.binaries.alertmanager;
   if (given(cmd, "--promtool-bin")) config.binaries.promtool = f.binaries.promtool;
   if (given(cmd, "--node-exporter-bin")) config.binaries.node_exporter = f.binaries.node_exporter;
+  if (given(cmd, "--redis-exporter-bin")) config.binaries.redis_exporter = f.binaries.redis_exporter;
   if (auto v = config::validate_stack_config(config); !v) fail(v.error().message);
   return config;
 }
@@ -349,7 +350,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   api_url = "http://127.0.0.1:" + std::to_string((*server)->port());
   (*relay)->start();
   auto started = MonitoringStack::start(config, (*server)->port(), rules->files, registry,
-                                        [&print](const std::string& line) { print(line); });
+                                        [&print](const std::string& line) { print(line); }, (*queues)->redis_exporters());
   if (!started) {
     (*server)->stop();
     (*relay)->stop();
@@ -439,6 +440,9 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--alertmanager-bin", flags->binaries.alertmanager, "path of Alertmanager")->capture_default_str();
   cmd->add_option("--promtool-bin", flags->binaries.promtool, "path of promtool")->capture_default_str();
   cmd->add_option("--node-exporter-bin", flags->binaries.node_exporter, "path of node-exporter")->capture_default_str();
+  cmd->add_option("--redis-exporter-bin", flags->binaries.redis_exporter,
+                  "path of prometheus-redis-exporter (run against each redis target)")
+      ->capture_default_str();
   cmd->callback([flags, cmd] { run_up(*flags, *cmd); });
 }
 

@@ -28,6 +28,7 @@ Result<std::unique_ptr<UpQueues>> UpQueues::create(const config::StackConfig& co
       if (!password) return password.error();
       target->password = std::move(*password);
     }
+    RedisExporterTarget exporter{.name = t.name, .address = queue::describe(*target), .password = target->password};
     queue::QueueCollectorOptions options;
     options.target_name = t.name;
     options.target = std::move(*target);
@@ -39,7 +40,7 @@ Result<std::unique_ptr<UpQueues>> UpQueues::create(const config::StackConfig& co
     options.lists = t.lists;
     options.interval = t.interval.value_or(config.scrape_interval);
     options.on_event = events;
-    Entry entry{t.name, std::make_unique<metrics::Registry>(), nullptr};
+    Entry entry{t.name, std::make_unique<metrics::Registry>(), nullptr, std::move(exporter)};
     entry.collector = std::make_unique<queue::QueueCollector>(std::move(options), *entry.registry);
     out->entries_.push_back(std::move(entry));
   }
@@ -61,6 +62,12 @@ void UpQueues::start() {
 
 void UpQueues::stop() {
   for (Entry& e : entries_) e.collector->stop();
+}
+
+std::vector<RedisExporterTarget> UpQueues::redis_exporters() const {
+  std::vector<RedisExporterTarget> out;
+  for (const Entry& e : entries_) out.push_back(e.exporter);
+  return out;
 }
 
 nlohmann::json UpQueues::status_json() const {

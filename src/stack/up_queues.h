@@ -20,6 +20,7 @@
 #include "config/stack_config.h"
 #include "net/router.h"
 #include "queue/queue_collector.h"
+#include "stack/monitoring_stack.h"
 
 namespace inferscope::stack {
 
@@ -48,11 +49,16 @@ class UpQueues {
   // systems[]} where absent quantities carry the reason (never 0).
   nlohmann::json status_json() const;
 
+  // redis_exporters returns what up's prometheus-redis-exporter needs per target (address and the
+  // password read at create()), for MonitoringStack::start.
+  std::vector<RedisExporterTarget> redis_exporters() const;
+
  private:
   struct Entry {
     std::string name;
     std::unique_ptr<metrics::Registry> registry;
     std::unique_ptr<queue::QueueCollector> collector;
+    RedisExporterTarget exporter;
   };
   UpQueues() = default;
   std::vector<Entry> entries_;

@@ -667,6 +667,14 @@ Scenario workers_stale_scenario() {
   return s;
 }
 
+Labels queue_down_annotations() {
+  return {{"summary", "Queue target q is down"},
+          {"description", "No queue data for q (value 0): up's collector cannot reach or authenticate to Redis, or "
+                          "Prometheus cannot scrape up's /queues/q/metrics or the target's redis exporter (job q-redis)."},
+          {"runbook", "`inferscope up --status` shows the collector's last error (unreachable, auth) for the target and "
+                      "the exporter child; check that redis-server runs and its password_file/password_env."}};
+}
+
 // The scrape of up's /queues/q/metrics works throughout; the collector loses Redis while bad.
 Scenario queue_down_scenario() {
   Scenario s{kTargetDown,
@@ -676,17 +684,46 @@ Scenario queue_down_scenario() {
              standard_checks(),
              {{"job", kQueueJob}, {"instance", kInstance}, {"target", kQueueJob}, {"severity", "critical"}},
              {}};
-  s.annotations = {{"summary", "Queue target q is down"},
-                   {"description", "No queue data for q (value 0): up's collector cannot reach or authenticate to "
-                                   "Redis, or Prometheus cannot scrape up's /queues/q/metrics."},
-                   {"runbook", "`inferscope up --status` shows the collector's last error (unreachable, auth) for the "
-                               "target; check that redis-server runs and its password_file/password_env."}};
+  s.annotations = queue_down_annotations();
+  return s;
+}
+
+// The collector works throughout; Prometheus loses the target's redis exporter (job q-redis) while
+// bad. The alert carries the queue target's job.
+Scenario exporter_down_scenario() {
+  Scenario s{kTargetDown,
+             {gauge("up", {{"job", kQueueJob}, {"instance", kInstance}}, [](int) { return 1.0; }),
+              gauge("inferscope_queue_up", {{"job", kQueueJob}, {"instance", kInstance}, {"target", kQueueJob}},
+                    [](int) { return 1.0; }),
+              gauge("up", {{"job", redis_exporter_job(kQueueJob)}, {"instance", "127.0.0.1:9121"}},
+                    [](int step) { return standard_bad(step) ? 0.0 : 1.0; })},
+             standard_checks(),
+             {{"job", kQueueJob}, {"instance", "127.0.0.1:9121"}, {"severity", "critical"}},
+             {}};
+  s.annotations = queue_down_annotations();
+  return s;
+}
+
+// The exporter's eviction counter (INFO evicted_keys) grows by 3 per 15 s step while bad.
+Scenario evicting_scenario() {
+  Scenario s{kRedisEvictingKeys,
+             {counter("redis_evicted_keys_total", {{"job", redis_exporter_job(kQueueJob)}, {"instance", "127.0.0.1:9121"}},
+                      [](int step) { return standard_bad(step) ? 3.0 : 0.0; })},
+             standard_checks(),
+             {{"job", kQueueJob}, {"instance", "127.0.0.1:9121"}, {"severity", "critical"}},
+             {}};
+  s.annotations = {{"summary", "Redis of queue target q is evicting keys"},
+                   {"description", "Redis evicted 12 keys in the last 1m (maxmemory reached with an eviction policy): "
+                                   "queued jobs and job hashes can vanish silently."},
+                   {"runbook", "Raise maxmemory or free memory (redis_memory_used_bytes vs redis_memory_max_bytes of job "
+                               "q-redis), set maxmemory-policy noeviction for a Redis that holds queues, and check which "
+                               "jobs were lost (RQ: job hashes missing for queued IDs)."}};
   return s;
 }
 
 // Tests the queue target's file: promtool check rules, and every queue alert fires after its
-// `for`, not on a shorter spike, resolves, with the expected labels and annotations; the eviction
-// alert is listed as lacking (no redis exporter yet), not generated.
+// `for`, not on a shorter spike, resolves, with the expected labels and annotations (the eviction
+// alert and the exporter's part of the down alert on the exporter's job q-redis); none is lacking.
 TEST_F(RulesPromtoolTest, QueueAlertsFireAndResolve) {
   for (const RulesConfig& base : {RulesConfig{}, test_config()}) {
     RulesConfig config = base;
@@ -699,9 +736,10 @@ TEST_F(RulesPromtoolTest, QueueAlertsFireAndResolve) {
     write(file.name, file.text);
     const auto check = run_promtool({"check", "rules", "--lint-fatal", file.name}, dir_);
     EXPECT_EQ(check.exit_code, 0) << check.output;
-    ASSERT_EQ(rules->lacking[kQueueJob].size(), 1u);
-    EXPECT_EQ(rules->lacking[kQueueJob][0].alert, kRedisEvictingKeys);
-    EXPECT_EQ(file.text.find(std::string("- alert: ") + kRedisEvictingKeys), std::string::npos);
+    EXPECT_TRUE(rules->lacking[kQueueJob].empty());
+    for (const char* alert : kQueueAlerts) {
+      EXPECT_NE(file.text.find(std::string("- alert: ") + alert + "\n"), std::string::npos) << alert;
+    }
   }
   RulesConfig config = test_config();
   config.queue_jobs = {kQueueJob};
@@ -709,7 +747,8 @@ TEST_F(RulesPromtoolTest, QueueAlertsFireAndResolve) {
   ASSERT_TRUE(rules);
   std::string test = "rule_files:\n  - " + rules->files[1].name + "\nevaluation_interval: 15s\ntests:\n";
   for (const Scenario& s : {not_consumed_scenario(), backlog_scenario(), queue_wait_scenario(),
-                            job_failures_scenario(), workers_stale_scenario(), queue_down_scenario()}) {
+                            job_failures_scenario(), workers_stale_scenario(), queue_down_scenario(),
+                            exporter_down_scenario(), evicting_scenario()}) {
     test += render_scenario(s);
   }
   write("test-queue.yml", test);

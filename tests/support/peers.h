@@ -22,6 +22,7 @@ inline constexpr Peer kPrometheus{"/usr/bin/prometheus", "prometheus"};
 inline constexpr Peer kPromtool{"/usr/bin/promtool", "prometheus"};
 inline constexpr Peer kAlertmanager{"/usr/bin/prometheus-alertmanager", "prometheus-alertmanager"};
 inline constexpr Peer kNodeExporter{"/usr/bin/prometheus-node-exporter", "prometheus-node-exporter"};
+inline constexpr Peer kRedisExporter{"/usr/bin/prometheus-redis-exporter", "prometheus-redis-exporter"};
 inline constexpr Peer kChromium{"/usr/bin/chromium", "chromium"};
 inline constexpr Peer kNginx{"/usr/sbin/nginx", "nginx-light"};
 inline constexpr Peer kOpenssl{"/usr/bin/openssl", "openssl"};

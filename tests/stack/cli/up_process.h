@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "net/blocking_client.h"
 #include "stack/child_process.h"
 
 namespace inferscope::stack::testing {
@@ -92,5 +95,21 @@ class UpProcess {
   // Last: destroyed first, so the reader thread is joined before the lines it appends to go.
   std::unique_ptr<ChildProcess> child_;
 };
+
+// get_status returns up's GET /api/status (null when it does not answer 200).
+inline nlohmann::json get_status(const ReadyUrls& urls) {
+  auto reply = net::blocking_http_request("GET", urls.api + "/api/status", {}, {}, std::chrono::seconds(20));
+  if (!reply || reply->status != 200) return nullptr;
+  return nlohmann::json::parse(reply->body, nullptr, false);
+}
+
+// child_of returns the named child's entry of a status JSON, or null.
+inline nlohmann::json child_of(const nlohmann::json& status, const std::string& name) {
+  if (!status.is_object() || !status.contains("children")) return nullptr;
+  for (const auto& c : status["children"]) {
+    if (c.value("name", "") == name) return c;
+  }
+  return nullptr;
+}
 
 }  // namespace inferscope::stack::testing

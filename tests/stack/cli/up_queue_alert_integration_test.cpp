@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "fake_report_robots.h"
@@ -24,7 +25,10 @@ namespace {
 using namespace std::chrono_literals;
 using inferscope::testing::TempDir;
 using inferscope::testing::wait_until;
+using testing::child_of;
 using testing::FakeRobots;
+using testing::get_status;
+using testing::process_alive;
 using testing::UpProcess;
 namespace qt = queue::testing;
 
@@ -140,6 +144,95 @@ TEST(UpQueueAlertIntegrationTest, WorkersKilledFireNotConsumedAndBurstFiresBackl
 
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+}
+
+// read_file returns a file's bytes ("" when unreadable): /proc/PID/cmdline and environ, logs.
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Tests the redis target's prometheus-redis-exporter: up runs it with the target's password in its
+// environment only (not on its command line, not in up's output or the exporter's log), up's
+// Prometheus scrapes it as job jobs-redis (redis_up 1), `up --status` lists it as a child, a killed
+// exporter is restarted on its port and scraped again, a Redis filled past a small maxmemory under
+// allkeys-lru evicts keys and InferscopeRedisEvictingKeys fires for job jobs, and no exporter is
+// left running after up exits.
+TEST(UpQueueAlertIntegrationTest, RedisExporterIsScrapedRestartedAndEvictionsFire) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kRedisExporter}));
+  TempDir dir;
+  const std::string password = "exporter-secret-" + std::to_string(::getpid());
+  qt::RedisServer redis(password);
+  ASSERT_TRUE(redis.ok()) << redis.error();
+  ::setenv("INFERSCOPE_QUEUE_E2E_REDIS_PASSWORD", password.c_str(), 1);
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "targets:\n  - name: jobs\n    url: " << redis.url() << "\n"
+                        << "    password_env: INFERSCOPE_QUEUE_E2E_REDIS_PASSWORD\n"
+                           "    queues:\n      systems: [rq]\n"
+                           "scrape_interval: 1s\n"
+                           "alertmanager:\n  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
+                           "alerts:\n  for:\n    InferscopeRedisEvictingKeys: 2s\n";
+  UpProcess up({"up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
+                "--state-dir", (dir.path() / "state").string()});
+  const auto urls = up.wait_ready(60s);
+  ASSERT_TRUE(urls) << up.output();
+
+  const nlohmann::json first = child_of(get_status(*urls), "redis-exporter-jobs");
+  ASSERT_TRUE(first.is_object()) << get_status(*urls).dump() << "\n" << up.output();
+  const int first_pid = first["pid"].get<int>();
+  const int exporter_port = first["port"].get<int>();
+  EXPECT_TRUE(first["running"].get<bool>());
+  EXPECT_GT(exporter_port, 0);
+  const std::string cmdline = read_file("/proc/" + std::to_string(first_pid) + "/cmdline");
+  EXPECT_NE(cmdline.find("-redis.addr=" + redis.url()), std::string::npos) << cmdline;
+  EXPECT_EQ(cmdline.find(password), std::string::npos) << "the password is on the exporter's command line";
+  EXPECT_NE(read_file("/proc/" + std::to_string(first_pid) + "/environ").find("REDIS_PASSWORD=" + password),
+            std::string::npos);
+  // redis_up 1 proves the exporter authenticated with the password from its environment.
+  const std::string redis_up = "redis_up{job=\"jobs-redis\",inferscope_kind=\"redis-exporter\"}";
+  ASSERT_TRUE(wait_until([&] { return testing::query_value(urls->prometheus, redis_up) == 1.0; }, 30s))
+      << get_status(*urls).dump() << "\n" << up.output();
+  auto status = UpProcess({"up", "--status", "--port", std::to_string(urls->api_port())});
+  ASSERT_TRUE(status.started());
+  EXPECT_TRUE(status.wait_line("redis-exporter-jobs running  pid " + std::to_string(first_pid), 20s)) << status.output();
+
+  ASSERT_EQ(::kill(first_pid, SIGKILL), 0);
+  ASSERT_TRUE(up.wait_line("inferscope up: redis-exporter-jobs restarted", 60s)) << up.output();
+  int second_pid = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const nlohmann::json c = child_of(get_status(*urls), "redis-exporter-jobs");
+        if (!c.is_object() || !c.value("running", false) || c.value("restarts", 0) < 1) return false;
+        second_pid = c["pid"].get<int>();
+        return second_pid != first_pid && c["port"].get<int>() == exporter_port;
+      },
+      30s))
+      << get_status(*urls).dump();
+  // The new process's scrape counter starts again: Prometheus sees a reset, then redis_up 1.
+  EXPECT_TRUE(wait_until([&] {
+    return testing::query_value(urls->prometheus, "resets(redis_exporter_scrapes_total{job=\"jobs-redis\"}[1m])") >= 1.0 &&
+           testing::query_value(urls->prometheus, redis_up) == 1.0;
+  }, 30s)) << "the restarted exporter is not scraped";
+
+  // 200 values of 32 KiB into a Redis capped at 4 MiB that evicts the least recently used keys.
+  EXPECT_EQ(redis.run({"CONFIG", "SET", "maxmemory", "4mb"}).str, "OK");
+  EXPECT_EQ(redis.run({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}).str, "OK");
+  {
+    auto client = queue::RedisClient::connect(redis.target(), 5s);
+    ASSERT_TRUE(client) << client.error().message;
+    std::vector<queue::RedisCommand> fill;
+    for (int i = 0; i < 200; ++i) fill.push_back({"SET", "fill:" + std::to_string(i), std::string(32 * 1024, 'x')});
+    ASSERT_TRUE(client->pipeline(fill));
+  }
+  ASSERT_TRUE(up.wait_line("inferscope up: alert firing InferscopeRedisEvictingKeys job=jobs", 60s)) << up.output();
+  EXPECT_GT(testing::query_value(urls->prometheus, "redis_evicted_keys_total{job=\"jobs-redis\"}").value_or(0), 0.0);
+
+  ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
+  EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+  EXPECT_TRUE(wait_until([&] { return !process_alive(second_pid); }, 10s)) << "the redis exporter outlived up";
+  EXPECT_EQ(up.output().find(password), std::string::npos) << "up printed the redis password";
+  EXPECT_EQ(read_file(dir.path() / "state" / "logs" / "redis-exporter-jobs.log").find(password), std::string::npos);
 }
 
 // Tests that an unreachable Redis is down, never empty: /api/status says down with the error,

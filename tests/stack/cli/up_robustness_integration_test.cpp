@@ -27,6 +27,8 @@ namespace inferscope::stack {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::child_of;
+using testing::get_status;
 using testing::process_alive;
 using testing::TempDir;
 using testing::UpProcess;
@@ -35,21 +37,6 @@ using testing::wait_until;
 std::vector<std::string> ephemeral_args(const TempDir& dir) {
   return {"--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0", "--scrape-interval", "1s",
           "--state-dir", (dir.path() / "state").string()};
-}
-
-nlohmann::json get_status(const testing::ReadyUrls& urls) {
-  auto reply = net::blocking_http_request("GET", urls.api + "/api/status", {}, {}, 20s);
-  if (!reply || reply->status != 200) return nullptr;
-  return nlohmann::json::parse(reply->body, nullptr, false);
-}
-
-// child_of returns the named child's entry of a status JSON, or null.
-nlohmann::json child_of(const nlohmann::json& status, const std::string& name) {
-  if (!status.is_object() || !status.contains("children")) return nullptr;
-  for (const auto& c : status["children"]) {
-    if (c.value("name", "") == name) return c;
-  }
-  return nullptr;
 }
 
 // RawRequest writes one HTTP request on its own connection at once and reads the answer later,
