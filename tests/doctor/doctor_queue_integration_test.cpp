@@ -6,33 +6,28 @@
 // first, as `inferscope doctor --scrape URL --scrape URL --duration 24s` does.
 #include <inferscope/metrics/metrics_server.h>
 
-#include <atomic>
 #include <future>
 #include <thread>
 
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_format.h"
-#include "doctor/doctor_scenario_support.h"
+#include "doctor/doctor_queue_support.h"
 #include "doctor/scrape_collector.h"
-#include "queue/queue_test_support.h"
 
 namespace inferscope::doctor {
 namespace {
 
 using namespace std::chrono_literals;
-namespace qt = queue::testing;
 
-// QueueTier is redis, serve (real-time 8B profile, admin API on), the collector of RQ queues every
-// 500 ms with its registry on an ephemeral port, three RQ workers and a producer thread that
-// enqueues 8 jobs every 2 s (or every python start, when that is slower: about 2 jobs/s on a loaded
-// 2-core host), under what the workers finish (a job runs about 0.6 s there).
+// QueueTier is the workload (doctor_queue_support.h) plus the collector of its RQ queues every
+// 500 ms, in this process, with its registry on an ephemeral port.
 class QueueTier {
  public:
-  QueueTier() : server_(testing::scenario_server_options()) {
-    if (!redis_.ok() || !server_.ok()) return;
+  QueueTier() {
+    if (!workload_.ok()) return;
     queue::QueueCollectorOptions options{.systems = {queue::QueueSystem::kRq}};
     options.target_name = "jobs";
-    options.target = redis_.target();
+    options.target = workload_.redis().target();
     options.interval = 500ms;
     collector_ = std::make_unique<queue::QueueCollector>(std::move(options), registry_);
     collector_->start();
@@ -42,44 +37,22 @@ class QueueTier {
       return;
     }
     endpoint_ = std::move(*endpoint);
-    for (int i = 0; i < 3; ++i)
-      workers_.push_back(std::make_unique<qt::Worker>(
-          "/usr/bin/rq",
-          std::vector<std::string>{"worker", "--url", redis_.url(), "--path", qt::kPythonDir, "default"},
-          "Listening on default"));
-    producer_ = std::thread([this] {
-      for (auto next = std::chrono::steady_clock::now(); !stop_; next += 2s) {
-        qt::enqueue({"rq", redis_.url(), "default", "8", serve_url(), "0.05", started_.path().string()});
-        std::this_thread::sleep_until(next + 2s);
-      }
-    });
   }
   ~QueueTier() {
-    stop_ = true;
-    if (producer_.joinable()) producer_.join();
-    workers_.clear();
     if (collector_) collector_->stop();
   }
   bool ok() const { return endpoint_ != nullptr; }
-  std::string serve_url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
-  std::uint16_t serve_port() const { return server_.port(); }
+  std::uint16_t serve_port() const { return workload_.serve_port(); }
   std::vector<std::string> urls() const {
-    return {serve_url() + "/metrics", "http://127.0.0.1:" + std::to_string(endpoint_->port()) + "/metrics"};
+    return {workload_.serve_url() + "/metrics", "http://127.0.0.1:" + std::to_string(endpoint_->port()) + "/metrics"};
   }
-  void kill_workers() {
-    for (auto& w : workers_) w->kill();
-  }
+  void kill_workers() { workload_.kill_workers(); }
 
  private:
-  qt::RedisServer redis_;
-  serve::testing::TestServer server_;
-  inferscope::testing::TempDir started_{"doctor-queue-started"};
+  testing::QueueWorkload workload_;
   metrics::Registry registry_;
   std::unique_ptr<queue::QueueCollector> collector_;
   std::unique_ptr<metrics::MetricsServer> endpoint_;
-  std::vector<std::unique_ptr<qt::Worker>> workers_;
-  std::atomic<bool> stop_{false};
-  std::thread producer_;
 };
 
 // diagnose_around scrapes the tier for 24 s (after 10 s of warm-up traffic), runs `change` at the
