@@ -1,5 +1,5 @@
 // Tests the doctor on a real queue tier in direct-scrape mode (the mode that needs only URLs):
-// Debian's redis-server, two real RQ 1.13 workers (python3-rq) whose jobs call an in-process
+// Debian's redis-server, three real RQ 1.13 workers (python3-rq) whose jobs call an in-process
 // `serve`, a producer enqueueing with RQ's own API, and the queue collector running in the test
 // process with its registry served on a loopback /metrics. The doctor scrapes serve and the
 // collector for 24 s; halfway the test changes one thing and the second half is compared with the
