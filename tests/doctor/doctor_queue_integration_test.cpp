@@ -47,6 +47,7 @@ class QueueTier {
     return {workload_.serve_url() + "/metrics", "http://127.0.0.1:" + std::to_string(endpoint_->port()) + "/metrics"};
   }
   void kill_workers() { workload_.kill_workers(); }
+  testing::QueueWorkload& workload() { return workload_; }
 
  private:
   testing::QueueWorkload workload_;
@@ -85,6 +86,18 @@ TEST(DoctorQueueIntegrationTest, KilledWorkersAreWorkersDown) {
   ASSERT_FALSE(d.findings.empty()) << to_text(d);
   EXPECT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
   EXPECT_EQ(d.findings.front().stage, "queue_wait") << to_text(d);
+}
+
+// Tests a burst of about five times what the workers can run: the queue backs up while every
+// worker is busy and jobs still end at their pace; queue_backlog, not workers_down.
+TEST(DoctorQueueIntegrationTest, BurstOfFiveTimesCapacityIsQueueBacklog) {
+  QueueTier tier;
+  ASSERT_TRUE(tier.ok());
+  Diagnosis d = diagnose_around(tier, [&] { tier.workload().set_jobs_per_tick(5 * 8); });
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "queue_backlog") << to_text(d);
+  EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
 }
 
 // Tests the trap: the server behind the queue decodes 100x slower, jobs run about 4x longer, the
