@@ -378,7 +378,10 @@ void ServeMetrics::begin_request(timeline::RequestTimeline& timeline) noexcept {
 void ServeMetrics::record_request(const timeline::RequestTimeline& t, const RequestOutcome& outcome) noexcept {
   State& st = *state_;
   const TimelineSummary s = timeline::summarize(t);
-  if (st.recorder) st.recorder->record(t, s, {outcome.model, outcome.route, outcome.http_status});
+  if (st.recorder) {
+    st.recorder->record(t, s, {.model = outcome.model, .route = outcome.route, .http_status = outcome.http_status,
+                               .trace_id = outcome.trace_id, .exemplar_time = outcome.exemplar_time});
+  }
 
   if (st.vllm && reached_engine(t)) {
     Vllm& v = *st.vllm;

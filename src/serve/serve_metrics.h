@@ -47,6 +47,10 @@ struct RequestOutcome {
   int http_status = 200;        // 0 = no status reached the client
   std::uint32_t max_tokens = 0; // request's max_tokens (0 = not given: vllm:request_params_max_tokens skipped)
   std::uint32_t n = 1;          // request's n
+  // trace_id: the exported trace's id (32 hex) or empty; the inferscope_* latency histograms then
+  // carry it as an exemplar stamped exemplar_time (timeline::RequestLabels).
+  std::string_view trace_id{};
+  std::chrono::system_clock::time_point exemplar_time{};
 };
 
 

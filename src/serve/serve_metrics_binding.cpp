@@ -1,7 +1,9 @@
 // File: serve_metrics_binding.cpp
 #include "serve/serve_metrics_binding.h"
 
+#include <chrono>
 #include <stdexcept>
+#include <string>
 
 #include <inferscope/timeline/timeline_summary.h>
 
@@ -35,17 +37,17 @@ void attach_engine_metrics(ServerState& state) {
   metrics->set_engine_stats_source([engine] { return engine->stats(); });
 }
 
-void begin_request(ServerState& state, timeline::RequestTimeline& timeline) {
-  state.metrics->begin_request(timeline);
-}
+namespace {
 
-void record_request(ServerState& state, timeline::RequestTimeline& timeline, const RequestOutcome& outcome,
-                    const trace::RequestTrace* trace) {
-  if (!timeline.finished()) timeline.finish(timeline::FinishReason::kAbort, timeline::Clock::now());
-  state.metrics->record_request(timeline, outcome);
-  if (state.tracer == nullptr || trace == nullptr) return;
+// submit_spans hands the request's spans to the exporter when the trace policy keeps them
+// (head-sampled, failed or slow); true when the exporter took them.
+bool submit_spans(ServerState& state, const timeline::RequestTimeline& timeline, const RequestOutcome& outcome,
+                  const trace::RequestTrace* trace) {
+  if (state.tracer == nullptr || trace == nullptr) return false;
   const double e2e = timeline::seconds_between(*timeline.moment(timeline::Moment::kArrival), timeline.end());
-  if (!state.options.tracing.policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) return;
+  if (!state.options.tracing.policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) {
+    return false;
+  }
   trace::RequestFacts facts;
   facts.operation = outcome.route == "/v1/chat/completions" ? "chat" : "text_completion";
   facts.request_model = outcome.model;  // the served name, never the raw request text
@@ -53,7 +55,28 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
   facts.route = outcome.route;
   facts.http_status = outcome.http_status;
   facts.max_tokens = outcome.max_tokens;
-  state.tracer->submit(trace::request_spans(*trace, timeline, facts));
+  return state.tracer->submit(trace::request_spans(*trace, timeline, facts));
+}
+
+}  // namespace
+
+void begin_request(ServerState& state, timeline::RequestTimeline& timeline) {
+  state.metrics->begin_request(timeline);
+}
+
+void record_request(ServerState& state, timeline::RequestTimeline& timeline, const RequestOutcome& outcome,
+                    const trace::RequestTrace* trace) {
+  if (!timeline.finished()) timeline.finish(timeline::FinishReason::kAbort, timeline::Clock::now());
+  // The spans go first: only a request whose spans the exporter took gets exemplars, so every
+  // trace id on /metrics names a trace that was sent.
+  RequestOutcome recorded = outcome;
+  std::string trace_hex;
+  if (submit_spans(state, timeline, outcome, trace)) {
+    trace_hex = trace::to_hex(trace->trace_id);
+    recorded.trace_id = trace_hex;
+    recorded.exemplar_time = std::chrono::system_clock::now();
+  }
+  state.metrics->record_request(timeline, recorded);
 }
 
 std::optional<trace::RequestTrace> begin_request_trace(const ServerState& state, std::string_view traceparent) {

@@ -188,18 +188,27 @@ void TimelineRecorder::record(const RequestTimeline& timeline, const TimelineSum
   const std::size_t route = index_of(st.routes, labels.route);
   const std::size_t status = status_index(labels.http_status);
   st.requests.get({model, route, status, static_cast<std::size_t>(s.reason)}).inc();
-  st.request_duration.get({model, route, status}).observe(s.e2e_seconds);
+  // An exported request's latencies carry its trace id, so a point on the e2e, TTFT or stage
+  // chart leads to its trace; every other request is a plain observation.
+  const auto observe = [&labels](metrics::Histogram h, double v) {
+    if (labels.trace_id.empty()) {
+      h.observe(v);
+    } else {
+      h.observe_with_exemplar(v, {{"trace_id", labels.trace_id}}, labels.exemplar_time);
+    }
+  };
+  observe(st.request_duration.get({model, route, status}), s.e2e_seconds);
 
   for (std::size_t i = 0; i < kStageCount; ++i) {
-    if (s.stage_seconds[i]) st.stage_duration.get({model, i}).observe(*s.stage_seconds[i]);
+    if (s.stage_seconds[i]) observe(st.stage_duration.get({model, i}), *s.stage_seconds[i]);
   }
   if (s.truncated_stage) st.stage_truncated.get({model, static_cast<std::size_t>(*s.truncated_stage)}).inc();
   for (const auto& call : timeline.dependencies()) {
-    st.dependency_duration.get({model, index_of(st.dependencies, call.name)})
-        .observe(seconds_between(call.start, call.end));
+    observe(st.dependency_duration.get({model, index_of(st.dependencies, call.name)}),
+            seconds_between(call.start, call.end));
   }
 
-  if (s.ttft_seconds) st.ttft.get({model}).observe(*s.ttft_seconds);
+  if (s.ttft_seconds) observe(st.ttft.get({model}), *s.ttft_seconds);
   if (s.tpot_seconds) st.tpot.get({model}).observe(*s.tpot_seconds);
   metrics::Histogram itl = st.itl.get({model});
   for_each_output_gap(timeline, [&itl](double gap, std::uint32_t tokens) {

@@ -6,10 +6,38 @@
 // traceparent continued, an invalid one replaced), names, kinds, times, attributes, and each stage
 // span's length against the stage histogram's observation of that request (the /metrics sums
 // before and after it); then head sampling off with the tail rules (slow, failed) on.
+#include <map>
+#include <set>
+
 #include "trace/otlp_test_support.h"
 
 namespace inferscope::trace {
 namespace {
+
+// exemplar_trace_ids returns, per family, the trace_id of every exemplar in serve's OpenMetrics
+// exposition (parsed strictly: a malformed exemplar fails the test).
+std::map<std::string, std::set<std::string>> exemplar_trace_ids(std::uint16_t port) {
+  std::map<std::string, std::set<std::string>> out;
+  HttpReply r = serve::testing::request(port, http::verb::get, "/metrics", {}, "application/json",
+                                        {{http::field::accept, "application/openmetrics-text; version=1.0.0"}});
+  auto parsed = metrics::parse_exposition(r.body, metrics::ExpositionTextFormat::kOpenMetrics100);
+  if (!parsed) {
+    ADD_FAILURE() << parsed.error().message;
+    return out;
+  }
+  for (const auto& family : parsed->families) {
+    for (const auto& sample : family.samples) {
+      if (!sample.exemplar) continue;
+      EXPECT_EQ(sample.exemplar->labels.size(), 1U) << family.name;
+      EXPECT_TRUE(sample.exemplar->timestamp_ms.has_value()) << family.name;  // the observation's time
+      for (const auto& label : sample.exemplar->labels) {
+        EXPECT_EQ(label.name, "trace_id") << family.name;
+        out[family.name].insert(label.value);
+      }
+    }
+  }
+  return out;
+}
 
 constexpr const char* kIncoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -156,6 +184,58 @@ TEST(ServeOtlpIntegrationTest, TailRulesExportSlowAndFailedRequests) {
   EXPECT_EQ(roots[1]["status"]["code"], 2);
   EXPECT_EQ(attr_string(roots[1], "error.type"), "500");
   EXPECT_EQ(attr_int(roots[1], "http.response.status_code"), 500);
+}
+
+// Tests the exemplars: with sampling 0 and the tail rules, the exported requests (slow, failed)
+// and only they put their trace id on the e2e, TTFT and stage histograms of the OpenMetrics
+// exposition; every id there is one the decoder received; text 0.0.4 carries none.
+TEST(ServeOtlpIntegrationTest, ExemplarsNameExportedTracesInOpenMetricsOnly) {
+  Receiver receiver;
+  const std::string url = receiver.url();
+  ASSERT_FALSE(url.empty()) << receiver.log();
+  Serve serve(url, 0.0, 1.0, true);
+  ASSERT_NE(serve.port(), 0) << serve.log();
+  const std::string body = R"({"prompt":"a b c","max_tokens":2})";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(serve.post("/v1/completions", body).status, 200);  // neither sampled nor slow
+  ASSERT_TRUE(serve.wait_recorded(3));
+  EXPECT_TRUE(exemplar_trace_ids(serve.port()).empty()) << "an exemplar for a request that was not exported";
+
+  ASSERT_EQ(serve::testing::request(serve.port(), http::verb::post, "/admin/faults",
+                                    R"({"preprocess_slowdown":{"factor":1,"add_ms":30000}})").status, 200);
+  ASSERT_EQ(serve.post("/v1/completions", body).status, 200);  // slow: exported
+  ASSERT_EQ(serve.post("/v1/completions", body, kIncoming).status, 200);  // sampled traceparent and slow
+  ASSERT_TRUE(serve.wait_recorded(5));
+  ASSERT_TRUE(testing::wait_until([&] {
+    int roots = 0;
+    for (const json& s : receiver.spans()) roots += s["kind"] == 2 ? 1 : 0;
+    return roots >= 2;
+  }, 20s)) << receiver.log();
+  std::set<std::string> received;
+  for (const json& s : receiver.spans()) {
+    if (s["kind"] == 2) received.insert(s["traceId"].get<std::string>());
+  }
+  ASSERT_EQ(received.size(), 2U);
+  EXPECT_TRUE(received.count("4bf92f3577b34da6a3ce929d0e0e4736"));
+
+  const auto exemplars = exemplar_trace_ids(serve.port());
+  for (const char* family : {"inferscope_request_duration_seconds", "inferscope_time_to_first_token_seconds",
+                             "inferscope_stage_duration_seconds"}) {
+    ASSERT_TRUE(exemplars.count(family)) << "no exemplar on " << family;
+  }
+  // Both slow requests fall in the same e2e and preprocess buckets: the bucket keeps the later one.
+  // Each id on any histogram is a trace the decoder received.
+  std::set<std::string> seen;
+  for (const auto& [family, ids] : exemplars) {
+    for (const std::string& id : ids) {
+      EXPECT_TRUE(received.count(id)) << family << " names trace " << id << ", which was never exported";
+      seen.insert(id);
+    }
+  }
+  EXPECT_FALSE(seen.empty());
+
+  const std::string text = serve::testing::request(serve.port(), http::verb::get, "/metrics").body;
+  EXPECT_EQ(text.find("trace_id"), std::string::npos) << "an exemplar in text 0.0.4";
+  EXPECT_TRUE(metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004).ok());
 }
 
 }  // namespace

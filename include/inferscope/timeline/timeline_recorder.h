@@ -7,6 +7,7 @@
 // after its first use of a label combination, never throws and never puts unconfigured names in labels.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,12 @@ struct RequestLabels {
   std::string_view model;  // requested model name (mapped to a configured name or "other")
   std::string_view route;  // e.g. "/v1/chat/completions" (mapped to a configured route or "other")
   int http_status = 200;   // 0 = no status was sent (connection lost first)
+  // trace_id, when not empty, is the id (32 lowercase hex) of the request's exported trace: the
+  // e2e, TTFT, stage and dependency observations then carry it as a `trace_id` exemplar stamped
+  // `exemplar_time` (OpenMetrics exposition only). Only for exported requests: an exemplar must
+  // point at a trace that exists.
+  std::string_view trace_id{};
+  std::chrono::system_clock::time_point exemplar_time{};
 };
 
 // status_class maps an HTTP status to "1xx".."5xx", or "none" for 0 and out-of-range values.
