@@ -55,68 +55,117 @@ constexpr std::uint32_t kArrayValues = 1;
 enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 // ---- encoding ----
+// Size-first: a message's length prefix comes from a SizeCounter pass over it (arithmetic, no
+// allocation), so the whole request is written once into one buffer reserved to its exact size,
+// with no temporary string per sub-message. Each encode_* is a template over the sink: SizeCounter
+// counts the bytes a ByteWriter appends.
 
-void put_varint(std::string& out, std::uint64_t v) {
+std::size_t varint_size(std::uint64_t v) noexcept {
+  std::size_t n = 1;
   while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
     v >>= 7;
+    ++n;
   }
-  out.push_back(static_cast<char>(v));
+  return n;
 }
 
-void put_tag(std::string& out, std::uint32_t field, WireType type) { put_varint(out, std::uint64_t{field} << 3 | type); }
+class SizeCounter {
+ public:
+  void varint(std::uint64_t v) noexcept { size_ += varint_size(v); }
+  void tag(std::uint32_t field, WireType type) noexcept { varint(std::uint64_t{field} << 3 | type); }
+  void bytes(std::uint32_t field, std::string_view b) noexcept {
+    tag(field, kLengthDelimited);
+    varint(b.size());
+    size_ += b.size();
+  }
+  void fixed64(std::uint32_t field, std::uint64_t) noexcept {
+    tag(field, kFixed64);
+    size_ += 8;
+  }
+  void fixed32(std::uint32_t field, std::uint32_t) noexcept {
+    tag(field, kFixed32);
+    size_ += 4;
+  }
+  template <class Fill>
+  void message(std::uint32_t field, Fill&& fill) {
+    SizeCounter inner;
+    fill(inner);
+    tag(field, kLengthDelimited);
+    varint(inner.size_);
+    size_ += inner.size_;
+  }
+  std::size_t size() const noexcept { return size_; }
 
-void put_bytes(std::string& out, std::uint32_t field, std::string_view bytes) {
-  put_tag(out, field, kLengthDelimited);
-  put_varint(out, bytes.size());
-  out.append(bytes);
-}
+ private:
+  std::size_t size_ = 0;
+};
 
-void put_string_if(std::string& out, std::uint32_t field, std::string_view text) {
-  if (!text.empty()) put_bytes(out, field, text);
-}
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::string& out) : out_(out) {}
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
+  void tag(std::uint32_t field, WireType type) { varint(std::uint64_t{field} << 3 | type); }
+  void bytes(std::uint32_t field, std::string_view b) {
+    tag(field, kLengthDelimited);
+    varint(b.size());
+    out_.append(b);
+  }
+  void fixed64(std::uint32_t field, std::uint64_t v) {
+    tag(field, kFixed64);
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  void fixed32(std::uint32_t field, std::uint32_t v) {
+    tag(field, kFixed32);
+    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  template <class Fill>
+  void message(std::uint32_t field, Fill&& fill) {
+    SizeCounter size;
+    fill(size);
+    tag(field, kLengthDelimited);
+    varint(size.size());
+    fill(*this);
+  }
 
-void put_fixed64(std::string& out, std::uint32_t field, std::uint64_t v) {
-  put_tag(out, field, kFixed64);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-
-void put_fixed32(std::string& out, std::uint32_t field, std::uint32_t v) {
-  put_tag(out, field, kFixed32);
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
+ private:
+  std::string& out_;
+};
 
 template <class Id>
 std::string_view id_bytes(const Id& id) {
   return {reinterpret_cast<const char*>(id.data()), id.size()};
 }
 
-// put_message writes a length-delimited sub-message built by `fill` into `scratch`-free storage.
-template <class Fill>
-void put_message(std::string& out, std::uint32_t field, Fill&& fill) {
-  std::string body;
-  fill(body);
-  put_bytes(out, field, body);
+template <class Sink>
+void encode_string_if(Sink& out, std::uint32_t field, std::string_view text) {
+  if (!text.empty()) out.bytes(field, text);
 }
 
-void put_any_value(std::string& out, const AttributeValue& value) {
+template <class Sink>
+void encode_any_value(Sink& out, const AttributeValue& value) {
   std::visit(
       [&out](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          put_bytes(out, kAnyString, v);  // an empty string is still a string value
+          out.bytes(kAnyString, v);  // an empty string is still a string value
         } else if constexpr (std::is_same_v<T, bool>) {
-          put_tag(out, kAnyBool, kVarint);
-          put_varint(out, v ? 1 : 0);
+          out.tag(kAnyBool, kVarint);
+          out.varint(v ? 1 : 0);
         } else if constexpr (std::is_same_v<T, std::int64_t>) {
-          put_tag(out, kAnyInt, kVarint);
-          put_varint(out, static_cast<std::uint64_t>(v));
+          out.tag(kAnyInt, kVarint);
+          out.varint(static_cast<std::uint64_t>(v));
         } else if constexpr (std::is_same_v<T, double>) {
-          put_fixed64(out, kAnyDouble, std::bit_cast<std::uint64_t>(v));
+          out.fixed64(kAnyDouble, std::bit_cast<std::uint64_t>(v));
         } else {
-          put_message(out, kAnyArray, [&v](std::string& array) {
+          out.message(kAnyArray, [&v](auto& array) {
             for (const std::string& item : v) {
-              put_message(array, kArrayValues, [&item](std::string& any) { put_bytes(any, kAnyString, item); });
+              array.message(kArrayValues, [&item](auto& any) { any.bytes(kAnyString, item); });
             }
           });
         }
@@ -124,37 +173,60 @@ void put_any_value(std::string& out, const AttributeValue& value) {
       value);
 }
 
-void put_attributes(std::string& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
+template <class Sink>
+void encode_attributes(Sink& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
   for (const Attribute& a : attributes) {
-    put_message(out, field, [&a](std::string& kv) {
-      put_string_if(kv, kKeyValueKey, a.key);
-      put_message(kv, kKeyValueValue, [&a](std::string& any) { put_any_value(any, a.value); });
+    out.message(field, [&a](auto& kv) {
+      encode_string_if(kv, kKeyValueKey, a.key);
+      kv.message(kKeyValueValue, [&a](auto& any) { encode_any_value(any, a.value); });
     });
   }
 }
 
-void put_span(std::string& out, const Span& s) {
-  put_bytes(out, kSpanTraceId, id_bytes(s.trace_id));
-  put_bytes(out, kSpanSpanId, id_bytes(s.span_id));
-  if (!s.is_root()) put_bytes(out, kSpanParentSpanId, id_bytes(s.parent_span_id));
-  put_string_if(out, kSpanName, s.name);
+template <class Sink>
+void encode_span(Sink& out, const Span& s) {
+  out.bytes(kSpanTraceId, id_bytes(s.trace_id));
+  out.bytes(kSpanSpanId, id_bytes(s.span_id));
+  if (!s.is_root()) out.bytes(kSpanParentSpanId, id_bytes(s.parent_span_id));
+  encode_string_if(out, kSpanName, s.name);
   if (s.kind != SpanKind::kUnspecified) {
-    put_tag(out, kSpanKind, kVarint);
-    put_varint(out, static_cast<std::uint64_t>(s.kind));
+    out.tag(kSpanKind, kVarint);
+    out.varint(static_cast<std::uint64_t>(s.kind));
   }
-  put_fixed64(out, kSpanStartTime, s.start_unix_ns);
-  put_fixed64(out, kSpanEndTime, s.end_unix_ns);
-  put_attributes(out, kSpanAttributes, s.attributes);
+  out.fixed64(kSpanStartTime, s.start_unix_ns);
+  out.fixed64(kSpanEndTime, s.end_unix_ns);
+  encode_attributes(out, kSpanAttributes, s.attributes);
   if (s.status.code != StatusCode::kUnset || !s.status.message.empty()) {
-    put_message(out, kSpanStatus, [&s](std::string& status) {
-      put_string_if(status, kStatusMessage, s.status.message);
+    out.message(kSpanStatus, [&s](auto& status) {
+      encode_string_if(status, kStatusMessage, s.status.message);
       if (s.status.code != StatusCode::kUnset) {
-        put_tag(status, kStatusCode, kVarint);
-        put_varint(status, static_cast<std::uint64_t>(s.status.code));
+        status.tag(kStatusCode, kVarint);
+        status.varint(static_cast<std::uint64_t>(s.status.code));
       }
     });
   }
-  if (s.flags != 0) put_fixed32(out, kSpanFlags, s.flags);
+  if (s.flags != 0) out.fixed32(kSpanFlags, s.flags);
+}
+
+template <class Sink>
+void encode_request(Sink& out, const ExportRequest& request) {
+  for (const ResourceSpans& resource : request.resources) {
+    out.message(kRequestResourceSpans, [&resource](auto& rs) {
+      rs.message(kResourceSpansResource,
+                 [&resource](auto& r) { encode_attributes(r, kResourceAttributes, resource.resource_attributes); });
+      for (const ScopeSpans& scope : resource.scopes) {
+        rs.message(kResourceSpansScopeSpans, [&scope](auto& ss) {
+          ss.message(kScopeSpansScope, [&scope](auto& sc) {
+            encode_string_if(sc, kScopeName, scope.scope_name);
+            encode_string_if(sc, kScopeVersion, scope.scope_version);
+          });
+          for (const Span& span : scope.spans) {
+            ss.message(kScopeSpansSpans, [&span](auto& sp) { encode_span(sp, span); });
+          }
+        });
+      }
+    });
+  }
 }
 
 // ---- decoding ----
@@ -491,24 +563,12 @@ std::size_t ExportRequest::span_count() const noexcept {
 }
 
 std::string encode_export_request(const ExportRequest& request) {
+  SizeCounter size;
+  encode_request(size, request);
   std::string out;
-  for (const ResourceSpans& resource : request.resources) {
-    put_message(out, kRequestResourceSpans, [&resource](std::string& rs) {
-      put_message(rs, kResourceSpansResource,
-                  [&resource](std::string& r) { put_attributes(r, kResourceAttributes, resource.resource_attributes); });
-      for (const ScopeSpans& scope : resource.scopes) {
-        put_message(rs, kResourceSpansScopeSpans, [&scope](std::string& ss) {
-          put_message(ss, kScopeSpansScope, [&scope](std::string& s) {
-            put_string_if(s, kScopeName, scope.scope_name);
-            put_string_if(s, kScopeVersion, scope.scope_version);
-          });
-          for (const Span& span : scope.spans) {
-            put_message(ss, kScopeSpansSpans, [&span](std::string& sp) { put_span(sp, span); });
-          }
-        });
-      }
-    });
-  }
+  out.reserve(size.size());
+  ByteWriter writer(out);
+  encode_request(writer, request);
   return out;
 }
 
