@@ -6,6 +6,7 @@
 // Pure function on values; thread-safe; never throws. Cost: microseconds.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct Evidence {
   std::string unit;
 };
 
+// TraceExample is one request of the incident window whose own stage breakdown shows a finding
+// (trace_examples.h): its trace id in up's store, its duration and its stages' durations.
+struct TraceExample {
+  std::string trace_id;  // 32 lowercase hex
+  double duration_s = kNaN;
+  std::map<std::string, double> stages;  // stage name -> seconds
+};
+
 // Finding is one named cause.
 struct Finding {
   std::string cause;    // stable id, to_string(CauseId): load_increase, long_prompts, ... (DESIGN.md)
@@ -31,6 +40,7 @@ struct Finding {
   std::vector<Evidence> evidence;
   std::vector<std::string> next_steps;
   Where where = {};     // filled when the evidence localizes the finding (localize(), where.h)
+  std::vector<TraceExample> examples = {};  // up to 3, longest first (attach_examples); empty without traces
 };
 
 // StageRow is one line of the per-stage table.
@@ -65,6 +75,7 @@ struct Diagnosis {
   std::vector<StageRow> stages;   // pipeline order
   std::vector<Considered> considered;
   std::vector<std::string> notes;
+  std::string trace_page_url;  // up's page, which opens a trace from ?trace=<id>; "" = no links
 };
 
 // DiagnoseOptions tunes the decision thresholds (defaults are what the scenario suite uses).

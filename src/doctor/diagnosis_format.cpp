@@ -56,6 +56,25 @@ std::string where_text(const Where& w) {
   return out;
 }
 
+nlohmann::json examples_json(const std::vector<TraceExample>& examples) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TraceExample& e : examples) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (const auto& [stage, seconds] : e.stages) stages[stage] = number(seconds);
+    out.push_back({{"trace_id", e.trace_id}, {"duration_s", number(e.duration_s)}, {"stages", stages}});
+  }
+  return out;
+}
+
+// stages_text: "decode 3.90 s, prefill 120 ms, queue 2 ms", longest first.
+std::string stages_text(const TraceExample& e) {
+  std::vector<std::pair<std::string, double>> order(e.stages.begin(), e.stages.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [stage, seconds] : order) out += (out.empty() ? "" : ", ") + stage + " " + value(seconds, "s");
+  return out;
+}
+
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -103,7 +122,8 @@ nlohmann::json to_json(const Diagnosis& d) {
                         {"summary", f.summary},
                         {"evidence", evidence},
                         {"next_steps", f.next_steps},
-                        {"where", where_json(f.where)}});
+                        {"where", where_json(f.where)},
+                        {"examples", examples_json(f.examples)}});
   }
   j["findings"] = findings;
   nlohmann::json stages = nlohmann::json::array();
@@ -150,6 +170,8 @@ std::string to_text(const Diagnosis& d, bool explain) {
     for (const auto& e : f.evidence)
       out << "    - " << e.metric << ": " << value(e.baseline, e.unit) << " -> " << value(e.incident, e.unit) << "\n";
     for (const auto& n : f.next_steps) out << "    > " << n << "\n";
+    for (const auto& e : f.examples)
+      out << "    trace " << e.trace_id << " " << value(e.duration_s, "s") << ": " << stages_text(e) << "\n";
   }
   if (!d.stages.empty()) {
     out << "\n" << pad("stage", 16) << pad("base mean", 12) << pad("inc mean", 12) << pad("base p95", 12)
@@ -191,6 +213,11 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
       lines.push_back("   - `" + e.metric + "` " + value(e.baseline, e.unit) + " → " + value(e.incident, e.unit));
     }
     if (!f.next_steps.empty()) lines.push_back("   - next: " + f.next_steps.front());
+    for (const auto& e : f.examples) {
+      const std::string id = "`" + e.trace_id.substr(0, 8) + "`";
+      const std::string link = d.trace_page_url.empty() ? id : "[" + id + "](" + d.trace_page_url + "/?trace=" + e.trace_id + ")";
+      lines.push_back("   - trace " + link + " " + value(e.duration_s, "s") + ": " + stages_text(e));
+    }
   }
   std::string changed;
   for (const auto& r : d.stages)

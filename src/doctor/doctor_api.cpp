@@ -13,6 +13,7 @@
 #include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/prometheus_collector.h"
+#include "doctor/trace_examples.h"
 #include "doctor/where.h"
 #include "promapi/api_response.h"
 #include "promapi/prometheus_client.h"
@@ -203,6 +204,9 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
                                        : std::nullopt;
   if (!fitted) {
     localize_from_prometheus(*client, w, d);
+    if (!request.traces_url.empty()) {
+      add_trace_examples(d, request.traces_url, request.traces_url, request.model, request.tls);
+    }
     return d;
   }
   PrometheusWindow shorter = w;
@@ -218,13 +222,17 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
     note += " and the window from " + format_duration(w.window_s) + " to " + format_duration(shorter.window_s);
   again.notes.insert(again.notes.begin(), note);
   localize_from_prometheus(*client, shorter, again);
+  if (!request.traces_url.empty()) {
+    add_trace_examples(again, request.traces_url, request.traces_url, request.model, request.tls);
+  }
   return again;
 }
 
 ApiAnswer handle_doctor_api(std::string_view query, const std::string& prometheus_url, const net::TlsOptions& tls,
-                            const CustomTargets& custom_targets) {
+                            const CustomTargets& custom_targets, const std::string& traces_url) {
   DoctorRequest request;
   request.prometheus_url = prometheus_url;
+  request.traces_url = traces_url;
   request.tls = tls;
   request.custom_targets = custom_targets;
   std::string format = "json";

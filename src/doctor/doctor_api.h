@@ -36,6 +36,9 @@ struct DoctorRequest {
   // custom_targets: a selector naming one of these jobs (job="NAME") reads that job's mapping;
   // without such a selector they are left out (their names are not any known dialect's).
   CustomTargets custom_targets = {};
+  // traces_url: up's api base (--traces; up passes its own): each finding then lists up to three
+  // example requests of the window from up's trace store (trace_examples.h); "" = none.
+  std::string traces_url = {};
 };
 
 // selected_job returns the job an exact `job="NAME"` matcher of `selector` names ("" when none).
@@ -75,8 +78,10 @@ struct ApiAnswer {
 // handle_doctor_api answers GET /api/doctor. Query parameters: window, baseline (durations),
 // at (time), selector, model, format=json|markdown|text. 400 on a bad parameter (naming it), 502
 // when Prometheus cannot answer. The JSON is docs/doctor.md's schema.
+// `traces_url` is DoctorRequest::traces_url (up passes its own api base).
 ApiAnswer handle_doctor_api(std::string_view query_string, const std::string& prometheus_url,
-                            const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
+                            const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {},
+                            const std::string& traces_url = {});
 
 // url_decode decodes one component of a URL query (%XX escapes, '+' as a space).
 std::string url_decode(std::string_view in);

@@ -12,6 +12,7 @@
 #include "doctor/doctor_api.h"
 #include "doctor/prometheus_collector.h"
 #include "doctor/scrape_collector.h"
+#include "doctor/trace_examples.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -25,6 +26,7 @@ struct DoctorOptions {
   bool explain = false;  // --explain: text output lists considered[] (why the runners-up lost)
   std::string roles;  // --roles FILE: the targets' own names mapped to roles (kind custom)
   net::TlsOptions tls;  // --ca-file, --insecure: for https:// Prometheus and scrape URLs
+  std::string traces;   // --traces URL: up's api base, example traces per finding
 };
 
 [[noreturn]] void fail(const std::string& message, int code = 3) {
@@ -55,6 +57,15 @@ std::shared_ptr<const dialect::CustomDialect> role_mapping(const DoctorOptions& 
   auto mapping = config::load_role_mapping(o.roles);
   if (!mapping) fail("cannot use --roles " + o.roles + ": " + mapping.error().message);
   return *mapping;
+}
+
+// check_traces_url refuses a --traces value that is not an http(s) URL before any work starts;
+// an up that cannot answer later only costs the examples (a note says so).
+void check_traces_url(const DoctorOptions& o) {
+  if (o.traces.empty()) return;
+  if (auto client = net::BlockingClient::create(o.traces, {.tls = o.tls}, "--traces"); !client) {
+    fail(client.error().message);
+  }
 }
 
 void run_check_metrics(const DoctorOptions& o) {
@@ -101,6 +112,7 @@ void run_scrape(const DoctorOptions& o) {
   // saved baseline holds the whole data only.
   if (!baseline) localize_scrapes(s, result, o.model, d);
   else if (s.urls.size() > 1) d.notes.push_back("with --baseline-file, the targets are not compared one by one");
+  if (!o.traces.empty()) add_trace_examples(d, o.traces, o.traces, o.model, o.tls);
   print(d, o);
   finish(d.verdict);
 }
@@ -115,6 +127,7 @@ void run_prometheus(const DoctorOptions& o) {
   need(selector_matchers(o.selector));
   r.selector = o.selector;
   r.model = o.model;
+  r.traces_url = o.traces;
   if (auto custom = role_mapping(o)) {
     // The mapping is the selected job's: a selector naming it (job="NAME") is how run_doctor finds it.
     const std::string job = selected_job(o.selector);
@@ -155,9 +168,14 @@ void add_doctor_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_flag_callback("--insecure", [o] { o->tls.verify = false; },
                 "Do not verify the TLS certificate of https:// URLs");
+  auto* traces = cmd->add_option("--traces", o->traces,
+                                 "inferscope up's API base URL (http://host:port): each finding lists up to three "
+                                 "example requests of the window from up's trace store");
   prom->excludes(scrape)->excludes(check);
   scrape->excludes(check);
+  traces->excludes(check);
   cmd->callback([o] {
+    check_traces_url(*o);
     if (!o->check_metrics.empty()) return run_check_metrics(*o);
     if (!o->scrape.empty()) return run_scrape(*o);
     if (!o->prometheus.empty()) return run_prometheus(*o);
