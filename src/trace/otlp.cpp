@@ -86,6 +86,7 @@ class SizeCounter {
     tag(field, kFixed32);
     size_ += 4;
   }
+  void raw(std::string_view encoded) noexcept { size_ += encoded.size(); }
   template <class Fill>
   void message(std::uint32_t field, Fill&& fill) {
     SizeCounter inner;
@@ -124,6 +125,7 @@ class ByteWriter {
     tag(field, kFixed32);
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
   }
+  void raw(std::string_view encoded) { out_.append(encoded); }
   template <class Fill>
   void message(std::uint32_t field, Fill&& fill) {
     SizeCounter size;
@@ -209,6 +211,28 @@ void encode_span(Sink& out, const Span& s) {
 }
 
 template <class Sink>
+void encode_spans_field(Sink& out, const std::vector<Span>& spans) {
+  for (const Span& span : spans) out.message(kScopeSpansSpans, [&span](auto& sp) { encode_span(sp, span); });
+}
+
+// encode_joined_request writes one resource with one scope whose spans are already-encoded
+// ScopeSpans.spans fields, joined as they are (repeated fields concatenate).
+template <class Sink>
+void encode_joined_request(Sink& out, const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
+                           std::string_view scope_version, const std::vector<std::string>& span_fields) {
+  out.message(kRequestResourceSpans, [&](auto& rs) {
+    rs.message(kResourceSpansResource, [&](auto& r) { encode_attributes(r, kResourceAttributes, resource_attributes); });
+    rs.message(kResourceSpansScopeSpans, [&](auto& ss) {
+      ss.message(kScopeSpansScope, [&](auto& sc) {
+        encode_string_if(sc, kScopeName, scope_name);
+        encode_string_if(sc, kScopeVersion, scope_version);
+      });
+      for (const std::string& field : span_fields) ss.raw(field);
+    });
+  });
+}
+
+template <class Sink>
 void encode_request(Sink& out, const ExportRequest& request) {
   for (const ResourceSpans& resource : request.resources) {
     out.message(kRequestResourceSpans, [&resource](auto& rs) {
@@ -220,9 +244,7 @@ void encode_request(Sink& out, const ExportRequest& request) {
             encode_string_if(sc, kScopeName, scope.scope_name);
             encode_string_if(sc, kScopeVersion, scope.scope_version);
           });
-          for (const Span& span : scope.spans) {
-            ss.message(kScopeSpansSpans, [&span](auto& sp) { encode_span(sp, span); });
-          }
+          encode_spans_field(ss, scope.spans);
         });
       }
     });
@@ -569,6 +591,27 @@ std::string encode_export_request(const ExportRequest& request) {
   out.reserve(size.size());
   ByteWriter writer(out);
   encode_request(writer, request);
+  return out;
+}
+
+std::string encode_spans_field(const std::vector<Span>& spans) {
+  SizeCounter size;
+  encode_spans_field(size, spans);
+  std::string out;
+  out.reserve(size.size());
+  ByteWriter writer(out);
+  encode_spans_field(writer, spans);
+  return out;
+}
+
+std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
+                                  std::string_view scope_version, const std::vector<std::string>& span_fields) {
+  SizeCounter size;
+  encode_joined_request(size, resource_attributes, scope_name, scope_version, span_fields);
+  std::string out;
+  out.reserve(size.size());
+  ByteWriter writer(out);
+  encode_joined_request(writer, resource_attributes, scope_name, scope_version, span_fields);
   return out;
 }
 

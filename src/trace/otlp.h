@@ -47,6 +47,17 @@ struct ExportRequest {
 // zero parents and an unset status left out as proto3 does).
 std::string encode_export_request(const ExportRequest& request);
 
+// encode_spans_field writes `spans` as ScopeSpans' repeated `spans` field (each a length-delimited
+// Span): the exporter encodes a request's spans on the request's own thread, where they were
+// built and are freed, and joins the pieces into one body with the overload below.
+std::string encode_spans_field(const std::vector<Span>& spans);
+
+// encode_export_request writes a request of one resource and one scope whose spans are the
+// concatenated `span_fields` (encode_spans_field outputs): byte for byte what the ExportRequest
+// overload writes for the same spans.
+std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
+                                  std::string_view scope_version, const std::vector<std::string>& span_fields);
+
 // decode_export_request reads the protobuf wire form. Fails on truncated or malformed wire data,
 // group wire types, a trace id that is not 16 bytes or a span id that is not 8 (a parent id may be
 // empty), an enum value outside its range, and a string (name, key, value) that is not UTF-8.

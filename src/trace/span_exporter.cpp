@@ -1,5 +1,6 @@
 // File: span_exporter.cpp
-// One sending thread per exporter; requests only take the queue mutex for a move. Retry rules:
+// One sending thread per exporter; a request encodes its own spans and takes the queue mutex only
+// to move the bytes in. Retry rules:
 // opentelemetry-proto docs/specification.md "Failures" (OTLP/HTTP) — only 429/502/503/504 are
 // retried, Retry-After honoured, otherwise exponential back-off with jitter.
 #include "trace/span_exporter.h"
@@ -12,6 +13,7 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -59,6 +61,14 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, std::chron
 
 bool is_retryable_status(int status) noexcept { return status == 429 || status == 502 || status == 503 || status == 504; }
 
+// EncodedSpans is one request's spans, already encoded (otlp.h encode_spans_field) on the
+// request's thread: Span objects are built and freed on one thread, and the queue holds one
+// string per request instead of every span's strings and vectors.
+struct EncodedSpans {
+  std::string field;
+  std::size_t count = 0;
+};
+
 struct SpanExporter::Impl {
   SpanExporterOptions options;
   net::BlockingClient client;
@@ -67,7 +77,8 @@ struct SpanExporter::Impl {
 
   mutable std::mutex mu;
   std::condition_variable cv;
-  std::deque<Span> queue;      // guarded by mu
+  std::deque<EncodedSpans> queue;  // guarded by mu
+  std::size_t queued_spans = 0;    // guarded by mu: the spans in queue
   bool stopping = false;       // guarded by mu
   bool joined = false;         // guarded by mu
   SteadyClock::time_point drain_deadline;  // guarded by mu, set with stopping
@@ -93,25 +104,30 @@ struct SpanExporter::Impl {
 
   void run() {
     for (;;) {
-      std::vector<Span> batch;
+      std::vector<std::string> batch;
+      std::size_t spans = 0;
       {
         std::unique_lock lock(mu);
-        cv.wait_for(lock, options.batch_delay, [this] { return stopping || queue.size() >= options.max_batch_spans; });
+        cv.wait_for(lock, options.batch_delay, [this] { return stopping || queued_spans >= options.max_batch_spans; });
         if (past_drain()) {
-          count_dropped(DropReason::kShutdown, queue.size());
+          count_dropped(DropReason::kShutdown, queued_spans);
           queue.clear();
+          queued_spans = 0;
           return;
         }
         if (queue.empty()) {
           if (stopping) return;
           continue;
         }
-        const std::size_t n = std::min(queue.size(), options.max_batch_spans);
-        batch.reserve(n);
-        std::move(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n), std::back_inserter(batch));
-        queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+        // Whole requests up to the batch size (a request larger than a batch goes alone).
+        while (!queue.empty() && (batch.empty() || spans + queue.front().count <= options.max_batch_spans)) {
+          spans += queue.front().count;
+          batch.push_back(std::move(queue.front().field));
+          queue.pop_front();
+        }
+        queued_spans -= spans;
       }
-      send(std::move(batch));
+      send(batch, spans);
     }
   }
 
@@ -132,13 +148,9 @@ struct SpanExporter::Impl {
     failing = true;
   }
 
-  void send(std::vector<Span> batch) {
-    const std::size_t n = batch.size();
-    ExportRequest request;
-    ResourceSpans& resource = request.resources.emplace_back();
-    resource.resource_attributes = options.resource_attributes;
-    resource.scopes.push_back(ScopeSpans{options.scope_name, options.scope_version, std::move(batch)});
-    const std::string body = encode_export_request(request);
+  void send(const std::vector<std::string>& batch, std::size_t n) {
+    const std::string body =
+        encode_export_request(options.resource_attributes, options.scope_name, options.scope_version, batch);
     for (int attempt = 1;; ++attempt) {
       auto reply = client.request("POST", "", body, "application/x-protobuf");
       std::unique_lock lock(mu);
@@ -212,19 +224,29 @@ SpanExporter::~SpanExporter() { stop(milliseconds(0)); }
 
 bool SpanExporter::submit(std::vector<Span> spans) noexcept {
   Impl& s = *impl_;
+  EncodedSpans encoded;
+  encoded.count = spans.size();
+  try {
+    encoded.field = encode_spans_field(spans);  // outside the lock, on the caller's thread
+  } catch (const std::bad_alloc&) {
+    std::lock_guard lock(s.mu);
+    s.count_dropped(DropReason::kQueueFull, encoded.count);
+    return false;
+  }
   bool wake = false;
   {
     std::lock_guard lock(s.mu);
     if (s.stopping) {
-      s.count_dropped(DropReason::kShutdown, spans.size());
+      s.count_dropped(DropReason::kShutdown, encoded.count);
       return false;
     }
-    if (s.queue.size() + spans.size() > s.options.max_queue_spans) {
-      s.count_dropped(DropReason::kQueueFull, spans.size());
+    if (s.queued_spans + encoded.count > s.options.max_queue_spans) {
+      s.count_dropped(DropReason::kQueueFull, encoded.count);
       return false;
     }
-    for (Span& span : spans) s.queue.push_back(std::move(span));
-    wake = s.queue.size() >= s.options.max_batch_spans;
+    s.queued_spans += encoded.count;
+    s.queue.push_back(std::move(encoded));
+    wake = s.queued_spans >= s.options.max_batch_spans;
   }
   if (wake) s.cv.notify_one();
   return true;
@@ -242,8 +264,9 @@ void SpanExporter::stop(milliseconds drain) {
   s.cv.notify_all();
   if (s.worker.joinable()) s.worker.join();
   std::lock_guard lock(s.mu);
-  s.count_dropped(DropReason::kShutdown, s.queue.size());
+  s.count_dropped(DropReason::kShutdown, s.queued_spans);
   s.queue.clear();
+  s.queued_spans = 0;
 }
 
 ExporterStats SpanExporter::stats() const {
