@@ -251,6 +251,19 @@ void encode_request(Sink& out, const ExportRequest& request) {
   }
 }
 
+// encode_sized runs `encode` over a SizeCounter, then over a ByteWriter into a buffer reserved to
+// exactly that size.
+template <class Encode>
+std::string encode_sized(Encode&& encode) {
+  SizeCounter size;
+  encode(size);
+  std::string out;
+  out.reserve(size.size());
+  ByteWriter writer(out);
+  encode(writer);
+  return out;
+}
+
 // ---- decoding ----
 
 struct Field {
@@ -585,34 +598,18 @@ std::size_t ExportRequest::span_count() const noexcept {
 }
 
 std::string encode_export_request(const ExportRequest& request) {
-  SizeCounter size;
-  encode_request(size, request);
-  std::string out;
-  out.reserve(size.size());
-  ByteWriter writer(out);
-  encode_request(writer, request);
-  return out;
+  return encode_sized([&](auto& sink) { encode_request(sink, request); });
 }
 
 std::string encode_spans_field(const std::vector<Span>& spans) {
-  SizeCounter size;
-  encode_spans_field(size, spans);
-  std::string out;
-  out.reserve(size.size());
-  ByteWriter writer(out);
-  encode_spans_field(writer, spans);
-  return out;
+  return encode_sized([&](auto& sink) { encode_spans_field(sink, spans); });
 }
 
 std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
                                   std::string_view scope_version, const std::vector<std::string>& span_fields) {
-  SizeCounter size;
-  encode_joined_request(size, resource_attributes, scope_name, scope_version, span_fields);
-  std::string out;
-  out.reserve(size.size());
-  ByteWriter writer(out);
-  encode_joined_request(writer, resource_attributes, scope_name, scope_version, span_fields);
-  return out;
+  return encode_sized([&](auto& sink) {
+    encode_joined_request(sink, resource_attributes, scope_name, scope_version, span_fields);
+  });
 }
 
 Result<ExportRequest> decode_export_request(std::string_view body) {
