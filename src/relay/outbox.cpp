@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "common/sqlite_db.h"
+
 namespace inferscope::relay {
 namespace {
 
@@ -45,33 +47,8 @@ CREATE INDEX IF NOT EXISTS alert_history_time ON alert_history(starts_ms);
 CREATE TABLE IF NOT EXISTS relay_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql";
 
-// Statement owns one prepared statement; bind() indices start at 1.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK; }
-  void bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void bind(int i, const std::string& v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
-  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
-  int step() { return sqlite3_step(stmt_); }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::int64_t int_at(int i) { return sqlite3_column_int64(stmt_, i); }
-  bool null_at(int i) { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
-  std::string text_at(int i) {
-    const auto* p = sqlite3_column_text(stmt_, i);
-    return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_ERROR;
-};
+using Statement = common::SqliteStatement;
+using Transaction = common::SqliteTransaction;
 
 std::string labels_text(const LabelMap& labels) {
   json j = json::object();
@@ -101,63 +78,31 @@ std::chrono::system_clock::time_point time_from_ms(std::int64_t ms) {
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
 }
 
-// Transaction rolls back unless commit() succeeded.
-class Transaction {
- public:
-  explicit Transaction(sqlite3* db) : db_(db) { rc_ = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr); }
-  ~Transaction() {
-    if (rc_ == SQLITE_OK && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  bool began() const { return rc_ == SQLITE_OK; }
-  bool commit() {
-    done_ = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
-    return done_;
-  }
-
- private:
-  sqlite3* db_;
-  int rc_;
-  bool done_ = false;
-};
-
 }  // namespace
 
 Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, std::chrono::milliseconds busy_timeout) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return make_error("cannot open relay outbox " + path + ": " + message);
-  }
-  std::unique_ptr<Outbox> box(new Outbox(db, path));
-  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
-    if (auto r = box->exec(pragma); !r) return r.error();
-  }
-  if (auto r = box->exec(kSchema); !r) return r.error();
-  // Files written before received_ms existed gain the columns; "duplicate column" is expected.
-  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN received_ms INTEGER NOT NULL DEFAULT 0", nullptr, nullptr, nullptr);
-  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN resolved_received_ms INTEGER", nullptr, nullptr, nullptr);
-  // Files written before documents (reports) were delivered: every existing row is an alert.
-  sqlite3_exec(db, "ALTER TABLE notifications ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert'", nullptr, nullptr, nullptr);
-  // Files written before resolved notifications said what recovered.
-  sqlite3_exec(db, "ALTER TABLE alert_history ADD COLUMN firing_record TEXT", nullptr, nullptr, nullptr);
-  return box;
+  auto db = common::open_sqlite(
+      {.path = path,
+       .what = "relay outbox",
+       .busy_timeout = busy_timeout,
+       .pragmas = {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"},
+       .schema = kSchema,
+       .migrations = {
+           // Files written before received_ms existed.
+           "ALTER TABLE alert_history ADD COLUMN received_ms INTEGER NOT NULL DEFAULT 0",
+           "ALTER TABLE alert_history ADD COLUMN resolved_received_ms INTEGER",
+           // Files written before documents (reports) were delivered: every existing row is an alert.
+           "ALTER TABLE notifications ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert'",
+           // Files written before resolved notifications said what recovered.
+           "ALTER TABLE alert_history ADD COLUMN firing_record TEXT"}});
+  if (!db) return db.error();
+  return std::unique_ptr<Outbox>(new Outbox(db->release(), path));
 }
 
 Result<std::unique_ptr<Outbox>> Outbox::open_read_only(const std::string& path, std::chrono::milliseconds busy_timeout) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return make_error("cannot open relay database " + path + " for reading: " + message);
-  }
-  std::unique_ptr<Outbox> box(new Outbox(db, path));
-  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
-  return box;
+  auto db = common::open_sqlite({.path = path, .what = "relay database", .busy_timeout = busy_timeout, .read_only = true});
+  if (!db) return db.error();
+  return std::unique_ptr<Outbox>(new Outbox(db->release(), path));
 }
 
 Outbox::~Outbox() { sqlite3_close_v2(db_); }
@@ -175,16 +120,7 @@ void Outbox::durable(bool on) {
   }
 }
 
-Result<void> Outbox::exec(const char* sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    Error e = make_error("cannot run '" + std::string(sql).substr(0, 40) + "' in relay outbox " + path_ + ": " +
-                         (message != nullptr ? message : "unknown error"));
-    sqlite3_free(message);
-    return e;
-  }
-  return {};
-}
+Result<void> Outbox::exec(const char* sql) { return common::sqlite_exec(db_, sql, "relay outbox", path_); }
 
 bool Outbox::queue_deliveries(std::int64_t id, const std::vector<std::string>& channels, std::int64_t now_ms) {
   Statement delivery(db_, "INSERT INTO deliveries(notification_id, channel, next_attempt_ms, updated_ms) VALUES(?1, ?2, ?3, ?3)");
