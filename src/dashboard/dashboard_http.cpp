@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dashboard/embedded_assets.h"
+#include "net/query_parameter.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -27,42 +28,8 @@ DashboardAnswer asset_answer(std::string_view name, std::string content_type, bo
   return a;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
-std::string query_parameter(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) != name) continue;
-    if (eq == std::string_view::npos) return "";
-    std::string out;
-    std::string_view raw = pair.substr(eq + 1);
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '+') {
-        out += ' ';
-      } else if (raw[i] == '%') {
-        if (i + 2 >= raw.size()) return "";
-        const int hi = hex_value(raw[i + 1]), lo = hex_value(raw[i + 2]);
-        if (hi < 0 || lo < 0) return "";
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      } else {
-        out += raw[i];
-      }
-    }
-    return out;
-  }
-  return "";
-}
 
 std::optional<DashboardAnswer> answer_page_request(std::string_view path) {
   if (path == "/" || path == "/index.html") {
@@ -85,9 +52,9 @@ DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view p
     return a;
   }
   if (path == "/api/dashboard/data") {
-    std::string range = query_parameter(query, "range");
+    std::string range = net::query_parameter(query, "range");
     if (range.empty()) range = "1h";
-    auto body = data.data_json(range, query_parameter(query, "target"), query_parameter(query, "model"));
+    auto body = data.data_json(range, net::query_parameter(query, "target"), net::query_parameter(query, "model"));
     if (!body) {
       const bool range_error = body.error().message.rfind("unknown range", 0) == 0;
       return error_answer(400, body.error().message, range_error ? "range" : "target");

@@ -36,8 +36,4 @@ std::optional<DashboardAnswer> answer_page_request(std::string_view path);
 // answer_dashboard_request answers GET `path` with query string `query` (without '?').
 DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view path, std::string_view query);
 
-// query_parameter returns the percent-decoded value of `name` in a query string ('+' is a space),
-// or an empty string when absent or malformed.
-std::string query_parameter(std::string_view query, std::string_view name);
-
 }  // namespace inferscope::dashboard

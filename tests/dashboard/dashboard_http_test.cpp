@@ -9,6 +9,7 @@
 
 #include "dashboard/embedded_assets.h"
 #include "dashboard/panel_catalog.h"
+#include "net/query_parameter.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -36,10 +37,10 @@ std::unique_ptr<DashboardData> unreachable_data(std::vector<std::string> queue_j
   return std::move(*d);
 }
 
-// Tests that query parameters are percent-decoded and malformed escapes give an empty value.
+// Tests that query parameters (net::query_parameter, which the data routes use) are percent-decoded and malformed escapes give an empty value.
 TEST(DashboardHttpTest, QueryParameter) {
   auto check = [](std::string_view query, std::string_view name, std::string_view want) {
-    EXPECT_EQ(query_parameter(query, name), want) << query << " " << name;
+    EXPECT_EQ(net::query_parameter(query, name), want) << query << " " << name;
   };
   check("range=1h&target=serve", "range", "1h");
   check("range=1h&target=serve", "target", "serve");
