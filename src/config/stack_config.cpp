@@ -415,7 +415,7 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   r.expect_keys(root, "", {"targets", "scrape_interval", "evaluation_interval", "retention", "slo", "alerts",
                            "alertmanager", "notifications", "port", "prometheus_port", "alertmanager_port",
                            "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report",
-                           "drill", "external_urls"});
+                           "drill", "external_urls", "traces"});
   if (root["scrape_interval"]) c.scrape_interval = r.duration(root["scrape_interval"], "scrape_interval");
   if (root["evaluation_interval"]) c.evaluation_interval = r.duration(root["evaluation_interval"], "evaluation_interval");
   if (root["retention"]) c.retention = r.duration(root["retention"], "retention");
@@ -465,6 +465,19 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   if (const YAML::Node drill = root["drill"]) {
     r.expect_keys(drill, "drill", {"enabled"});
     if (drill["enabled"]) c.drill_enabled = r.boolean(drill["enabled"], "drill.enabled");
+  }
+  if (const YAML::Node traces = root["traces"]) {
+    r.expect_keys(traces, "traces", {"max_mb", "retention", "slowest_per_window"});
+    if (traces["max_mb"]) c.traces.max_mb = r.number(traces["max_mb"], "traces.max_mb", 1, 1024 * 1024);
+    if (traces["retention"]) {
+      c.traces.retention = r.duration(traces["retention"], "traces.retention");
+      if (c.traces.retention.count() <= 0) r.fail(traces["retention"], "traces.retention", "must be positive");
+    }
+    if (const YAML::Node n = traces["slowest_per_window"]) {
+      const double value = r.number(n, "traces.slowest_per_window", 0, 100000);
+      if (value != std::floor(value)) r.fail(n, "traces.slowest_per_window", "expected a whole number");
+      c.traces.slowest_per_window = static_cast<int>(value);
+    }
   }
   if (const YAML::Node am = root["alertmanager"]) {
     r.expect_keys(am, "alertmanager", {"group_wait", "group_interval", "repeat_interval"});

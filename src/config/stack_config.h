@@ -81,6 +81,14 @@ struct AlertmanagerTiming {
   std::chrono::milliseconds repeat_interval{std::chrono::hours(4)};
 };
 
+// TracesConfig bounds up's trace store (traces: in the YAML): per job, model and 5-minute window
+// the `slowest_per_window` slowest traces and every failed one, for `retention`, in `max_mb`.
+struct TracesConfig {
+  double max_mb = 256;
+  std::chrono::milliseconds retention{std::chrono::hours(24)};
+  int slowest_per_window = 100;
+};
+
 // StackConfig is the whole configuration after the YAML file and the flags are merged.
 struct StackConfig {
   std::vector<TargetConfig> targets;
@@ -101,6 +109,7 @@ struct StackConfig {
   // drill: {enabled: true}: up runs the fire drill's robot as relay channel "drill" and answers
   // GET/POST /api/drill for `inferscope drill` (off by default).
   bool drill_enabled = false;
+  TracesConfig traces;  // traces: {max_mb, retention, slowest_per_window}
   // report: {daily_at, channels, timezone}: the daily report, queued to the relay (unset = none).
   std::optional<ReportSchedule> report;
   std::uint16_t port = 9300;             // up's own HTTP API (0 = ephemeral)

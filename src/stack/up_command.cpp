@@ -32,6 +32,8 @@
 #include "stack/up_report.h"
 #include "stack/up_routes.h"
 #include "stack/up_rules.h"
+#include "trace/trace_receiver.h"
+#include "trace/trace_store.h"
 
 namespace inferscope::stack {
 namespace {
@@ -55,6 +57,7 @@ struct UpFlags {
   net::TlsOptions prometheus_tls;  // --ca-file, --insecure: how an https:// --prometheus is reached
   config::BinaryPaths binaries;
   std::string export_grafana;  // write Grafana dashboards + provisioning here, start nothing
+  std::string otlp_forward;    // copy what POST /v1/traces receives to this OTLP/HTTP URL
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -295,6 +298,13 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   // Redis targets: one queue collector each, its series on /queues/<name>/metrics of this server.
   auto queues = UpQueues::create(config, [&print](const std::string& line) { print("inferscope up: " + line); });
   if (!queues) fail(queues.error().message);
+  // POST /v1/traces: OTLP spans from serve, the gateway or any SDK, kept in a bounded store.
+  auto trace_store = trace::TraceStore::open({.path = (config.state_dir / "traces.db").string(),
+                                              .slowest_per_window = config.traces.slowest_per_window,
+                                              .retention = config.traces.retention,
+                                              .max_mb = config.traces.max_mb});
+  if (!trace_store) fail(trace_store.error().message);
+  trace::TraceReceiver trace_receiver(**trace_store, registry, {.forward_url = f.otlp_forward});
 
   std::unique_ptr<MonitoringStack> stack;
   std::unique_ptr<KindFollower> follower;
@@ -327,6 +337,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   add_webhook_route(router, **relay, context, [&print](const std::string& line) { print(line); });
   // Other parts add their routes here, one call each (src/stack/README.md).
   add_report_route(router, report);  // POST /api/report/send
+  trace::add_trace_routes(router, trace_receiver);  // POST /v1/traces, GET /api/traces, GET /api/traces/{id}
   (*queues)->add_routes(router);      // GET /queues/<name>/metrics, one per redis target
   drill::add_notification_route(router, **relay);  // GET /api/notifications, read by `inferscope drill`
   drill::add_drill_up_routes(router, drill_robot.get());  // GET/POST /api/drill (404 unless drill.enabled)
@@ -348,11 +359,16 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                        router.handler());
   if (!server) fail(server.error().message);
   api_url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  if (auto started_receiver = trace_receiver.start(); !started_receiver) {
+    (*server)->stop();
+    fail(started_receiver.error().message);
+  }
   (*relay)->start();
   auto started = MonitoringStack::start(config, (*server)->port(), rules->files, registry,
                                         [&print](const std::string& line) { print(line); }, (*queues)->redis_exporters());
   if (!started) {
     (*server)->stop();
+    trace_receiver.stop();
     (*relay)->stop();
     fail(started.error().message);
   }
@@ -390,6 +406,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   const int number = wait_for_stop_signal(stop_signals);
   print("inferscope up: signal " + std::to_string(number) + " received, stopping");
   (*server)->stop(std::chrono::seconds(1));
+  trace_receiver.stop();
   report.stop();
   (*queues)->stop();
   follower->stop();
@@ -421,7 +438,7 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--prometheus-port", flags->prometheus_port, "Prometheus port (0 = ephemeral)")->capture_default_str();
   cmd->add_option("--alertmanager-port", flags->alertmanager_port, "Alertmanager port (0 = ephemeral)")
       ->capture_default_str();
-  cmd->add_option("--state-dir", flags->state_dir, "generated files, TSDB, relay outbox, logs")->capture_default_str();
+  cmd->add_option("--state-dir", flags->state_dir, "generated files, TSDB, relay outbox, trace store, logs")->capture_default_str();
   cmd->add_option("--scrape-interval", flags->scrape_interval, "scrape and rule evaluation interval")
       ->capture_default_str();
   cmd->add_flag("--node-exporter", flags->node_exporter, "also run Debian's node-exporter and scrape it");
@@ -436,6 +453,9 @@ void add_up_command(CLI::App& app) {
   cmd->add_option("--export-grafana", flags->export_grafana,
                   "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton) and provisioning YAML "
                   "into this directory, start nothing; with a redis --target (or one in --config) they have the Queue row");
+  cmd->add_option("--otlp-forward", flags->otlp_forward,
+                  "also send every OTLP trace request POST /v1/traces receives to this URL (e.g. a Collector's "
+                  "http://host:4318/v1/traces); a full queue or a failed send drops and counts it");
   cmd->add_option("--prometheus-bin", flags->binaries.prometheus, "path of prometheus")->capture_default_str();
   cmd->add_option("--alertmanager-bin", flags->binaries.alertmanager, "path of Alertmanager")->capture_default_str();
   cmd->add_option("--promtool-bin", flags->binaries.promtool, "path of promtool")->capture_default_str();

@@ -128,6 +128,34 @@ TEST(StackConfigTest, DrillKeysAndAlertWindows) {
   EXPECT_NE(bad.error().message.find("key 'alerts.notification_window'"), std::string::npos) << bad.error().message;
 }
 
+// Tests traces: (up's trace store bounds): defaults when absent, values when given, and bad values
+// named with file:line:col.
+TEST(StackConfigTest, TracesKeys) {
+  auto plain = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n", "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->traces.max_mb, 256);
+  EXPECT_EQ(plain->traces.retention, std::chrono::hours(24));
+  EXPECT_EQ(plain->traces.slowest_per_window, 100);
+  auto c = parse_stack_config("traces: {max_mb: 64, retention: 6h, slowest_per_window: 20}\n", "t.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->traces.max_mb, 64);
+  EXPECT_EQ(c->traces.retention, std::chrono::hours(6));
+  EXPECT_EQ(c->traces.slowest_per_window, 20);
+  auto bad = parse_stack_config("traces:\n  max_mb: 0\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.yaml:2:11: key 'traces.max_mb'"), std::string::npos) << bad.error().message;
+  bad = parse_stack_config("traces:\n  retention: forever\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.yaml:2:14: key 'traces.retention'"), std::string::npos) << bad.error().message;
+  bad = parse_stack_config("traces:\n  slowest_per_window: 2.5\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("key 'traces.slowest_per_window': expected a whole number"), std::string::npos)
+      << bad.error().message;
+  bad = parse_stack_config("traces:\n  keep: 3\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("key 'traces.keep': unknown key"), std::string::npos) << bad.error().message;
+}
+
 // Tests external_urls (how people reach Prometheus/Alertmanager behind a proxy): read when given,
 // empty by default, and a non-http URL or an unknown key named with its position.
 TEST(StackConfigTest, ExternalUrls) {
