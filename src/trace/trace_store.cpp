@@ -197,41 +197,13 @@ Result<AddOutcome> TraceStore::add(const ExportRequest& request, std::uint64_t n
   SqliteTransaction tx(db);
   if (!tx.began()) return db_error("begin a transaction");
   AddOutcome outcome;
+  // Roots first: a trace not kept then costs no span writes (its spans usually come with it).
   std::vector<RootCandidate> roots;
-  SqliteStatement insert(db,
-                         "INSERT OR REPLACE INTO spans(trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, "
-                         "status, status_message, flags, service, stage, attributes, received_ns) "
-                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
-  if (!insert.ok()) return db_error("prepare the span insert");
   for (const ResourceSpans& resource : request.resources) {
-    const std::string service(resource.service_name());
     for (const ScopeSpans& scope : resource.scopes) {
       for (const Span& span : scope.spans) {
-        std::string trace_id = to_hex(span.trace_id);
-        if (dropped_.contains(trace_id)) continue;
-        insert.reset();
-        insert.bind(1, trace_id);
-        insert.bind(2, to_hex(span.span_id));
-        insert.bind(3, span.is_root() ? std::string() : to_hex(span.parent_span_id));
-        insert.bind(4, span.name);
-        insert.bind(5, static_cast<std::int64_t>(span.kind));
-        insert.bind(6, as_db(span.start_unix_ns));
-        insert.bind(7, as_db(span.end_unix_ns));
-        insert.bind(8, static_cast<std::int64_t>(span.status.code));
-        insert.bind(9, span.status.message);
-        insert.bind(10, static_cast<std::int64_t>(span.flags));
-        insert.bind(11, service);
-        if (const std::string* stage = string_attribute(span, "inferscope.stage")) {
-          insert.bind(12, *stage);
-        } else {
-          insert.bind_null(12);
-        }
-        insert.bind(13, attributes_text(span.attributes));
-        insert.bind(14, as_db(now_unix_ns));
-        if (insert.step() != SQLITE_DONE) return db_error("store a span");
-        ++outcome.spans;
         const int rank = span.is_root() ? 2 : (span.flags & kRemoteParentFlags) == kRemoteParentFlags ? 1 : 0;
-        if (rank > 0) roots.push_back({std::move(trace_id), &span, service, rank});
+        if (rank > 0) roots.push_back({to_hex(span.trace_id), &span, std::string(resource.service_name()), rank});
       }
     }
   }
@@ -291,6 +263,41 @@ Result<AddOutcome> TraceStore::add(const ExportRequest& request, std::uint64_t n
     upsert.bind(10, window);
     if (upsert.step() != SQLITE_DONE) return db_error("store a trace");
     if (step == SQLITE_DONE) ++outcome.stored;
+  }
+  SqliteStatement insert(db,
+                         "INSERT OR REPLACE INTO spans(trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, "
+                         "status, status_message, flags, service, stage, attributes, received_ns) "
+                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  if (!insert.ok()) return db_error("prepare the span insert");
+  for (const ResourceSpans& resource : request.resources) {
+    const std::string service(resource.service_name());
+    for (const ScopeSpans& scope : resource.scopes) {
+      for (const Span& span : scope.spans) {
+        const std::string trace_id = to_hex(span.trace_id);
+        if (dropped_.contains(trace_id)) continue;
+        insert.reset();
+        insert.bind(1, trace_id);
+        insert.bind(2, to_hex(span.span_id));
+        insert.bind(3, span.is_root() ? std::string() : to_hex(span.parent_span_id));
+        insert.bind(4, span.name);
+        insert.bind(5, static_cast<std::int64_t>(span.kind));
+        insert.bind(6, as_db(span.start_unix_ns));
+        insert.bind(7, as_db(span.end_unix_ns));
+        insert.bind(8, static_cast<std::int64_t>(span.status.code));
+        insert.bind(9, span.status.message);
+        insert.bind(10, static_cast<std::int64_t>(span.flags));
+        insert.bind(11, service);
+        if (const std::string* stage = string_attribute(span, "inferscope.stage")) {
+          insert.bind(12, *stage);
+        } else {
+          insert.bind_null(12);
+        }
+        insert.bind(13, attributes_text(span.attributes));
+        insert.bind(14, as_db(now_unix_ns));
+        if (insert.step() != SQLITE_DONE) return db_error("store a span");
+        ++outcome.spans;
+      }
+    }
   }
   if (!tx.commit()) return db_error("commit spans");
   return outcome;
