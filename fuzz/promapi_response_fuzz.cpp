@@ -1,6 +1,6 @@
 // libFuzzer target for the Prometheus HTTP API answer parsers (query/query_range, series,
-// targets, alerts): any input must give a value or an Error, never a crash, and every parsed matrix
-// series keeps the points it was given.
+// targets, alerts, exemplars): any input must give a value or an Error, never a crash, and every
+// parsed matrix series keeps the points it was given.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,5 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)inferscope::promapi::parse_series_response(body);
   (void)inferscope::promapi::parse_targets_response(body);
   (void)inferscope::promapi::parse_alerts_response(body);
+  (void)inferscope::promapi::parse_exemplars_response(body);
   return 0;
 }

@@ -174,6 +174,45 @@ Result<std::vector<AlertInfo>> parse_alerts_response(std::string_view body) {
   return out;
 }
 
+Result<std::vector<ExemplarSeries>> parse_exemplars_response(std::string_view body) {
+  auto data = parse_envelope(body);
+  if (!data) return data.error();
+  std::vector<ExemplarSeries> out;
+  if (data->is_null()) return out;  // Prometheus answers null when no series matched
+  if (!data->is_array()) return fail("exemplars data is not an array");
+  for (const auto& item : *data) {
+    if (!item.is_object()) return fail("exemplar series is not an object");
+    ExemplarSeries series;
+    if (auto labels = item.find("seriesLabels"); labels != item.end()) {
+      auto parsed = parse_labels(*labels);
+      if (!parsed) return parsed.error();
+      series.series_labels = std::move(*parsed);
+    }
+    auto list = item.find("exemplars");
+    if (list == item.end() || !list->is_array()) return fail("exemplars is not an array");
+    for (const auto& e : *list) {
+      if (!e.is_object()) return fail("exemplar is not an object");
+      Exemplar exemplar;
+      if (auto labels = e.find("labels"); labels != e.end()) {
+        auto parsed = parse_labels(*labels);
+        if (!parsed) return parsed.error();
+        exemplar.labels = std::move(*parsed);
+      }
+      auto value = e.find("value");
+      auto time = e.find("timestamp");
+      if (value == e.end() || !value->is_string()) return fail("exemplar value is not a string");
+      if (time == e.end() || !time->is_number()) return fail("exemplar timestamp is not a number");
+      auto parsed_value = parse_sample_value(value->get_ref<const std::string&>());
+      if (!parsed_value) return fail("bad exemplar value " + value->get<std::string>());
+      exemplar.value = *parsed_value;
+      exemplar.time = time->get<double>();
+      series.exemplars.push_back(std::move(exemplar));
+    }
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
 Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body) {
   auto data = parse_envelope(body);
   if (!data) return data.error();

@@ -1,6 +1,7 @@
 // File: api_response.h
 // Types of the Prometheus HTTP API (v1) and the parsers of its JSON answers: instant and range
-// query results (vector, matrix, scalar, string), /api/v1/series, /api/v1/targets and /api/v1/alerts.
+// query results (vector, matrix, scalar, string), /api/v1/series, /api/v1/targets, /api/v1/alerts and
+// /api/v1/query_exemplars.
 // Example: auto r = parse_query_response(body); if (r) for (auto& s : r->series) use(s.labels);
 // Pure functions on values; thread-safe. Never throw: a malformed body, an error status or a
 // result of the wrong shape becomes an Error ("cannot parse Prometheus response: ...").
@@ -58,6 +59,20 @@ struct AlertInfo {
   std::string value;      // the expression's value as Prometheus formats it ("1.5e+00"), or empty
 };
 
+// Exemplar is one exemplar of /api/v1/query_exemplars: its own labels (trace_id ...), the observed
+// value and when it was observed (Unix seconds).
+struct Exemplar {
+  Labels labels;
+  double value = 0;
+  double time = 0;
+};
+
+// ExemplarSeries is one series' exemplars (series_labels: __name__, le, job ... of the bucket).
+struct ExemplarSeries {
+  Labels series_labels;
+  std::vector<Exemplar> exemplars;
+};
+
 // parse_query_response parses the JSON body of /api/v1/query or /api/v1/query_range.
 // A body with "status":"error" becomes an Error carrying errorType and error.
 Result<QueryResult> parse_query_response(std::string_view body);
@@ -70,6 +85,9 @@ Result<std::vector<TargetHealth>> parse_targets_response(std::string_view body);
 
 // parse_alerts_response parses /api/v1/alerts.
 Result<std::vector<AlertInfo>> parse_alerts_response(std::string_view body);
+
+// parse_exemplars_response parses /api/v1/query_exemplars (empty when exemplar storage is off).
+Result<std::vector<ExemplarSeries>> parse_exemplars_response(std::string_view body);
 
 // parse_sample_value parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf").
 std::optional<double> parse_sample_value(std::string_view text) noexcept;

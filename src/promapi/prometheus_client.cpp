@@ -116,6 +116,14 @@ Result<std::vector<AlertInfo>> PrometheusClient::alerts() const {
                       [](std::string_view body) { return parse_alerts_response(body); });
 }
 
+Result<std::vector<ExemplarSeries>> PrometheusClient::query_exemplars(std::string_view selector, double start,
+                                                                    double end) const {
+  net::BlockingClient http = http_->sibling();
+  const std::string form = "query=" + url_encode(selector) + "&start=" + number(start) + "&end=" + number(end);
+  return parse_answer(post_form(http, "/api/v1/query_exemplars", form), "query_exemplars " + std::string(selector),
+                      [](std::string_view body) { return parse_exemplars_response(body); });
+}
+
 std::vector<Result<QueryResult>> PrometheusClient::query_all(const std::vector<QueryRequest>& requests) const {
   std::vector<std::optional<Result<QueryResult>>> slots(requests.size());
   std::atomic<std::size_t> next{0};

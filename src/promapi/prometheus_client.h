@@ -1,7 +1,7 @@
 // File: prometheus_client.h
 // PrometheusClient is the one client of the Prometheus HTTP API (v1) in inferscope: instant and
-// range queries, series, targets, alerts, and a batch call that runs many queries concurrently on a small
-// bounded pool of keep-alive connections. Works with Prometheus and compatible query APIs
+// range queries, series, targets, alerts, exemplars, and a batch call that runs many queries
+// concurrently on a small bounded pool of keep-alive connections. Works with Prometheus and compatible query APIs
 // (Thanos Query, VictoriaMetrics, Mimir: base URL with a path prefix, e.g. http://h:8481/select/0/prometheus).
 // Example: auto c = PrometheusClient::create("http://127.0.0.1:9090"); auto r = c->query("up");
 // http:// and https:// (net::BlockingClient: verification on unless tls.verify is false, a CA file).
@@ -59,6 +59,10 @@ class PrometheusClient {
 
   // alerts lists the pending and firing alerts with their annotations (GET /api/v1/alerts).
   Result<std::vector<AlertInfo>> alerts() const;
+
+  // query_exemplars returns the exemplars of the series `selector` (or expression) selects between
+  // start and end (Unix seconds); empty when Prometheus runs without exemplar storage.
+  Result<std::vector<ExemplarSeries>> query_exemplars(std::string_view selector, double start, double end) const;
 
   // query_all runs every request concurrently on at most options.max_parallel connections and
   // returns one Result per request, in order. Cost: about one round trip per

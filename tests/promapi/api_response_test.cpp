@@ -105,6 +105,33 @@ TEST(ApiResponseTest, Alerts) {
   EXPECT_NE(bad.error().message.find("summary"), std::string::npos) << bad.error().message;
 }
 
+// Tests that a query_exemplars answer parses with the series' labels and each exemplar's labels,
+// value and time; that null data (no series matched) is an empty list; and that a value that is
+// not a string, or exemplars that are not a list, are Errors.
+TEST(ApiResponseTest, Exemplars) {
+  auto e = parse_exemplars_response(R"({"status":"success","data":[
+    {"seriesLabels":{"__name__":"inferscope_request_duration_seconds_bucket","job":"serve","le":"5"},
+     "exemplars":[{"labels":{"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"},"value":"4.25","timestamp":1796141309.14},
+                  {"labels":{"trace_id":"00f067aa0ba902b700f067aa0ba902b7"},"value":"+Inf","timestamp":1796141310}]}]})");
+  ASSERT_TRUE(e) << e.error().message;
+  ASSERT_EQ(e->size(), 1u);
+  EXPECT_EQ((*e)[0].series_labels.at("le"), "5");
+  ASSERT_EQ((*e)[0].exemplars.size(), 2u);
+  EXPECT_EQ((*e)[0].exemplars[0].labels.at("trace_id"), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_DOUBLE_EQ((*e)[0].exemplars[0].value, 4.25);
+  EXPECT_DOUBLE_EQ((*e)[0].exemplars[0].time, 1796141309.14);
+  EXPECT_TRUE(std::isinf((*e)[0].exemplars[1].value));
+  auto none = parse_exemplars_response(R"({"status":"success","data":null})");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  auto number = parse_exemplars_response(
+      R"({"status":"success","data":[{"seriesLabels":{},"exemplars":[{"labels":{},"value":4.2,"timestamp":1}]}]})");
+  ASSERT_FALSE(number);
+  EXPECT_NE(number.error().message.find("value"), std::string::npos) << number.error().message;
+  EXPECT_FALSE(parse_exemplars_response(R"({"status":"success","data":[{"seriesLabels":{},"exemplars":{}}]})"));
+  EXPECT_FALSE(parse_exemplars_response(R"({"status":"error","errorType":"bad_data","error":"parse error"})"));
+}
+
 // Tests that base URLs keep their path prefix, https is accepted, and bad URLs name the URL and flag.
 TEST(PrometheusClientTest, CreateParsesBaseUrl) {
   auto v = PrometheusClient::create("http://vm:8481/select/0/prometheus/");
