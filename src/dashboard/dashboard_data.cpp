@@ -13,6 +13,7 @@
 #include "dashboard/panel_queries.h"
 #include "dashboard/target_discovery.h"
 #include "dialect/dialect.h"
+#include "dialect/promql.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -25,6 +26,10 @@ constexpr double kSteps[] = {5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 
 constexpr std::string_view kNowWindow = "5m";
 constexpr double kNowWindowSeconds = 300;
 constexpr std::string_view kBaselineWindow = "30m";
+// The charts that plot exemplars, and the latency role whose histogram carries them.
+constexpr std::pair<std::string_view, dialect::Role> kExemplarPanels[] = {{"e2e_latency", dialect::Role::kE2e},
+                                                                          {"ttft", dialect::Role::kTtft}};
+constexpr std::size_t kMaxExemplarPoints = 300;
 
 std::string seconds_text(double s) { return std::to_string(static_cast<long long>(std::ceil(s))) + "s"; }
 
@@ -260,6 +265,114 @@ Result<Targets> DashboardData::targets_at(double t) const {
   return out;
 }
 
+Result<Selection> DashboardData::select_target(const Targets& targets, std::string_view target, std::string_view model,
+                                               std::string& problem) const {
+  Selection selection;
+  selection.model = std::string(model);
+  const JobInfo* job = target.empty() ? default_job(targets) : find_job(targets, target);
+  if (!target.empty() && job == nullptr) {
+    return make_error("unknown target '" + std::string(target) + "': Prometheus scrapes no job of that name");
+  }
+  if (job == nullptr) {
+    std::set<std::string> scraped;
+    for (const JobInfo& j : targets.jobs) scraped.insert(j.job + (j.instances_up == 0 ? " (down)" : ""));
+    problem = "no scrape target of a known serving dialect (inferscope, vLLM, llama.cpp, TGI, Triton, gateway)" +
+              (scraped.empty() ? std::string(": Prometheus has scraped nothing yet")
+                               : " — Prometheus scrapes only job " + join(scraped)) +
+              " (a target shows here after its first scrape)";
+  } else if (!job->dialect) {
+    problem = "target job=" + job->job + " exposes no metric family inferscope knows";
+  } else {
+    selection.job = job->job;
+    selection.dialect = *job->dialect;
+    if (auto custom = options_.custom_targets.find(job->job); custom != options_.custom_targets.end()) {
+      selection.custom = custom->second;
+    }
+  }
+  return selection;
+}
+
+Result<std::string> DashboardData::exemplars_json(std::string_view range, std::string_view target,
+                                                  std::string_view model) {
+  auto range_s = time_range_seconds(range);
+  if (!range_s) return make_error("unknown range '" + std::string(range) + "' (15m, 1h, 3h, 6h, 12h, 24h, 2d, 7d)");
+  if (target.size() > 256 || model.size() > 256) return make_error("target and model must be at most 256 bytes");
+  const std::string key = "exemplars\n" + std::string(range) + '\n' + std::string(target) + '\n' + std::string(model);
+  std::lock_guard lock(mutex_);
+  const double t = now();
+  auto it = cache_.find(key);
+  if (it != cache_.end() && it->second.expires > t) return it->second.body;
+
+  const double end = std::floor(t);
+  const double start = end - *range_s;
+  json out = {{"start", start}, {"end", end}};
+  json panels = json::object();
+  auto targets = targets_at(end);
+  if (!targets) {
+    const std::string reason = "cannot query Prometheus at " + options_.prometheus_url + ": " + targets.error().message;
+    for (const auto& [panel, role] : kExemplarPanels) panels[std::string(panel)] = {{"status", "unreachable"}, {"reason", reason}};
+    out["panels"] = panels;
+    return out.dump();  // not cached: the next refresh asks again
+  }
+  std::string problem;
+  auto selection = select_target(*targets, target, model, problem);
+  if (!selection) return selection.error();
+  if (problem.empty()) out["target"] = selection->job;
+  for (const auto& [panel, role] : kExemplarPanels) {
+    const std::string id(panel);
+    const dialect::MetricBinding* binding =
+        problem.empty() ? dialect::find_binding(table_of(Source::kSelected, *selection), role) : nullptr;
+    if (binding == nullptr || binding->kind != dialect::MetricKind::kHistogram) {
+      panels[id] = {{"status", "no_data"},
+                    {"reason", !problem.empty() ? problem
+                                                : "the target's dialect has no histogram for this chart, so no exemplars"}};
+      continue;
+    }
+    const std::string selector =
+        dialect::series_selector(std::string(binding->metric) + "_bucket", binding->matchers,
+                                 selection_matchers(Source::kSelected, *selection));
+    auto found = client_.query_exemplars(selector, start, end);
+    if (!found) {
+      panels[id] = {{"status", "error"}, {"reason", "Prometheus rejected the exemplar query: " + found.error().message}};
+      continue;
+    }
+    struct Point {
+      std::string trace_id;
+      double value, time;
+    };
+    std::vector<Point> points;
+    std::set<std::string> seen;
+    for (const auto& series : *found) {
+      for (const auto& e : series.exemplars) {
+        auto id_label = e.labels.find("trace_id");
+        if (id_label == e.labels.end() || !std::isfinite(e.value) || !seen.insert(id_label->second).second) continue;
+        points.push_back({id_label->second, e.value * binding->scale, e.time});
+      }
+    }
+    if (points.empty()) {
+      panels[id] = {{"status", "no_data"},
+                    {"reason", "no trace_id exemplars on " + std::string(binding->metric) + " in the last " +
+                                   std::string(range) + " (the target exports no traces, or Prometheus keeps no exemplars)"}};
+      continue;
+    }
+    // A chart has room for a few hundred points; the slowest are the ones worth opening.
+    if (points.size() > kMaxExemplarPoints) {
+      std::nth_element(points.begin(), points.begin() + kMaxExemplarPoints, points.end(),
+                       [](const Point& a, const Point& b) { return a.value > b.value; });
+      points.resize(kMaxExemplarPoints);
+    }
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.time < b.time; });
+    json list = json::array();
+    for (const auto& p : points) list.push_back({{"trace_id", p.trace_id}, {"value", p.value}, {"time", p.time}});
+    panels[id] = {{"status", "ok"}, {"exemplars", list}};
+  }
+  out["panels"] = panels;
+  std::string body = out.dump();
+  const double step = choose_step(*range_s, options_.scrape_interval_s, options_.max_points);
+  cache_[key] = {t + std::clamp(step / 2, 2.0, 30.0), body};
+  return body;
+}
+
 Result<std::string> DashboardData::compute(double range_s, std::string_view target, std::string_view model) {
   const double end = std::floor(now());
   const double step = choose_step(range_s, options_.scrape_interval_s, options_.max_points);
@@ -284,33 +397,16 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   out["prometheus"] = {{"reachable", true}, {"error", ""}};
 
   // Which job and dialect the selected-target panels read.
-  Selection selection;
-  selection.model = std::string(model);
+  std::string selection_problem;
+  auto selected = select_target(*targets, target, model, selection_problem);
+  if (!selected) return selected.error();
+  Selection selection = std::move(*selected);
   selection.queue_jobs = options_.queue_jobs;
   const std::vector<const RowSpec*> rows = shown_rows(!options_.queue_jobs.empty());
   selection.window = seconds_text(std::max({2 * step, 4 * options_.scrape_interval_s, 30.0}));
-  std::string selection_problem;
-  const JobInfo* job = target.empty() ? default_job(*targets) : find_job(*targets, target);
-  if (!target.empty() && job == nullptr) {
-    return make_error("unknown target '" + std::string(target) + "': Prometheus scrapes no job of that name");
-  }
-  if (job == nullptr) {
-    std::set<std::string> scraped;
-    for (const JobInfo& j : targets->jobs) scraped.insert(j.job + (j.instances_up == 0 ? " (down)" : ""));
-    selection_problem = "no scrape target of a known serving dialect (inferscope, vLLM, llama.cpp, TGI, Triton, gateway)" +
-                        (scraped.empty() ? std::string(": Prometheus has scraped nothing yet")
-                                         : " — Prometheus scrapes only job " + join(scraped)) +
-                        " (a target shows here after its first scrape)";
-  } else if (!job->dialect) {
-    selection_problem = "target job=" + job->job + " exposes no metric family inferscope knows";
-  } else {
-    selection.job = job->job;
-    selection.dialect = *job->dialect;
-    if (auto custom = options_.custom_targets.find(job->job); custom != options_.custom_targets.end()) {
-      selection.custom = custom->second;
-    }
-    out["target"] = job->job;
-    out["dialect"] = std::string(dialect::to_string(*job->dialect));
+  if (selection_problem.empty()) {
+    out["target"] = selection.job;
+    out["dialect"] = std::string(dialect::to_string(selection.dialect));
   }
   // The page's banner: what is missing for every panel that reads the selected target.
   if (!selection_problem.empty()) out["missing"] = selection_problem;

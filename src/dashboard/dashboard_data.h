@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dashboard/panel_queries.h"
 #include "dashboard/target_discovery.h"
 #include "dialect/custom_dialect.h"
 #include "inferscope/common/result.h"
@@ -68,6 +69,12 @@ class DashboardData {
   // an unknown range name, or a target that is not a job Prometheus scrapes.
   Result<std::string> data_json(std::string_view range, std::string_view target, std::string_view model);
 
+  // exemplars_json answers GET /api/dashboard/exemplars: per chart that plots them (e2e_latency,
+  // ttft) the trace_id exemplars Prometheus holds for the selected target/model's histogram over
+  // the range ({"panels": {id: {"status", "reason" | "exemplars": [{trace_id, value (s), time}]}}}),
+  // at most 300 per chart (the slowest). Errors (-> HTTP 400) as data_json's.
+  Result<std::string> exemplars_json(std::string_view range, std::string_view target, std::string_view model);
+
   // cache_entries returns how many answers are cached (tests).
   std::size_t cache_entries_for_test();
 
@@ -75,6 +82,10 @@ class DashboardData {
   DashboardData(promapi::PrometheusClient client, DashboardOptions options);
   double now() const;
   Result<std::string> compute(double range_s, std::string_view target, std::string_view model);
+  // select_target resolves the page's target (empty: the default job) and model; `problem` says
+  // why no job can be read (then the selection has no job). Error: a target Prometheus does not scrape.
+  Result<Selection> select_target(const Targets& targets, std::string_view target, std::string_view model,
+                                  std::string& problem) const;
   // targets_at is discover_targets with the custom targets' dialect set from their mapping.
   Result<Targets> targets_at(double t) const;
 

@@ -51,10 +51,13 @@ DashboardAnswer answer_dashboard_request(DashboardData& data, std::string_view p
     a.headers.emplace_back("Cache-Control", "no-store");
     return a;
   }
-  if (path == "/api/dashboard/data") {
+  if (path == "/api/dashboard/data" || path == "/api/dashboard/exemplars") {
     std::string range = net::query_parameter(query, "range");
     if (range.empty()) range = "1h";
-    auto body = data.data_json(range, net::query_parameter(query, "target"), net::query_parameter(query, "model"));
+    const std::string target = net::query_parameter(query, "target");
+    const std::string model = net::query_parameter(query, "model");
+    auto body = path == "/api/dashboard/data" ? data.data_json(range, target, model)
+                                              : data.exemplars_json(range, target, model);
     if (!body) {
       const bool range_error = body.error().message.rfind("unknown range", 0) == 0;
       return error_answer(400, body.error().message, range_error ? "range" : "target");

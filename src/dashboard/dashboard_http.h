@@ -1,7 +1,8 @@
 // File: dashboard/dashboard_http.h
 // The dashboard's HTTP surface as plain functions (request path + query -> answer), so any server
 // core can mount it: GET / (the page), GET /assets/app.js and /assets/app.css (embedded, cached
-// by the browser), GET /api/dashboard/meta and GET /api/dashboard/data?range=&target=&model=.
+// by the browser), GET /api/dashboard/meta, GET /api/dashboard/data?range=&target=&model= and
+// GET /api/dashboard/exemplars?range=&target=&model= (the e2e and TTFT charts' trace_id exemplars).
 // Bad parameters get 400 with the OpenAI error JSON; unknown paths under these prefixes 404.
 // Example: DashboardAnswer a = answer_dashboard_request(*data, "/api/dashboard/data", "range=1h");
 // Thread-safe as DashboardData is. Blocks for the Prometheus round trips (tens of ms, bounded by
@@ -26,7 +27,8 @@ struct DashboardAnswer {
 };
 
 // kDashboardPaths lists the exact paths the dashboard answers (assets: the /assets/ prefix).
-inline constexpr std::string_view kDashboardPaths[] = {"/", "/index.html", "/api/dashboard/meta", "/api/dashboard/data"};
+inline constexpr std::string_view kDashboardPaths[] = {"/", "/index.html", "/api/dashboard/meta", "/api/dashboard/data",
+                                                      "/api/dashboard/exemplars"};
 inline constexpr std::string_view kAssetPrefix = "/assets/";
 
 // answer_page_request answers the page and its assets (no Prometheus needed); nullopt for any

@@ -82,6 +82,24 @@ TEST(DashboardHttpTest, BadRangeIs400) {
   EXPECT_NE(body["error"]["message"].get<std::string>().find("2w"), std::string::npos);
 }
 
+// Tests that the exemplar route answers both exemplar charts as "unreachable" with the reason when
+// Prometheus does not answer (not an empty list), and 400 naming the parameter for a bad range.
+TEST(DashboardHttpTest, ExemplarsSayWhyWhenPrometheusIsUnreachable) {
+  auto data = unreachable_data();
+  auto a = answer_dashboard_request(*data, "/api/dashboard/exemplars", "range=15m&model=m");
+  ASSERT_EQ(a.status, 200) << a.body;
+  auto body = json::parse(a.body);
+  for (const char* id : {"e2e_latency", "ttft"}) {
+    const auto& panel = body["panels"][id];
+    EXPECT_EQ(panel["status"], "unreachable") << a.body;
+    EXPECT_NE(panel.value("reason", "").find("cannot query Prometheus at http://127.0.0.1:"), std::string::npos) << a.body;
+    EXPECT_FALSE(panel.contains("exemplars")) << a.body;
+  }
+  auto bad = answer_dashboard_request(*data, "/api/dashboard/exemplars", "range=2w");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(json::parse(bad.body)["error"]["param"], "range");
+}
+
 // Tests that with Prometheus unreachable every panel says so and why, never an empty success; the
 // Queue row is there (and says so too) only when up has a queue target.
 TEST(DashboardHttpTest, UnreachablePrometheusIsReportedPerPanel) {
