@@ -1,6 +1,7 @@
 // File: dashboard/dashboard_routes.h
 // Mounts the dashboard on a net::Router (the one `inferscope up` serves on its --port): GET / (the
-// page), /assets/app.js, /assets/app.css, /api/dashboard/meta and /api/dashboard/data.
+// page), /assets/app.js, /assets/app.css, /api/dashboard/meta, /api/dashboard/data and
+// /api/dashboard/exemplars.
 // Example: add_dashboard_routes(router, [&ctx] { return ctx.prometheus_url(); });
 // Thread-safe once registered. The data routes answer 503 (OpenAI error JSON) until
 // `prometheus_url` returns a non-empty URL; the page itself is served at once. The data handlers

@@ -53,9 +53,14 @@ function axisFor(unit, side, grid) {
   };
 }
 
+function upTo(max) {
+  return [0, max > 0 ? max * 1.1 : 1];
+}
+
 // buildChart creates a uPlot for a panel's time series inside `el`.
-// panel: {kind, unit, right_unit}; data: {timestamps, series:[{label, unit, axis, values}]}.
-export function buildChart(el, panel, data, width) {
+// panel: {kind, unit, right_unit}; data: {timestamps, series:[{label, unit, axis, values}]};
+// extras (optional): {hooks: uPlot hooks, yMax: () => a value the left axis must reach}.
+export function buildChart(el, panel, data, width, extras = null) {
   const colours = palette();
   const stacked = panel.kind === 'stacked';
   const hasRight = data.series.some((s) => s.axis === 'right');
@@ -90,9 +95,10 @@ export function buildChart(el, panel, data, width) {
     height: 200,
     series,
     axes,
-    scales: { x: { time: true }, left: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] }, right: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+    scales: { x: { time: true }, left: { range: (u, min, max) => upTo(Math.max(max, extras && extras.yMax ? extras.yMax() : 0)) }, right: { range: (u, min, max) => upTo(max) } },
     cursor: { sync: { key: syncKey.key, setSeries: false }, drag: { x: false, y: false } },
     legend: { live: true },
+    hooks: extras && extras.hooks ? extras.hooks : {},
   };
   const values = stacked ? stackData(data.series) : data.series.map((s) => s.values);
   if (stacked) {

@@ -2,11 +2,13 @@
 //   GET /api/dashboard/meta             rows, panels, targets, models, time ranges
 //   GET /api/dashboard/data?range=&target=&model=   every panel's data or its "no data" reason
 //   GET /api/doctor                     the doctor's current findings (when up serves it)
+//   GET /api/traces, /api/dashboard/exemplars   slow requests, waterfalls, exemplar points (traces.js)
 // The browser never talks to Prometheus and never sends PromQL: queries live on the server.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { buildChart } from './charts.js';
 import { formatValue } from './format.js';
+import { initTraces, renderTracesRow, loadExemplars, chartExtras, noteExemplars, refreshSlowRequests } from './traces.js';
 
 const state = {
   meta: null,
@@ -109,6 +111,7 @@ function renderRows() {
     }
     main.append(h('section', { class: 'row', id: `row-${row.id}` }, h('h2', {}, row.title), grid));
   }
+  main.append(renderTracesRow());
 }
 
 function unitText(p) {
@@ -147,7 +150,7 @@ function drawTimeseries(panel, result) {
   }
   if (existing) existing.plot.destroy();
   body.replaceChildren();
-  const plot = buildChart(body, panel, ts, chartWidth(el));
+  const plot = buildChart(body, panel, ts, chartWidth(el), chartExtras(panel.id));
   state.charts.set(panel.id, { plot, signature });
 }
 
@@ -260,8 +263,11 @@ async function refresh() {
   const line = document.getElementById('status-line');
   const panels = state.meta.rows.flatMap((r) => r.panels);
   let data = null;
+  // Exemplars load beside the data, so each chart is drawn once with its points.
+  const exemplars = loadExemplars({ range: state.range, target: state.target, model: state.model });
   try {
     data = await getJson(`/api/dashboard/data?${q}`);
+    await exemplars;
   } catch (err) {
     showBanner(`cannot load data from inferscope up: ${err.message}`, 'unreachable');
     for (const p of panels) if (p.kind !== 'findings') { dropChart(p, document.getElementById(`panel-${p.id}`)); setPanelState(p.id, 'error', 'no data (see the banner above)'); }
@@ -272,6 +278,8 @@ async function refresh() {
   state.missing = data.missing || '';
   showBanner(state.missing ? `${reachable ? 'no data' : 'Prometheus unreachable'}: ${state.missing}` : '', reachable ? '' : 'unreachable');
   for (const p of panels) if (p.kind !== 'findings') applyPanel(p, data.panels[p.id]);
+  noteExemplars();
+  await refreshSlowRequests({ range: state.range, model: state.model });
   const findings = panels.find((p) => p.kind === 'findings');
   if (findings) {
     try {
@@ -304,6 +312,7 @@ function changed() {
 }
 
 async function start() {
+  initTraces({ h, getJson });
   readUrlState();
   try {
     state.meta = await getJson('/api/dashboard/meta');
