@@ -83,24 +83,32 @@ export function chartExtras(panelId) {
   };
 }
 
-// placeExemplars draws each exemplar as a button over the chart, at its time and value.
+// placeExemplars draws each exemplar as a button over the chart, at its time and value; a point
+// drawn before keeps its button (moved), so a refresh does not pull it from under the pointer.
 function placeExemplars(panelId, u) {
   const { h } = traces;
-  for (const old of u.over.querySelectorAll('.exemplar')) old.remove();
+  const old = new Map([...u.over.querySelectorAll('.exemplar')].map((b) => [b.dataset.traceId, b]));
   const width = u.over.clientWidth;
   const height = u.over.clientHeight;
   for (const e of exemplarsOf(panelId)) {
     const x = u.valToPos(e.time, 'x');
     const y = u.valToPos(e.value, 'left');
     if (!(x >= 0 && x <= width && y >= 0 && y <= height)) continue;
+    const style = `left:${x.toFixed(1)}px;top:${y.toFixed(1)}px`;
+    const kept = old.get(e.trace_id);
+    if (kept) {
+      kept.setAttribute('style', style);
+      old.delete(e.trace_id);
+      continue;
+    }
     const label = `trace ${e.trace_id} · ${formatValue(e.value, 's')} at ${new Date(e.time * 1000).toLocaleTimeString()} · click for its waterfall`;
     u.over.append(h('button', {
       class: 'exemplar', type: 'button', title: label, 'aria-label': label,
-      'data-trace-id': e.trace_id, 'data-value': String(e.value),
-      style: `left:${x.toFixed(1)}px;top:${y.toFixed(1)}px`,
+      'data-trace-id': e.trace_id, 'data-value': String(e.value), style,
       onclick: (ev) => { ev.stopPropagation(); openTrace(e.trace_id); },
     }));
   }
+  for (const gone of old.values()) gone.remove();
 }
 
 // noteExemplars says under each exemplar chart how many points it shows, or why none.
