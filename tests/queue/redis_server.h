@@ -20,27 +20,13 @@
 
 #include "queue/redis_client.h"
 #include "stack/child_process.h"
+#include "support/loopback_port.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 
 namespace inferscope::queue::testing {
 
-// free_loopback_port asks the kernel for a port that is free now.
-inline int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
+using inferscope::testing::free_loopback_port;
 
 // RedisServer runs /usr/bin/redis-server without persistence on 127.0.0.1. The password, when
 // given, goes into the config file, never on the command line.
