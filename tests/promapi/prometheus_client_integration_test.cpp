@@ -102,5 +102,54 @@ TEST(PrometheusClientIntegrationTest, LiveServer) {
   EXPECT_NE(no_alerts.error().message.find("/api/v1/alerts"), std::string::npos) << no_alerts.error().message;
 }
 
+// Tests query_exemplars against a Prometheus with exemplar storage scraping a histogram that
+// carries a trace_id exemplar (OpenMetrics): the id, value and time come back on the bucket
+// series; a selector matching nothing is an empty list, and a malformed one an Error.
+TEST(PrometheusClientIntegrationTest, QueryExemplars) {
+  metrics::Registry registry;
+  metrics::HistogramOptions opts;
+  opts.name = "promapi_test_latency_seconds";
+  opts.help = "A histogram with exemplars for the promapi test.";
+  opts.buckets = {0.5, 1, 5};
+  auto histogram = registry.histogram(opts).with({});
+  const auto observed_at = std::chrono::system_clock::now();
+  histogram.observe_with_exemplar(4.25, {{"trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"}}, observed_at);
+  auto server = metrics::MetricsServer::start(registry, {.port = 0});
+  ASSERT_TRUE(server) << server.error().message;
+  testing::PrometheusProcess prom(
+      testing::scrape_config_for({"127.0.0.1:" + std::to_string((*server)->port())}, "1s"), "",
+      {"--enable-feature=exemplar-storage"});
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  auto client = PrometheusClient::create(prom.url());
+  ASSERT_TRUE(client) << client.error().message;
+
+  Result<std::vector<ExemplarSeries>> found = make_error("not asked yet");
+  ASSERT_TRUE(testing::wait_until(
+      [&] {
+        const double t = now_s();
+        found = client->query_exemplars("promapi_test_latency_seconds_bucket", t - 60, t + 1);
+        return found && !found->empty();
+      },
+      std::chrono::seconds(15), std::chrono::milliseconds(200)))
+      << (found ? "no exemplar came back" : found.error().message);
+  ASSERT_EQ(found->size(), 1u);
+  const ExemplarSeries& series = found->front();
+  EXPECT_EQ(series.series_labels.at("le"), "5.0");  // OpenMetrics prints bounds as floats
+  EXPECT_EQ(series.series_labels.at("job"), "serve");
+  ASSERT_EQ(series.exemplars.size(), 1u);
+  EXPECT_EQ(series.exemplars[0].labels.at("trace_id"), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_DOUBLE_EQ(series.exemplars[0].value, 4.25);
+  const double at = std::chrono::duration<double>(observed_at.time_since_epoch()).count();
+  EXPECT_NEAR(series.exemplars[0].time, at, 0.002);
+
+  const double t = now_s();
+  auto none = client->query_exemplars("promapi_test_latency_seconds_bucket{job=\"other\"}", t - 60, t);
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  auto bad = client->query_exemplars("promapi_test_latency_seconds_bucket{", t - 60, t);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("query_exemplars"), std::string::npos) << bad.error().message;
+}
+
 }  // namespace
 }  // namespace inferscope::promapi

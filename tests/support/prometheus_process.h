@@ -35,8 +35,10 @@ inline std::string scrape_config_for(const std::vector<std::string>& targets, co
 class PrometheusProcess {
  public:
   // data_dir: an existing TSDB directory to serve (e.g. blocks backfilled with promtool); "" = a
-  // fresh one inside the private temp dir.
-  explicit PrometheusProcess(const std::string& config_yaml, const std::string& data_dir = "") : dir_("prom") {
+  // fresh one inside the private temp dir. extra_args: more flags (--enable-feature=...).
+  explicit PrometheusProcess(const std::string& config_yaml, const std::string& data_dir = "",
+                             const std::vector<std::string>& extra_args = {})
+      : dir_("prom") {
     if (dir_.path().empty()) {
       error_ = "cannot create temp dir";
       return;
@@ -44,13 +46,12 @@ class PrometheusProcess {
     const std::filesystem::path config = dir_.path() / "prometheus.yml";
     std::ofstream(config) << config_yaml;
     const std::filesystem::path log = dir_.path() / "prometheus.log";
-    process_ = std::make_unique<TestProcess>(ProcessOptions{
-        .binary = "/usr/bin/prometheus",
-        .args = {"--config.file=" + config.string(),
-                 "--storage.tsdb.path=" + (data_dir.empty() ? (dir_.path() / "data").string() : data_dir),
-                 "--web.listen-address=127.0.0.1:0", "--web.enable-lifecycle", "--log.level=info"},
-        .stdout_file = log,
-        .stderr_file = log});
+    std::vector<std::string> args = {"--config.file=" + config.string(),
+                                     "--storage.tsdb.path=" + (data_dir.empty() ? (dir_.path() / "data").string() : data_dir),
+                                     "--web.listen-address=127.0.0.1:0", "--web.enable-lifecycle", "--log.level=info"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    process_ = std::make_unique<TestProcess>(
+        ProcessOptions{.binary = "/usr/bin/prometheus", .args = std::move(args), .stdout_file = log, .stderr_file = log});
     if (!process_->started()) {
       error_ = process_->start_error();
       return;
