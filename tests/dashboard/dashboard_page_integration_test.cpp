@@ -7,7 +7,9 @@
 // every panel into a "Prometheus unreachable" notice. A second test adds a redis target with real
 // RQ workers (python3-rq) whose jobs call serve: the Queue row appears and every chart in it draws.
 // A third: before any serving target is scraped, one banner says what is missing and each panel
-// says "no data" once. Screenshots go to the build dir.
+// says "no data" once. A fourth sends serve's spans to up's OTLP receiver and opens a slow
+// request's waterfall from the "Slow requests" table during a decode fault. Screenshots go to
+// the build dir.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -25,6 +27,7 @@
 #include "queue/queue_test_support.h"
 #include "stack/cli/up_process.h"
 #include "stack/stack_test_support.h"
+#include "support/loopback_port.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -48,13 +51,15 @@ std::vector<std::string> bench_args(const std::string& serve_url, const std::str
 // run_page_check runs the node driver to completion (bounded by its own --timeout) and returns
 // its JSON verdict line.
 nlohmann::json run_page_check(const std::string& api, const std::string& expect, const std::string& screenshot,
-                              bool doctor_optional, const std::string& query = "", const std::string& banner = "") {
+                              bool doctor_optional, const std::string& query = "", const std::string& banner = "",
+                              const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES,
                                    "node", std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/page_check.js",
                                    "--url", api, "--expect", expect, "--screenshot", screenshot, "--timeout", "45"};
   if (doctor_optional) args.insert(args.end(), {"--doctor", "optional"});
   if (!query.empty()) args.insert(args.end(), {"--query", query});
   if (!banner.empty()) args.insert(args.end(), {"--banner", banner});
+  args.insert(args.end(), extra.begin(), extra.end());
   std::string last;
   auto child = stack::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
                                           [&last](std::string_view line) { if (!line.empty() && line[0] == '{') last = line; });
@@ -111,6 +116,13 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true);
   EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output()
                                        << "\nbench:\n" << bench.output();
+  // Nothing sends spans here: the table says so and where to send them, not an empty list.
+  std::string slow_requests;
+  for (const auto& p : data.value("panels", nlohmann::json::array())) {
+    if (p.value("id", "") == "slow-requests") slow_requests = p.value("message", "");
+  }
+  EXPECT_EQ(slow_requests, "no traces received yet — point --otlp-endpoint at " + ready->api + "/v1/traces")
+      << data.dump(1);
 
   // The doctor compares the fault with a healthy baseline: give the load 40 s before the fault.
   std::this_thread::sleep_until(bench_started + 40s);
@@ -241,6 +253,56 @@ TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
                              "no data: no scrape target of a known serving dialect");
   EXPECT_TRUE(page.value("ok", false)) << page.dump(1) << "\n" << up.output();
   EXPECT_NE(page["banner"].value("text", "").find("sim (down)"), std::string::npos) << page.dump(1);
+}
+
+// Tests the traces on the page: serve exports every request's spans to up's receiver, a decode
+// fault slows requests down, and in Chromium the slowest row of the "Slow requests" table opens a
+// waterfall whose decode bar is the widest stage bar and at least half the request. Its
+// screenshot is the one in docs/.
+TEST(DashboardPageIntegrationTest, SlowRequestWaterfallShowsDecodeDuringDecodeFault) {
+  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kChromium}));
+  const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  stack::testing::TempDir dir;
+
+  // serve must know up's receiver before up knows serve: up gets a port that was free a moment ago.
+  const int up_port = inferscope::testing::free_loopback_port();
+  ASSERT_GT(up_port, 0);
+  const std::string receiver = "http://127.0.0.1:" + std::to_string(up_port) + "/v1/traces";
+  UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "180",
+                   "--otlp-endpoint", receiver, "--trace-sample", "1"});
+  ASSERT_TRUE(serve.started()) << serve.start_error();
+  const std::string serve_url = url_of_serve(serve);
+  ASSERT_FALSE(serve_url.empty()) << serve.output();
+
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\n";
+  UpProcess up({"up", "--config", config.string(), "--target", "serve=" + serve_url + "/metrics", "--port",
+                std::to_string(up_port), "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir",
+                (dir.path() / "state").string()});
+  ASSERT_TRUE(up.started()) << up.start_error();
+  auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+  ASSERT_EQ(ready->api_port(), up_port) << up.output();
+
+  UpProcess bench({"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "256",
+                   "--random-output-len", "32", "--stages", "90s:rate=4"});
+  ASSERT_TRUE(bench.started()) << bench.start_error();
+  const auto bench_started = std::chrono::steady_clock::now();
+
+  // A factor the engine still keeps up with at 4 requests/s, so decode (not a growing queue) is
+  // what makes the slow requests slow; 20 s of it let the first slowed requests finish.
+  std::this_thread::sleep_until(bench_started + 15s);
+  auto fault = net::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":10})",
+                                          "application/json", 10s);
+  ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
+  std::this_thread::sleep_until(bench_started + 35s);
+
+  auto from_table = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall.png").string(), true, "", "",
+                                   {"--via", "table", "--stage", "decode", "--min-share", "0.5"});
+  EXPECT_TRUE(from_table.value("ok", false)) << from_table.dump(1) << "\nserve:\n" << serve.output()
+                                             << "\nup:\n" << up.output();
 }
 
 }  // namespace

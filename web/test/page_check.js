@@ -8,6 +8,10 @@
 //   nodata: every Prometheus-backed panel says why it has no data (unreachable / no_data)
 //   banner: the banner above the rows names what is missing (it contains --banner TEXT), and each
 //           panel without data says "no data" once, pointing at the banner instead of repeating it
+//   waterfall (--via table|exemplar --stage S [--min-share F]): clicks the slowest row of the
+//           "Slow requests" table, or the highest exemplar point of the e2e chart, and checks that
+//           the waterfall it opens has the bar of stage S as the widest of the root's children and
+//           at least F (default 0.5) of the root's width; the screenshot is of the Traces row
 // Prints one JSON line with each panel's state and message; exits 0 when the expectation held
 // within the timeout, 1 otherwise (the screenshot is taken either way).
 const { chromium } = require('playwright-core');
@@ -39,6 +43,7 @@ function judge(expect, panels, doctorOptional, banner, bannerWanted) {
   const failing = [];
   if (expect === 'banner' && !(banner.visible && banner.text.includes(bannerWanted))) failing.push('banner');
   for (const p of panels) {
+    if (p.kind === 'traces') continue; // not Prometheus-backed: the waterfall expectation judges them
     if (expect === 'data') {
       if (p.kind === 'findings' || p.kind === 'alerts') continue;
       const drawn = p.state === 'ok' && (p.kind === 'table' ? p.rows > 0 : p.canvas > 0);
@@ -61,6 +66,60 @@ function judge(expect, panels, doctorOptional, banner, bannerWanted) {
   return failing;
 }
 
+// waterfallRows reads the drawn waterfall: one entry per span row with its bar's rendered size.
+async function waterfallRows(page) {
+  return page.$$eval('#panel-waterfall .wf-row[data-span-id]', (rows) => rows.map((r) => {
+    const bar = r.querySelector('.wf-bar').getBoundingClientRect();
+    return {
+      name: r.dataset.name, stage: r.dataset.stage, depth: Number(r.dataset.depth),
+      duration_s: Number(r.dataset.durationS), bar_left: bar.left, bar_width: bar.width,
+      label: r.querySelector('.wf-duration').textContent, derived: r.classList.contains('derived'),
+    };
+  }));
+}
+
+function judgeWaterfall(rows, stage, minShare) {
+  const root = rows.find((r) => r.depth === 0);
+  const stages = rows.filter((r) => r.depth === 1 && r.stage);
+  if (!root || stages.length === 0) return ['the waterfall has no root or no stage bars'];
+  const widest = stages.reduce((a, b) => (b.bar_width > a.bar_width ? b : a));
+  const failing = [];
+  if (widest.stage !== stage) failing.push(`widest stage bar is ${widest.stage}, not ${stage}`);
+  if (!(widest.bar_width >= minShare * root.bar_width)) failing.push(`${widest.stage} bar is ${widest.bar_width} px of the root's ${root.bar_width} px`);
+  if (stages.some((r) => r !== widest && r.duration_s >= widest.duration_s)) failing.push('the widest bar is not the longest stage');
+  return failing;
+}
+
+// openWaterfall clicks what --via names and waits for the waterfall to draw; {clicked, state, message}.
+async function openWaterfall(page, via, deadline) {
+  while (Date.now() < deadline) {
+    await page.waitForTimeout(1000);
+    let clicked = null;
+    if (via === 'table') {
+      const row = await page.$('#panel-slow-requests tr.trace-row');
+      if (row) { clicked = await row.getAttribute('data-trace-id'); await row.click(); }
+    } else {
+      const points = await page.$$eval('#panel-e2e_latency button.exemplar',
+        (els) => els.map((e) => ({ id: e.dataset.traceId, value: Number(e.dataset.value) })));
+      if (points.length) {
+        clicked = points.reduce((a, b) => (b.value > a.value ? b : a)).id;
+        await page.locator(`#panel-e2e_latency button.exemplar[data-trace-id="${clicked}"]`).click({ timeout: 5000 });
+      }
+    }
+    if (!clicked) continue;
+    try {
+      await page.waitForFunction((id) => {
+        const el = document.getElementById('panel-waterfall');
+        return el.dataset.traceId === id && el.dataset.state !== 'loading';
+      }, clicked, { timeout: 10000 });
+    } catch { continue; } // still loading after 10 s: click again
+    const state = await page.$eval('#panel-waterfall', (el) => ({ state: el.dataset.state, message: el.querySelector('.notice').textContent }));
+    // A point can be scraped before its trace reached the store: click again on the next refresh.
+    if (state.state === 'ok') return { clicked, ...state };
+  }
+  return null;
+}
+
 (async () => {
   const opt = args();
   const browser = await chromium.launch({
@@ -79,7 +138,16 @@ function judge(expect, panels, doctorOptional, banner, bannerWanted) {
     page.on('request', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
     await page.goto(`${opt.url}/?range=15m&refresh=2${opt.query ? `&${opt.query}` : ''}`, { waitUntil: 'load' });
     const deadline = Date.now() + opt.timeout * 1000;
-    while (Date.now() < deadline) {
+    if (opt.expect === 'waterfall') {
+      const opened = await openWaterfall(page, opt.via || 'table', deadline);
+      const rows = opened ? await waterfallRows(page) : [];
+      failing = opened ? judgeWaterfall(rows, opt.stage || 'decode', Number(opt['min-share'] || 0.5)) : [`no ${opt.via} entry opened a waterfall`];
+      ok = failing.length === 0;
+      panels = [{ id: 'waterfall', via: opt.via, trace_id: opened && opened.clicked, rows }];
+      if (opt.screenshot) await page.locator('#row-traces').screenshot({ path: opt.screenshot });
+      opt.screenshot = '';
+    }
+    while (opt.expect !== 'waterfall' && Date.now() < deadline) {
       await page.waitForTimeout(1000);
       panels = await panelStates(page);
       banner = await page.$eval('#banner', (el) => ({ visible: !el.hidden, text: el.textContent }));
