@@ -43,7 +43,10 @@ function judge(expect, panels, doctorOptional, banner, bannerWanted) {
   const failing = [];
   if (expect === 'banner' && !(banner.visible && banner.text.includes(bannerWanted))) failing.push('banner');
   for (const p of panels) {
-    if (p.kind === 'traces') continue; // not Prometheus-backed: the waterfall expectation judges them
+    if (p.kind === 'traces') { // not Prometheus-backed: drawn after the charts, judged by the caller
+      if (p.state === 'loading') failing.push(p.id);
+      continue;
+    }
     if (expect === 'data') {
       if (p.kind === 'findings' || p.kind === 'alerts') continue;
       const drawn = p.state === 'ok' && (p.kind === 'table' ? p.rows > 0 : p.canvas > 0);
@@ -144,6 +147,8 @@ async function openWaterfall(page, via, deadline) {
       failing = opened ? judgeWaterfall(rows, opt.stage || 'decode', Number(opt['min-share'] || 0.5)) : [`no ${opt.via} entry opened a waterfall`];
       ok = failing.length === 0;
       panels = [{ id: 'waterfall', via: opt.via, trace_id: opened && opened.clicked, rows }];
+      // The sticky control bar would cover the row's top in an element screenshot.
+      await page.$eval('.top', (el) => { el.style.position = 'static'; });
       if (opt.screenshot) await page.locator('#row-traces').screenshot({ path: opt.screenshot });
       opt.screenshot = '';
     }
