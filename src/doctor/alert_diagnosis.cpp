@@ -163,8 +163,10 @@ std::optional<FiringRecord> record_from_json(const std::string& text) {
 
 AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
                               const std::string& generator_url, double at, std::size_t max_bytes,
-                              const net::TlsOptions& tls, const CustomTargets& custom_targets) {
+                              const net::TlsOptions& tls, const CustomTargets& custom_targets,
+                              const std::string& traces_url) {
   DoctorRequest request = request_for(prometheus_url, labels);
+  request.traces_url = traces_url;
   request.tls = tls;
   request.custom_targets = custom_targets;
   request.at = at > 0 ? at : now_s();

@@ -49,10 +49,12 @@ struct FiringRecord {
 // custom_targets) and returns chat-sized Markdown (on failure a one-line note, never empty) and
 // the record: e2e mean and p95 and the top finding's stage per request in the baseline and the
 // window, and the alert's own expression (read from Prometheus' generatorURL, the left side of
-// its final comparison) averaged over the baseline and at `at`.
+// its final comparison) averaged over the baseline and at `at`. With `traces_url` (up's API base)
+// each finding lists example traces from that store, linked to its page.
 AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
                               const std::string& generator_url, double at = 0, std::size_t max_bytes = 3500,
-                              const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
+                              const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {},
+                              const std::string& traces_url = {});
 
 // recovery_markdown says what recovered: each figure of `record` (diagnose_alert's JSON) before,
 // during and after, "after" read over the 5 minutes before `at` (0 = now) the same way. "" for an

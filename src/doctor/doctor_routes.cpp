@@ -6,10 +6,10 @@
 namespace inferscope::doctor {
 
 void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url, const std::string& lane,
-                       net::TlsOptions tls, CustomTargets custom_targets) {
+                       net::TlsOptions tls, CustomTargets custom_targets, std::function<std::string()> traces_url) {
   // A diagnosis blocks for its Prometheus round trips: it runs on the router's bounded lane
   // (503 + Retry-After when full), never on an io thread and never in an unbounded queue.
-  router.get_blocking("/api/doctor", [prometheus_url, tls, custom_targets](const net::Request& request) {
+  router.get_blocking("/api/doctor", [prometheus_url, tls, custom_targets, traces_url](const net::Request& request) {
     std::string url = prometheus_url();
     if (url.empty()) {
       net::ApiError e;
@@ -19,7 +19,8 @@ void add_doctor_routes(net::Router& router, std::function<std::string()> prometh
       e.retry_after = 2;
       return net::Response::error(e);
     }
-    ApiAnswer answer = handle_doctor_api(request.query, url, tls, custom_targets);
+    ApiAnswer answer = handle_doctor_api(request.query, url, tls, custom_targets,
+                                           traces_url ? traces_url() : std::string());
     if (answer.status != 200) {
       net::ApiError e;
       e.status = answer.status;

@@ -19,8 +19,10 @@ namespace inferscope::doctor {
 // add_doctor_routes registers GET /api/doctor; `prometheus_url` is asked on each request and
 // reached with `tls` when it is https.
 // `custom_targets` are the `kind: custom` targets' mappings (doctor_api.h's CustomTargets).
+// `traces_url`, asked on each request, is the API base whose trace store gives each finding its
+// example traces (up's own; empty: none).
 void add_doctor_routes(net::Router& router, std::function<std::string()> prometheus_url,
                        const std::string& lane = "prometheus", net::TlsOptions tls = {},
-                       CustomTargets custom_targets = {});
+                       CustomTargets custom_targets = {}, std::function<std::string()> traces_url = {});
 
 }  // namespace inferscope::doctor

@@ -256,7 +256,8 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
     for (const relay::Alert& a : n.alerts)
       if (a.status == "firing" && generator_url.empty()) generator_url = a.generator_url;
     doctor::AlertDiagnosis d = doctor::diagnose_alert(url, n.common_labels, generator_url, 0, 3500,
-                                                      context.prometheus_tls(), alert_custom_targets);
+                                                      context.prometheus_tls(), alert_custom_targets,
+                                                      context.api_url());
     return relay::FiringDiagnosis{std::move(d.markdown), std::move(d.record)};
   };
   options.recovered = [&context, &alert_custom_targets](const relay::Notification&, const std::vector<std::string>& records) {
@@ -352,13 +353,15 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                    .custom_targets = custom_targets_of(config),
                                    .queue_jobs = queue_jobs_of(config)});
   doctor::add_doctor_routes(router, [&context] { return context.prometheus_url(); }, "prometheus",
-                            context.prometheus_tls(), custom_targets_of(config));  // GET /api/doctor
+                            context.prometheus_tls(), custom_targets_of(config),
+                            [&context] { return context.api_url(); });  // GET /api/doctor, examples from our store
 
   auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
                                         .max_body_bytes = 8u << 20, .log_name = "up"},
                                        router.handler());
   if (!server) fail(server.error().message);
   api_url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  context.set_api_url(api_url);
   if (auto started_receiver = trace_receiver.start(); !started_receiver) {
     (*server)->stop();
     fail(started_receiver.error().message);

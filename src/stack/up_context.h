@@ -33,6 +33,16 @@ class UpContext {
     std::lock_guard lock(mutex_);
     return alertmanager_url_;
   }
+  // api_url is up's own API base ("http://127.0.0.1:9300"), or empty before its server listens;
+  // the doctor reads example traces from its store there.
+  std::string api_url() const {
+    std::lock_guard lock(mutex_);
+    return api_url_;
+  }
+  void set_api_url(std::string url) {
+    std::lock_guard lock(mutex_);
+    api_url_ = std::move(url);
+  }
   // registry is up's own registry, exposed on its /metrics and scraped by its Prometheus.
   metrics::Registry& registry() const { return registry_; }
 
@@ -49,6 +59,7 @@ class UpContext {
   mutable std::mutex mutex_;
   std::string prometheus_url_;
   std::string alertmanager_url_;
+  std::string api_url_;
 };
 
 }  // namespace inferscope::stack

@@ -8,7 +8,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { buildChart } from './charts.js';
 import { formatValue } from './format.js';
-import { initTraces, renderTracesRow, loadExemplars, chartExtras, noteExemplars, refreshSlowRequests } from './traces.js';
+import { initTraces, renderTracesRow, loadExemplars, chartExtras, noteExemplars, refreshSlowRequests, openTrace } from './traces.js';
 
 const state = {
   meta: null,
@@ -326,6 +326,10 @@ async function start() {
   writeUrlState();
   await refresh();
   schedule();
+  // The doctor's example traces link here as ?trace=<id> (chat robots, its Markdown): open that
+  // trace's waterfall.
+  const linked = new URLSearchParams(location.search).get('trace');
+  if (linked && /^[0-9a-f]{32}$/.test(linked)) openTrace(linked);
   let resizeTimer = null;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
