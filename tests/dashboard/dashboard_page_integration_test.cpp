@@ -256,8 +256,10 @@ TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
 }
 
 // Tests the traces on the page: serve exports every request's spans to up's receiver, a decode
-// fault slows requests down, and in Chromium the slowest row of the "Slow requests" table opens a
-// waterfall whose decode bar is the widest stage bar and at least half the request. Its
+// fault slows requests down, and in Chromium the slowest row of the "Slow requests" table, the
+// e2e chart's highest exemplar point and a ?trace=<id> link (the doctor's example links) each
+// open a waterfall whose decode bar is the widest stage bar and at least half the request; up's
+// doctor gives the decode finding example traces whose decode span is their longest stage. Its
 // screenshot is the one in docs/.
 TEST(DashboardPageIntegrationTest, SlowRequestWaterfallShowsDecodeDuringDecodeFault) {
   ASSERT_TRUE(stack::testing::stack_binaries_installed());
@@ -297,12 +299,41 @@ TEST(DashboardPageIntegrationTest, SlowRequestWaterfallShowsDecodeDuringDecodeFa
   auto fault = net::blocking_http_request("POST", serve_url + "/admin/faults", R"({"decode_slowdown":10})",
                                           "application/json", 10s);
   ASSERT_TRUE(fault && fault->status == 200) << (fault ? fault->body : fault.error().message);
+  const double fault_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::this_thread::sleep_until(bench_started + 35s);
+
+  // up's doctor cites requests from its own store: the decode finding's examples are requests
+  // whose decode span is their longest stage (18 s of fault against the 14 s before it).
+  auto doctor = net::blocking_http_request(
+      "GET", ready->api + "/api/doctor?window=18s&baseline=14s&at=" + std::to_string(fault_at + 18), "", "", 60s);
+  ASSERT_TRUE(doctor && doctor->status == 200) << (doctor ? doctor->body : doctor.error().message);
+  const auto diagnosis = nlohmann::json::parse(doctor->body, nullptr, false);
+  ASSERT_TRUE(diagnosis.is_object() && !diagnosis["findings"].empty()) << doctor->body;
+  const auto& top = diagnosis["findings"][0];
+  EXPECT_EQ(top["cause"], "decode_slowdown") << doctor->body;
+  ASSERT_TRUE(top.contains("examples") && !top["examples"].empty()) << doctor->body;
+  for (const auto& example : top["examples"]) {
+    EXPECT_EQ(example["trace_id"].get<std::string>().size(), 32u);
+    double longest = 0;
+    std::string longest_stage;
+    for (const auto& [stage, seconds] : example["stages"].items())
+      if (seconds.get<double>() > longest) longest = seconds.get<double>(), longest_stage = stage;
+    EXPECT_EQ(longest_stage, "decode") << example.dump();
+  }
 
   auto from_table = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall.png").string(), true, "", "",
                                    {"--via", "table", "--stage", "decode", "--min-share", "0.5"});
   EXPECT_TRUE(from_table.value("ok", false)) << from_table.dump(1) << "\nserve:\n" << serve.output()
                                              << "\nup:\n" << up.output();
+  // The same from the e2e chart's highest exemplar point (serve puts the trace id of every
+  // exported request on its latency buckets; up's Prometheus keeps them).
+  auto from_exemplar = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall-exemplar.png").string(),
+                                      true, "", "", {"--via", "exemplar", "--stage", "decode", "--min-share", "0.5"});
+  EXPECT_TRUE(from_exemplar.value("ok", false)) << from_exemplar.dump(1) << "\nup:\n" << up.output();
+  // And from a link as the doctor's example traces give one (?trace=<id>).
+  auto from_link = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall-link.png").string(), true,
+                                  "", "", {"--via", "link", "--stage", "decode", "--min-share", "0.5"});
+  EXPECT_TRUE(from_link.value("ok", false)) << from_link.dump(1) << "\nup:\n" << up.output();
 }
 
 }  // namespace

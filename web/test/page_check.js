@@ -8,8 +8,9 @@
 //   nodata: every Prometheus-backed panel says why it has no data (unreachable / no_data)
 //   banner: the banner above the rows names what is missing (it contains --banner TEXT), and each
 //           panel without data says "no data" once, pointing at the banner instead of repeating it
-//   waterfall (--via table|exemplar --stage S [--min-share F]): clicks the slowest row of the
-//           "Slow requests" table, or the highest exemplar point of the e2e chart, and checks that
+//   waterfall (--via table|exemplar|link --stage S [--min-share F]): clicks the slowest row of the
+//           "Slow requests" table, or the highest exemplar point of the e2e chart, or opens the page
+//           anew at ?trace=<the slowest row's id> (the doctor's example links), and checks that
 //           the waterfall it opens has the bar of stage S as the widest of the root's children and
 //           at least F (default 0.5) of the root's width; the screenshot is of the Traces row
 // Prints one JSON line with each panel's state and message; exits 0 when the expectation held
@@ -101,6 +102,14 @@ async function openWaterfall(page, via, deadline) {
     if (via === 'table') {
       const row = await page.$('#panel-slow-requests tr.trace-row');
       if (row) { clicked = await row.getAttribute('data-trace-id'); await row.click(); }
+    } else if (via === 'link') {
+      const row = await page.$('#panel-slow-requests tr.trace-row');
+      if (row) {
+        clicked = await row.getAttribute('data-trace-id');
+        const url = new URL(page.url());
+        url.searchParams.set('trace', clicked);
+        await page.goto(url.toString(), { waitUntil: 'load' });
+      }
     } else {
       const points = await page.$$eval('#panel-e2e_latency button.exemplar',
         (els) => els.map((e) => ({ id: e.dataset.traceId, value: Number(e.dataset.value) })));

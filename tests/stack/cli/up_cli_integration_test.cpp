@@ -44,12 +44,6 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
-nlohmann::json get_status(const testing::ReadyUrls& urls) {
-  auto reply = net::blocking_http_request("GET", urls.api + "/api/status");
-  if (!reply || reply->status != 200) return nullptr;
-  return nlohmann::json::parse(reply->body, nullptr, false);
-}
-
 // Tests that up starts Prometheus and Alertmanager, prints the ready line, scrapes an `auto`
 // target detected as inferscope, answers --status, leaves no child behind when SIGKILLed, and
 // finds its TSDB again when started anew on the same state dir.

@@ -3,15 +3,21 @@
 // gzip) and an in-process serve with --otlp-endpoint pointed at up's api port send spans to
 // POST /v1/traces; GET /api/traces/{id} gives them back intact (ids, parents, times, kinds,
 // statuses, attributes of each type) and GET /api/traces lists them with their stages; up's own
-// /metrics counts them; a JSON body is refused with 415.
+// /metrics counts them; a JSON body is refused with 415. And after an `inferscope bench` run
+// against serve under up, the trace ids up's Prometheus holds as exemplars are in up's store.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <set>
+
 #include "net/blocking_client.h"
+#include "promapi/prometheus_client.h"
 #include "serve/server.h"
 #include "stack/cli/up_process.h"
 #include "stack/stack_test_support.h"
+#include "support/loopback_port.h"
 #include "support/peers.h"
 #include "support/test_process.h"
 
@@ -182,6 +188,75 @@ TEST_F(UpTracesTest, ServeExportsIntoUp) {
     EXPECT_EQ(s["kind"], "internal");
     EXPECT_EQ(s["service"], "inferscope-serve");
   }
+}
+
+// Tests done-when item 3 of issue 18: serve exports every request to up's receiver, up's
+// Prometheus scrapes serve (OpenMetrics, exemplar storage on) during an `inferscope bench` run,
+// and every trace id /api/v1/query_exemplars returns for the e2e histogram is in up's store.
+TEST(UpTracesExemplarsTest, ExemplarIdsOfABenchRunAreInUpsStore) {
+  ASSERT_TRUE(stack_binaries_installed());
+  TempDir dir;
+  // serve must know up's receiver before up knows serve: up gets a port that was free a moment ago.
+  const int up_port = inferscope::testing::free_loopback_port();
+  ASSERT_GT(up_port, 0);
+  serve::ServerOptions o;
+  o.port = 0;
+  o.model_names = {"sim-a"};
+  o.engine.time_scale = 20;
+  o.seed = 7;
+  o.tracing.otlp_endpoint = "http://127.0.0.1:" + std::to_string(up_port) + "/v1/traces";
+  o.tracing.policy.sample_ratio = 1.0;
+  auto serve = serve::Server::start(o);
+  ASSERT_TRUE(serve) << serve.error().message;
+  const std::string serve_url = "http://127.0.0.1:" + std::to_string((*serve)->port());
+
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\n";
+  UpProcess up({"up", "--config", config.string(), "--target", "serve=" + serve_url + "/metrics", "--port",
+                std::to_string(up_port), "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir",
+                (dir.path() / "state").string()});
+  auto ready = up.wait_ready(90s);
+  ASSERT_TRUE(ready) << up.output();
+  ASSERT_EQ(ready->api_port(), up_port) << up.output();
+
+  const auto unix_now = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  const double bench_start = unix_now();
+  inferscope::testing::TestProcess bench(
+      {.binary = INFERSCOPE_BINARY,
+       .args = {"bench", "--base-url", serve_url, "--no-progress", "--seed", "7", "--random-input-len", "64",
+                "--random-output-len", "16", "--num-prompts", "40", "--max-concurrency", "4"},
+       .stdout_file = dir.path() / "bench.out",
+       .stderr_file = dir.path() / "bench.out"});
+  ASSERT_TRUE(bench.started()) << bench.start_error();
+  ASSERT_EQ(bench.wait_exit(120s), 0) << bench.stdout_text();
+
+  auto prometheus = promapi::PrometheusClient::create(ready->prometheus);
+  ASSERT_TRUE(prometheus) << prometheus.error().message;
+  std::set<std::string> ids;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto answer = prometheus->query_exemplars("inferscope_request_duration_seconds_bucket", bench_start - 5,
+                                                  unix_now() + 5);
+        if (!answer) return false;
+        ids.clear();
+        for (const auto& series : *answer)
+          for (const auto& exemplar : series.exemplars)
+            if (auto id = exemplar.labels.find("trace_id"); id != exemplar.labels.end()) ids.insert(id->second);
+        return !ids.empty();
+      },
+      30s))
+      << "no trace_id exemplar in Prometheus\n" << up.output();
+  for (const std::string& id : ids) {
+    ASSERT_EQ(id.size(), 32u) << id;
+    const json trace = wait_trace(ready->api, id, 7);
+    ASSERT_TRUE(trace.is_object()) << "exemplar " << id << " is not in up's store";
+    const json* root = span_named(trace, "chat sim-a");
+    ASSERT_NE(root, nullptr) << trace.dump(1);
+    EXPECT_EQ((*root)["kind"], "server");
+  }
+  std::cout << ids.size() << " exemplar trace ids, all in up's store\n";
 }
 
 }  // namespace
