@@ -192,7 +192,8 @@ TEST_F(UpTracesTest, ServeExportsIntoUp) {
 
 // Tests done-when item 3 of issue 18: serve exports every request to up's receiver, up's
 // Prometheus scrapes serve (OpenMetrics, exemplar storage on) during an `inferscope bench` run,
-// and every trace id /api/v1/query_exemplars returns for the e2e histogram is in up's store.
+// and every trace id /api/v1/query_exemplars returns for the e2e histogram (and the TTFT and
+// stage histograms) is in up's store.
 TEST(UpTracesExemplarsTest, ExemplarIdsOfABenchRunAreInUpsStore) {
   ASSERT_TRUE(stack_binaries_installed());
   TempDir dir;
@@ -237,14 +238,19 @@ TEST(UpTracesExemplarsTest, ExemplarIdsOfABenchRunAreInUpsStore) {
   std::set<std::string> ids;
   ASSERT_TRUE(wait_until(
       [&] {
-        auto answer = prometheus->query_exemplars("inferscope_request_duration_seconds_bucket", bench_start - 5,
-                                                  unix_now() + 5);
+        auto answer = prometheus->query_exemplars(
+            R"({__name__=~"inferscope_(request_duration|time_to_first_token|stage_duration)_seconds_bucket"})",
+            bench_start - 5, unix_now() + 5);
         if (!answer) return false;
         ids.clear();
+        bool e2e = false;
         for (const auto& series : *answer)
           for (const auto& exemplar : series.exemplars)
-            if (auto id = exemplar.labels.find("trace_id"); id != exemplar.labels.end()) ids.insert(id->second);
-        return !ids.empty();
+            if (auto id = exemplar.labels.find("trace_id"); id != exemplar.labels.end()) {
+              ids.insert(id->second);
+              e2e |= series.series_labels.at("__name__") == "inferscope_request_duration_seconds_bucket";
+            }
+        return e2e;
       },
       30s))
       << "no trace_id exemplar in Prometheus\n" << up.output();
