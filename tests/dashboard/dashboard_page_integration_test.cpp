@@ -330,9 +330,14 @@ TEST(DashboardPageIntegrationTest, SlowRequestWaterfallShowsDecodeDuringDecodeFa
   auto from_exemplar = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall-exemplar.png").string(),
                                       true, "", "", {"--via", "exemplar", "--stage", "decode", "--min-share", "0.5"});
   EXPECT_TRUE(from_exemplar.value("ok", false)) << from_exemplar.dump(1) << "\nup:\n" << up.output();
-  // And from a link as the doctor's example traces give one (?trace=<id>).
+  // And from a link as the doctor's example traces give one (?trace=<id>): the slowest stored.
+  auto slowest = net::blocking_http_request("GET", ready->api + "/api/traces?limit=1", "", "", 10s);
+  ASSERT_TRUE(slowest && slowest->status == 200) << (slowest ? slowest->body : slowest.error().message);
+  const auto listed = nlohmann::json::parse(slowest->body, nullptr, false);
+  ASSERT_TRUE(listed.is_object() && !listed["traces"].empty()) << slowest->body;
   auto from_link = run_page_check(ready->api, "waterfall", (artifacts / "trace-waterfall-link.png").string(), true,
-                                  "", "", {"--via", "link", "--stage", "decode", "--min-share", "0.5"});
+                                  "trace=" + listed["traces"][0]["trace_id"].get<std::string>(), "",
+                                  {"--via", "link", "--stage", "decode", "--min-share", "0.5"});
   EXPECT_TRUE(from_link.value("ok", false)) << from_link.dump(1) << "\nup:\n" << up.output();
 }
 
