@@ -249,6 +249,11 @@ TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
   ASSERT_TRUE(up.started()) << up.start_error();
   auto ready = up.wait_ready(60s);
   ASSERT_TRUE(ready) << up.output();
+  // Before the first scrape the banner says Prometheus scraped nothing yet; the target is marked
+  // down once a scrape failed.
+  ASSERT_TRUE(stack::testing::wait_until(
+      [&] { return stack::testing::query_value(ready->prometheus, "count(up{job=\"sim\"} == 0)") == 1; }, 30s))
+      << up.output();
   auto page = run_page_check(ready->api, "banner", (artifacts / "dashboard-no-target.png").string(), true, "",
                              "no data: no scrape target of a known serving dialect");
   EXPECT_TRUE(page.value("ok", false)) << page.dump(1) << "\n" << up.output();
