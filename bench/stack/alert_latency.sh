@@ -11,14 +11,8 @@ set -euo pipefail
 BIN=${1:-build/release/src/cli/inferscope}
 ROUNDS=${ROUNDS:-3}
 FORS=${FOR:-"0s 5s"}
-work=$(mktemp -d /tmp/inferscope-alert-bench-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
+bench_workdir alert-bench
 
 now() { date +%s.%N; }
 wait_for_count() {  # file pattern count timeout_s

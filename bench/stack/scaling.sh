@@ -12,14 +12,8 @@ set -euo pipefail
 BIN=${1:-build/release/src/cli/inferscope}
 TARGETS=${TARGETS:-"0 10 40 100"}
 WINDOW=${WINDOW:-30}
-work=$(mktemp -d /tmp/inferscope-scaling-bench-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
+bench_workdir scaling-bench
 wait_for() {  # file pattern timeout_s
   local deadline=$(( $(date +%s) + $3 ))
   until grep -q -- "$2" "$1" 2>/dev/null; do

@@ -8,14 +8,8 @@ set -euo pipefail
 BUILD=${1:-build/release}
 BIN=$BUILD/src/cli/inferscope
 FLOOD=$BUILD/bench/stack/trace_flood
-work=$(mktemp -d /tmp/inferscope-trace-flood-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
+bench_workdir trace-flood
 
 # One target nobody answers: up needs one; its scrapes fail quietly.
 "$BIN" up --target sim=inferscope@http://127.0.0.1:1/metrics --port 0 --prometheus-port 0 --alertmanager-port 0 \
