@@ -454,8 +454,9 @@ void add_up_command(CLI::App& app) {
   cmd->add_flag_callback("--insecure", [flags] { flags->prometheus_tls.verify = false; },
                 "do not verify the TLS certificate of an https:// --prometheus");
   cmd->add_option("--export-grafana", flags->export_grafana,
-                  "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton) and provisioning YAML "
-                  "into this directory, start nothing; with a redis --target (or one in --config) they have the Queue row");
+                  "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton, SGLang, LiteLLM) and "
+                  "provisioning YAML into this directory, start nothing; with a redis --target (or one in --config) "
+                  "they have the Queue row");
   cmd->add_option("--otlp-forward", flags->otlp_forward,
                   "also send every OTLP trace request POST /v1/traces receives to this URL (e.g. a Collector's "
                   "http://host:4318/v1/traces); a full queue or a failed send drops and counts it");
