@@ -116,12 +116,15 @@ async function openWaterfall(page, via, deadline) {
       }
     }
     if (!clicked) continue;
-    try {
-      await page.waitForFunction((id) => {
-        const el = document.getElementById('panel-waterfall');
-        return el.dataset.traceId === id && el.dataset.state !== 'loading';
-      }, clicked, { timeout: 10000 });
-    } catch { continue; } // still loading after 10 s: click again
+    // Polled with $eval, not waitForFunction: Playwright compiles a waitForFunction predicate with
+    // new Function() in the page, which the page's CSP (no 'unsafe-eval') refuses as a page error.
+    const drawnBy = Math.min(deadline, Date.now() + 10000);
+    let drawn = false;
+    while (!drawn && Date.now() < drawnBy) {
+      drawn = await page.$eval('#panel-waterfall', (el, id) => el.dataset.traceId === id && el.dataset.state !== 'loading', clicked);
+      if (!drawn) await page.waitForTimeout(100);
+    }
+    if (!drawn) continue; // still loading after 10 s: click again
     const state = await page.$eval('#panel-waterfall', (el) => ({ state: el.dataset.state, message: el.querySelector('.notice').textContent }));
     // A point can be scraped before its trace reached the store: click again on the next refresh.
     if (state.state === 'ok') return { clicked, ...state };
