@@ -55,7 +55,14 @@ struct ClientConnection::Impl {
   std::string detail;                     // failure_detail()
   std::unique_ptr<beast::tcp_stream> tcp;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buffer;
+  // Beast reads max(512, free capacity) bytes at a time: without room reserved up front a stream
+  // of small events is read ~512 bytes (two or three events) per syscall, where one read can take
+  // everything the upstream has sent since the last one.
+  beast::flat_buffer buffer = [] {
+    beast::flat_buffer b;
+    b.reserve(kReadChunk);
+    return b;
+  }();
   std::optional<http::response_parser<http::buffer_body>> parser;
   std::vector<char> chunk = std::vector<char>(kReadChunk);
   bool cancelled = false;
