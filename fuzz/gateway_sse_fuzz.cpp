@@ -25,8 +25,9 @@ struct Run {
 Run relay(std::string_view input, std::size_t step, bool strip) {
   SseRelay r(strip, 1 << 16);
   Run run;
+  std::string scratch;
   const auto now = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < input.size(); i += step) r.feed(input.substr(i, step), now, run.out);
+  for (std::size_t i = 0; i < input.size(); i += step) run.out.append(r.feed(input.substr(i, step), now, scratch));
   run.pending = r.pending_bytes();
   run.content = r.content_events();
   run.malformed = r.malformed();

@@ -48,28 +48,40 @@ SseRelay::SseRelay(bool strip_usage, std::size_t max_event_bytes)
   content_times_.reserve(kExpectedContentEvents);
 }
 
-void SseRelay::feed(std::string_view bytes, TimePoint now, std::string& out) {
-  if (malformed_) return;  // nothing after a malformed event is forwarded
+std::string_view SseRelay::feed(std::string_view bytes, TimePoint now, std::string& scratch) {
+  scratch.clear();
+  if (malformed_) return {};  // nothing after a malformed event is forwarded
+  std::string_view forward;
   if (pending_.empty()) {
-    // The usual case: the read starts at an event boundary, so events are read in place and only
-    // an unfinished last one is copied.
-    const std::size_t used = relay_events(bytes, now, out);
+    // The usual case: the read starts at an event boundary, so events are read and forwarded in
+    // place and only an unfinished last one is copied.
+    bool in_place = true;
+    const std::size_t used = relay_events(bytes, now, scratch, in_place);
+    forward = in_place ? bytes.substr(0, used) : std::string_view(scratch);
     pending_.assign(bytes.substr(used));
   } else {
     pending_.append(bytes);
-    pending_.erase(0, relay_events(pending_, now, out));
+    bool in_place = false;  // pending_ changes below: what is forwarded is copied out first
+    pending_.erase(0, relay_events(pending_, now, scratch, in_place));
+    forward = scratch;
   }
   if (pending_.size() > max_event_bytes_) malformed_ = true;
+  return forward;
 }
 
-std::size_t SseRelay::relay_events(std::string_view bytes, TimePoint now, std::string& out) {
+std::size_t SseRelay::relay_events(std::string_view bytes, TimePoint now, std::string& out, bool& in_place) {
   std::size_t start = 0;
   while (!malformed_) {  // after a malformed event the caller ends the stream with an error event
     const std::string_view rest = bytes.substr(start);
     const std::size_t end = event_end(rest);
     if (end == std::string_view::npos) break;
     const std::string_view event = rest.substr(0, end);
-    if (inspect(event, now)) out.append(event);
+    if (inspect(event, now)) {
+      if (!in_place) out.append(event);
+    } else if (in_place) {
+      out.assign(bytes.substr(0, start));
+      in_place = false;
+    }
     start += end;
   }
   return start;

@@ -3,7 +3,7 @@
 // event's bytes through unchanged and in order as soon as the event is complete, drops the usage
 // chunk the gateway itself asked for (stream_options.include_usage), and reads each event on the
 // way: content events (TTFT, ITL), usage, finish reasons, [DONE], error events, malformed data.
-// Example: SseRelay r(strip_usage); r.feed(bytes, now, out); client.write(out); ... r.finish();
+// Example: SseRelay r(strip_usage); std::string scratch; client.write(r.feed(bytes, now, scratch)); ...
 // Not thread-safe; one per response. Never throws on any input (fuzzed: fuzz/gateway_sse_fuzz.cpp).
 #pragma once
 
@@ -28,12 +28,13 @@ class SseRelay {
   // max_event_bytes bounds one event (a longer one makes the stream malformed).
   explicit SseRelay(bool strip_usage, std::size_t max_event_bytes = 4u << 20);
 
-  // feed consumes `bytes` read at `now` and appends the bytes to forward to `out` (whole events
-  // only; a partial trailing event waits for its end). Content events are reported to the
-  // content_times() list. Cost: one pass over the bytes plus scan_completion of each data
-  // payload; no allocation once `out` and the event-time list have grown (only an event split
-  // across reads, or one with several data lines, is copied).
-  void feed(std::string_view bytes, TimePoint now, std::string& out);
+  // feed consumes `bytes` read at `now` and returns the bytes to forward (whole events only; a
+  // partial trailing event waits for its end). Usually that is a prefix of `bytes` itself: nothing
+  // is copied unless an event is dropped or one was split across reads, and then the result
+  // lives in `scratch` (overwritten; valid until the next feed). Content events are reported to
+  // the content_times() list. Cost: one pass over the bytes plus scan_completion of each data
+  // payload; no allocation once `scratch` and the event-time list have grown.
+  std::string_view feed(std::string_view bytes, TimePoint now, std::string& scratch);
 
   // content_times returns the time of each content-bearing event (one per event).
   const std::vector<TimePoint>& content_times() const { return content_times_; }
@@ -62,7 +63,9 @@ class SseRelay {
   static constexpr std::size_t kExpectedContentEvents = 256;
 
   // relay_events relays the complete events at the start of `bytes`; returns the bytes used.
-  std::size_t relay_events(std::string_view bytes, TimePoint now, std::string& out);
+  // With in_place set the kept events are left where they are (a prefix of `bytes`) until one is
+  // dropped: then those before it are copied to `out`, in_place is cleared, and later ones follow.
+  std::size_t relay_events(std::string_view bytes, TimePoint now, std::string& out, bool& in_place);
   // inspect reads one event's payload; returns false when the event must not be forwarded.
   bool inspect(std::string_view event, TimePoint now);
   bool inspect_json(std::string_view data, TimePoint now);

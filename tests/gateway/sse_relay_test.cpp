@@ -38,7 +38,8 @@ std::string read_file(const std::string& path) {
 // relay_in_pieces feeds `stream` in pieces of `piece` bytes and returns what would be forwarded.
 std::string relay_in_pieces(SseRelay& relay, const std::string& stream, std::size_t piece) {
   std::string out;
-  for (std::size_t i = 0; i < stream.size(); i += piece) relay.feed(stream.substr(i, piece), Clock::now(), out);
+  std::string scratch;
+  for (std::size_t i = 0; i < stream.size(); i += piece) out.append(relay.feed(stream.substr(i, piece), Clock::now(), scratch));
   return out;
 }
 
@@ -73,9 +74,11 @@ TEST(SseRelayTest, UsageOnlyChunkIsStrippedOnlyWhenAsked) {
   const std::string usage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n";
   const std::string done = "data: [DONE]\n\n";
   const std::string stream = content + finish + usage + done;
-  {
+  // Pieces of 5 bytes go through the held-back copy; the whole stream in one read is relayed in
+  // place until the usage chunk, then copied.
+  for (std::size_t piece : {std::size_t{5}, stream.size()}) {
     SseRelay relay(true);
-    EXPECT_EQ(relay_in_pieces(relay, stream, 5), content + finish + done);
+    EXPECT_EQ(relay_in_pieces(relay, stream, piece), content + finish + done) << "piece " << piece;
     EXPECT_TRUE(relay.stripped_usage());
     EXPECT_EQ(relay.completion_tokens().value_or(0), 1u);
     EXPECT_EQ(relay.finish_reason(), "stop");
@@ -103,13 +106,13 @@ TEST(SseRelayTest, RoleChunkIsNotContentAndCrlfWorks) {
 // unfinished event is held back (pending) rather than forwarded half.
 TEST(SseRelayTest, MalformedAndPartialEvents) {
   SseRelay relay(false);
-  std::string out;
-  relay.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"choices\":[{\"delta\":\n\n", Clock::now(), out);
+ std::string scratch;
+  const std::string_view out =
+      relay.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"choices\":[{\"delta\":\n\n", Clock::now(), scratch);
   EXPECT_TRUE(relay.malformed());
   EXPECT_EQ(out, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n");
   SseRelay partial(false);
-  std::string out2;
-  partial.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho", Clock::now(), out2);
+  partial.feed("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho", Clock::now(), scratch);
   EXPECT_EQ(partial.pending_bytes(), 11u);  // 'data: {"cho'
   EXPECT_FALSE(partial.done_seen());
 }
@@ -117,11 +120,11 @@ TEST(SseRelayTest, MalformedAndPartialEvents) {
 // Tests that llama.cpp's `error:` field and an {"error":...} payload are seen as error events.
 TEST(SseRelayTest, ErrorEventsAreSeen) {
   SseRelay a(false);
-  std::string out;
-  a.feed("error: {\"code\":500,\"message\":\"boom\"}\n\ndata: [DONE]\n\n", Clock::now(), out);
+  std::string scratch;
+  a.feed("error: {\"code\":500,\"message\":\"boom\"}\n\ndata: [DONE]\n\n", Clock::now(), scratch);
   EXPECT_TRUE(a.error_event_seen());
   SseRelay b(false);
-  b.feed("data: {\"error\":{\"message\":\"boom\"}}\n\n", Clock::now(), out);
+  b.feed("data: {\"error\":{\"message\":\"boom\"}}\n\n", Clock::now(), scratch);
   EXPECT_TRUE(b.error_event_seen());
 }
 
@@ -162,10 +165,9 @@ TEST(SseRelayTest, EventsSplitAcrossReads) {
 // Tests that an event whose JSON is spread over several data lines is joined before it is read.
 TEST(SseRelayTest, MultiLineDataIsJoined) {
   SseRelay relay(false);
-  std::string out;
+  std::string scratch;
   const std::string event = "data: {\"choices\":\ndata: [{\"delta\":{\"content\":\"a\"},\ndata: \"finish_reason\":\"stop\"}]}\n\n";
-  relay.feed(event, Clock::now(), out);
-  EXPECT_EQ(out, event);
+  EXPECT_EQ(relay.feed(event, Clock::now(), scratch), event);
   EXPECT_EQ(relay.content_events(), 1u);
   EXPECT_EQ(relay.finish_reason(), "stop");
   EXPECT_FALSE(relay.malformed());
@@ -179,15 +181,12 @@ TEST(SseRelayTest, RelayingWholeEventsDoesNotAllocate) {
       "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" more\"},\"finish_reason\":\"length\"}]}\n\n"
       "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n";
   SseRelay relay(true);
-  std::string out;
-  out.reserve(4096);
+  std::string scratch;
+  scratch.reserve(4096);
   const auto now = Clock::now();
-  relay.feed(events, now, out);  // the first time may size buffers
+  relay.feed(events, now, scratch);  // the first time may size buffers
   const std::size_t before = g_allocations.load();
-  for (int i = 0; i < 100; ++i) {
-    out.clear();
-    relay.feed(events, now, out);
-  }
+  for (int i = 0; i < 100; ++i) relay.feed(events, now, scratch);
   EXPECT_EQ(g_allocations.load() - before, 0u);
   EXPECT_EQ(relay.content_events(), 202u);
   EXPECT_EQ(relay.finish_reason(), "length");
