@@ -28,7 +28,9 @@ asio::awaitable<bool> serve_merged_models(GatewayState& state, net::Connection& 
     net::ClientError error = co_await exchange.start(*upstream, request, state.config, nullptr);
     std::string body;
     while (error == net::ClientError::kNone && !exchange.done() && body.size() <= kMaxModelsBody) {
-      error = co_await exchange.read_some(body, state.config.idle_timeout);
+      std::string_view read;
+      error = co_await exchange.read_some(read, state.config.idle_timeout);
+      body.append(read);
     }
     if (error != net::ClientError::kNone || !exchange.done() || exchange.head().result_int() != 200) continue;
     exchange.keep(*upstream);

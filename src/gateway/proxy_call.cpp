@@ -319,24 +319,19 @@ asio::awaitable<bool> ProxyCall::relay() {
     return sse && measured_ && status_ < 300 && (!sse_relay.done_seen() || sse_relay.pending_bytes() > 0) &&
            !sse_relay.error_event_seen();
   };
-  // Room for a whole read up front (ClientConnection reads up to 16 KiB at a time): no regrowth
-  // per request.
-  constexpr std::size_t kReadRoom = 16 * 1024;
-  std::string in;
-  in.reserve(kReadRoom);
+  std::string_view in;   // a read, in the upstream connection's buffer until the next one
   std::string scratch;  // what the relay forwards when it cannot be `in` itself
   std::string whole;              // a non-streamed body that came in several reads
   std::string_view whole_in_place;  // ... or the one read that held all of it
   std::optional<ErrorKind> failure;
   while (!exchange_.done()) {
-    in.clear();
     const net::ClientError error = co_await exchange_.read_some(in, state_.config.idle_timeout);
     const auto now = Clock::now();
     std::string_view forward = in;
     if (sse && measured_ && status_ < 300) {
       forward = sse_relay.feed(in, now, scratch);
     } else if (measured_ && whole.empty() && exchange_.done()) {
-      whole_in_place = in;  // the loop ends here, so `in` stays as it is
+      whole_in_place = in;  // the loop ends here and the connection is kept only after it is read
     } else if (measured_ && whole.size() + in.size() <= kMaxWholeCopy) {
       whole.append(in);
     }

@@ -44,9 +44,7 @@ std::size_t event_end(std::string_view s) {
 }  // namespace
 
 SseRelay::SseRelay(bool strip_usage, std::size_t max_event_bytes)
-    : strip_usage_(strip_usage), max_event_bytes_(max_event_bytes) {
-  content_times_.reserve(kExpectedContentEvents);
-}
+    : strip_usage_(strip_usage), max_event_bytes_(max_event_bytes) {}
 
 std::string_view SseRelay::feed(std::string_view bytes, TimePoint now, std::string& scratch) {
   scratch.clear();
@@ -143,7 +141,12 @@ bool SseRelay::inspect_json(std::string_view data, TimePoint now) {
     return false;
   }
   if (scan.finish_reason_seen) assign_json_string(scan.finish_reason, scan.finish_reason_escaped, finish_reason_);
-  if (scan.content) content_times_.push_back(now);
+  if (scan.content) {
+    // Sized at the first content event, not at construction: the gateway makes a relay for
+    // every response, whole bodies included.
+    if (content_times_.empty()) content_times_.reserve(kExpectedContentEvents);
+    content_times_.push_back(now);
+  }
   return true;
 }
 

@@ -85,9 +85,10 @@ asio::awaitable<net::ClientError> UpstreamExchange::start(Upstream& upstream, co
   co_return error;
 }
 
-asio::awaitable<net::ClientError> UpstreamExchange::read_some(std::string& out, std::chrono::milliseconds idle) {
+asio::awaitable<net::ClientError> UpstreamExchange::read_some(std::string_view& out, std::chrono::milliseconds idle) {
+  out = {};
   if (cancelled_) co_return net::ClientError::kCancelled;
-  const net::ClientError error = co_await connection_->read_body_some(out, idle);
+  const net::ClientError error = co_await connection_->read_body_view(out, idle);
   co_return cancelled_ ? net::ClientError::kCancelled : error;
 }
 

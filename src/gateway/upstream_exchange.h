@@ -38,8 +38,9 @@ class UpstreamExchange {
   boost::asio::awaitable<net::ClientError> start(Upstream& upstream, const net::ClientRequest& request,
                                                  const GatewayConfig& config, timeline::RequestTimeline* timeline);
   const net::ClientResponseHead& head() const { return connection_->head(); }
-  // read_some appends the next body bytes to `out` (waiting at most `idle`).
-  boost::asio::awaitable<net::ClientError> read_some(std::string& out, std::chrono::milliseconds idle);
+  // read_some views the next body bytes in `out` (waiting at most `idle`), valid until the next
+  // read_some or keep.
+  boost::asio::awaitable<net::ClientError> read_some(std::string_view& out, std::chrono::milliseconds idle);
   bool done() const { return connection_ && connection_->done(); }
   bool reusable() const { return connection_ && !cancelled_ && connection_->reusable(); }
   // keep returns a reusable connection to the upstream's idle list.

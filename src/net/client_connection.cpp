@@ -216,7 +216,15 @@ asio::awaitable<ClientError> ClientConnection::read_head(std::chrono::millisecon
 const ClientResponseHead& ClientConnection::head() const { return impl_->parser->get().base(); }
 
 asio::awaitable<ClientError> ClientConnection::read_body_some(std::string& out, std::chrono::milliseconds idle) {
+  std::string_view read;
+  const ClientError error = co_await read_body_view(read, idle);
+  out.append(read);
+  co_return error;
+}
+
+asio::awaitable<ClientError> ClientConnection::read_body_view(std::string_view& out, std::chrono::milliseconds idle) {
   Impl& s = *impl_;
+  out = {};
   if (s.parser->is_done()) co_return ClientError::kNone;
   auto& body = s.parser->get().body();
   body.data = s.chunk.data();
@@ -238,8 +246,7 @@ asio::awaitable<ClientError> ClientConnection::read_body_some(std::string& out, 
     if (ec == http::error::need_more || ec == http::error::need_buffer) ec = {};
     if (used == 0) break;
   }
-  const std::size_t n = s.chunk.size() - s.parser->get().body().size;
-  out.append(s.chunk.data(), n);
+  out = std::string_view(s.chunk.data(), s.chunk.size() - s.parser->get().body().size);
   if (ec) co_return s.fail(ec, ClientError::kIdleTimeout, true);
   co_return ClientError::kNone;
 }

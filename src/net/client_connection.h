@@ -87,6 +87,9 @@ class ClientConnection {
   // read_body_some appends the next body bytes to `out` (chunked framing removed), waiting at most
   // `idle` for them. done() turns true once the body is complete.
   boost::asio::awaitable<ClientError> read_body_some(std::string& out, std::chrono::milliseconds idle);
+  // read_body_view is read_body_some without the copy: `out` views the bytes in the connection's
+  // own buffer, valid until its next read (a proxy forwards them from there).
+  boost::asio::awaitable<ClientError> read_body_view(std::string_view& out, std::chrono::milliseconds idle);
   // done reports whether the current response body was read to its end.
   bool done() const;
   // reusable reports whether another request may follow on this connection (body complete,
