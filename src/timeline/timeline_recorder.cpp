@@ -176,6 +176,16 @@ void TimelineRecorder::begin(RequestTimeline& timeline) noexcept {
   state_->in_flight.inc();
 }
 
+// An exported request's latencies carry its trace id, so a point on the e2e, TTFT or stage chart
+// leads to its trace; every other request is a plain observation.
+void observe_latency(metrics::Histogram h, double v, const RequestLabels& labels) noexcept {
+  if (labels.trace_id.empty()) {
+    h.observe(v);
+  } else {
+    h.observe_with_exemplar(v, {{"trace_id", labels.trace_id}}, labels.exemplar_time);
+  }
+}
+
 void TimelineRecorder::record(const RequestTimeline& timeline, const RequestLabels& labels) noexcept {
   record(timeline, summarize(timeline), labels);
 }
@@ -187,16 +197,7 @@ void TimelineRecorder::record(const RequestTimeline& timeline, const TimelineSum
   const std::size_t model = index_of(st.models, labels.model);
   const std::size_t route = index_of(st.routes, labels.route);
   const std::size_t status = status_index(labels.http_status);
-  st.requests.get({model, route, status, static_cast<std::size_t>(s.reason)}).inc();
-  // An exported request's latencies carry its trace id, so a point on the e2e, TTFT or stage
-  // chart leads to its trace; every other request is a plain observation.
-  const auto observe = [&labels](metrics::Histogram h, double v) {
-    if (labels.trace_id.empty()) {
-      h.observe(v);
-    } else {
-      h.observe_with_exemplar(v, {{"trace_id", labels.trace_id}}, labels.exemplar_time);
-    }
-  };
+  const auto observe = [&labels](metrics::Histogram h, double v) { observe_latency(h, v, labels); };
   observe(st.request_duration.get({model, route, status}), s.e2e_seconds);
 
   for (std::size_t i = 0; i < kStageCount; ++i) {
@@ -225,6 +226,8 @@ void TimelineRecorder::record(const RequestTimeline& timeline, const TimelineSum
     st.generation_tokens.get({model}).add(s.output_tokens);
     st.request_generation_tokens.get({model}).observe(s.output_tokens);
   }
+  // Counted last: whoever sees the request in inferscope_requests_total sees all of its observations.
+  st.requests.get({model, route, status, static_cast<std::size_t>(s.reason)}).inc();
 }
 
 std::size_t TimelineRecorder::model_index(std::string_view model) const noexcept {

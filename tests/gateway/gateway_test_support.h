@@ -50,7 +50,8 @@ class TestGateway {
     return request(port(), http::verb::post, target, body);
   }
   // scrape_after waits until `requests` requests are recorded (a request is recorded just after
-  // its last byte went to the client, so a client may finish first), then scrapes.
+  // its last byte went to the client, so a client may finish first), then scrapes. A request is
+  // counted in inferscope_requests_total after its other observations, so the scrape holds them.
   metrics::ParsedExposition scrape_after(double requests) {
     serve::testing::wait_until([&] { return metric(scrape(), "inferscope_requests_total") >= requests; });
     return scrape();

@@ -44,6 +44,11 @@ struct RequestLabels {
   std::chrono::system_clock::time_point exemplar_time{};
 };
 
+// observe_latency observes `v` in `h`, with a `trace_id` exemplar stamped `labels.exemplar_time`
+// when `labels.trace_id` is set: the rule TimelineRecorder::record applies to its latency
+// histograms, for a caller's own latency histograms of the same request (the gateway's gen_ai_*).
+void observe_latency(metrics::Histogram h, double v, const RequestLabels& labels) noexcept;
+
 // status_class maps an HTTP status to "1xx".."5xx", or "none" for 0 and out-of-range values.
 std::string_view status_class(int http_status) noexcept;
 
@@ -61,7 +66,9 @@ class TimelineRecorder {
   void begin(RequestTimeline& timeline) noexcept;
 
   // record observes everything `timeline` contributes (see docs/request-timeline.md) under
-  // `labels`, and ends its in-flight count. Call exactly once per request, after finish().
+  // `labels`, and ends its in-flight count. Call exactly once per request, after finish(). The
+  // request is counted in inferscope_requests_total after its other observations, so a scrape that
+  // sees the count sees them too.
   // Cost: O(stages + output events); allocates only on a label combination's first use.
   void record(const RequestTimeline& timeline, const RequestLabels& labels) noexcept;
 
