@@ -108,29 +108,32 @@ void GatewayMetrics::begin(timeline::RequestTimeline& timeline) noexcept { recor
 
 void GatewayMetrics::gateway_error(ErrorKind kind) noexcept { gateway_errors_[static_cast<std::size_t>(kind)].inc(); }
 
-void GatewayMetrics::record(const timeline::RequestTimeline& timeline, std::string_view model, std::string_view route,
-                            int http_status) noexcept {
+void GatewayMetrics::record(const timeline::RequestTimeline& timeline, const timeline::RequestLabels& labels) noexcept {
   const timeline::TimelineSummary s = timeline::summarize(timeline);
-  recorder_->record(timeline, s, {model, route, http_status});
-  const std::size_t op = route == "/v1/completions" ? 1 : 0;
-  const std::size_t m = recorder_->model_index(model);
+  const std::size_t op = labels.route == "/v1/completions" ? 1 : 0;
+  const std::size_t m = recorder_->model_index(labels.model);
   const std::size_t cell = op * models_.size() + m;
   std::size_t error = 0;
   if (s.reason == timeline::FinishReason::kAbort) {
     error = 3;
-  } else if (http_status >= 500) {
+  } else if (labels.http_status >= 500) {
     error = 2;
-  } else if (http_status >= 400) {
+  } else if (labels.http_status >= 400) {
     error = 1;
   } else if (s.reason == timeline::FinishReason::kError) {
     error = 4;
   }
-  gen_ai_duration_[cell * kErrorTypes.size() + error].observe(s.e2e_seconds);
-  if (error != 0) return;
-  if (s.ttft_seconds) gen_ai_ttfc_[cell].observe(*s.ttft_seconds);
-  timeline::for_each_output_gap(timeline, [&](double gap, std::uint32_t) { gen_ai_tpoc_[cell].observe(gap); });
-  if (s.prompt_tokens > 0) gen_ai_input_[cell].observe(s.prompt_tokens);
-  gen_ai_output_[cell].observe(s.output_tokens);
+  // The OpenTelemetry latency histograms lead to the same trace as inferscope_*'s (one
+  // observation each per request; the per-chunk and token histograms stay plain).
+  timeline::observe_latency(gen_ai_duration_[cell * kErrorTypes.size() + error], s.e2e_seconds, labels);
+  if (error == 0) {
+    if (s.ttft_seconds) timeline::observe_latency(gen_ai_ttfc_[cell], *s.ttft_seconds, labels);
+    timeline::for_each_output_gap(timeline, [&](double gap, std::uint32_t) { gen_ai_tpoc_[cell].observe(gap); });
+    if (s.prompt_tokens > 0) gen_ai_input_[cell].observe(s.prompt_tokens);
+    gen_ai_output_[cell].observe(s.output_tokens);
+  }
+  // Last: it counts the request in inferscope_requests_total once every other family has it.
+  recorder_->record(timeline, s, labels);
 }
 
 }  // namespace inferscope::gateway

@@ -49,9 +49,12 @@ class GatewayMetrics {
 
   // begin counts a request in inferscope_requests_in_flight.
   void begin(timeline::RequestTimeline& timeline) noexcept;
-  // record observes a finished request (every family fed from its timeline).
-  void record(const timeline::RequestTimeline& timeline, std::string_view model, std::string_view route,
-              int http_status) noexcept;
+  // record observes a finished request (every family fed from its timeline). With
+  // `labels.trace_id` set (the request's exported trace, as serve does it) the latency
+  // observations carry it as a `trace_id` exemplar stamped `labels.exemplar_time`: the inferscope_*
+  // e2e, TTFT and stage histograms, gen_ai_client_operation_duration_seconds and
+  // gen_ai_client_operation_time_to_first_chunk_seconds (OpenMetrics exposition only).
+  void record(const timeline::RequestTimeline& timeline, const timeline::RequestLabels& labels) noexcept;
   // upstream returns the handles of upstream number `index` (config order).
   UpstreamGauges& upstream(std::size_t index) { return upstreams_[index]; }
   // usage_estimated counts responses whose token count came from counting content events.

@@ -135,17 +135,23 @@ class ProxyCall {
     if (recorded_ || !measured_) return;
     recorded_ = true;
     timeline_.finish(timeline::FinishReason::kAbort, Clock::now());  // no-op when already finished
-    // exported: this request's trace when its spans go out (the tail rules are decided here).
-    const trace::RequestTrace* exported = nullptr;
+    // The spans go first (the tail rules are decided here): only a request whose spans the
+    // exporter took gets exemplars, so every trace id on /metrics names a trace that was sent.
+    timeline::RequestLabels labels{.model = info_.model, .route = route_, .http_status = status};
+    std::string trace_hex;
     if (trace_) {
       const bool failed = trace::is_failed_request(timeline_, status) || !upstream_error_.empty();
       const double e2e = timeline::seconds_between(*timeline_.moment(Moment::kArrival), timeline_.end());
-      if (state_.config.tracing.policy.keep(trace_->request(), failed, e2e)) exported = &trace_->request();
+      if (state_.config.tracing.policy.keep(trace_->request(), failed, e2e) && export_spans(status)) {
+        trace_hex = trace::to_hex(trace_->request().trace_id);
+        labels.trace_id = trace_hex;
+        labels.exemplar_time = std::chrono::system_clock::now();
+      }
     }
-    state_.metrics->record(timeline_, info_.model, route_, status);
-    if (exported != nullptr) export_spans(status);
+    state_.metrics->record(timeline_, labels);
   }
-  void export_spans(int status);
+  // export_spans hands the request's spans to the exporter: true when it took them.
+  bool export_spans(int status);
   // upstream_done notes the end of the upstream call and, unless it succeeded, why.
   void upstream_done(std::string error_type) {
     upstream_end_ = Clock::now();
@@ -178,7 +184,7 @@ class ProxyCall {
   Clock::time_point engine_timings_read_{};
 };
 
-void ProxyCall::export_spans(int status) {
+bool ProxyCall::export_spans(int status) {
   trace::RequestFacts facts;
   facts.operation = route_ == "/v1/chat/completions" ? "chat" : "text_completion";
   facts.provider = "inferscope";
@@ -204,7 +210,7 @@ void ProxyCall::export_spans(int status) {
   call.error_type = upstream_error_;
   call.timings = engine_timings_;
   call.timings_read = engine_timings_read_;
-  state_.tracer->submit(gateway_spans(*trace_, timeline_, facts, call));
+  return state_.tracer->submit(gateway_spans(*trace_, timeline_, facts, call));
 }
 
 asio::awaitable<bool> ProxyCall::reject(const net::ApiError& error, ErrorKind kind) {

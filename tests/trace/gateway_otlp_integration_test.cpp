@@ -5,8 +5,11 @@
 // that span, all in one trace; each stage span's length equals that request's stage histogram
 // observation on its own side (the /metrics _sum before and after). Then an invalid traceparent
 // (a new trace, never passed on), an unsampled one (forwarded unsampled: neither side exports), and
-// a recorded llama.cpp stream whose `timings` become derived prefill/decode spans.
+// a recorded llama.cpp stream whose `timings` become derived prefill/decode spans. Last, head
+// sampling off with the tail rules on: only the slow and the failed request's trace ids appear as
+// exemplars on the gateway's OpenMetrics /metrics, never in its text 0.0.4.
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "gateway/gateway_test_support.h"
@@ -242,6 +245,77 @@ TEST(GatewayOtlpIntegrationTest, LlamaCppTimingsBecomeDerivedSpans) {
   // the replay arrives at once, faster than llama.cpp took: the spans are cut at the call's start
   EXPECT_LE(seconds(prefill), 1.369e-3 + 1e-9);
   EXPECT_LE(seconds(decode), 13.27e-3 + 1e-9);
+}
+
+// Tests the gateway's exemplars with --trace-sample 0 and --trace-slow 1s in front of serve:
+// plain requests are not exported and leave no exemplar; a slow one (serve's preprocess made
+// 1.5 s long) and a failed one (serve answers 500) are, and their trace ids, as the receiver
+// decoded them from the gateway's roots, are the exemplars of the latency histograms of the
+// gateway's OpenMetrics exposition (the 2xx and 5xx series of e2e each name their own; TTFT
+// only the slow one, the failed one had no first token). Its text 0.0.4 carries none.
+TEST(GatewayOtlpIntegrationTest, ExemplarsNameExportedTracesInOpenMetricsOnly) {
+  Receiver receiver;
+  const std::string endpoint = receiver.url();
+  ASSERT_FALSE(endpoint.empty()) << receiver.log();
+  Serve serve(endpoint, 0.0, std::nullopt, true);
+  ASSERT_NE(serve.port(), 0) << serve.log();
+  gateway::GatewayConfig config = traced_config(gateway::testing::url(serve.port()), endpoint, 0.0);
+  config.tracing.policy.slow_seconds = 1.0;
+  config.metrics_port = 0;
+  gateway::testing::TestGateway gw(std::move(config));
+  ASSERT_TRUE(gw.ok());
+  const std::uint16_t metrics_port = gw.gateway().metrics_port();
+  ASSERT_NE(metrics_port, 0);
+  const std::string body = serve::testing::chat_body("a b c", 2, true);
+
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(gw.post("/v1/chat/completions", body).status, 200);  // neither sampled nor slow
+  gw.scrape_after(3);
+  EXPECT_TRUE(exemplar_trace_ids(metrics_port).empty()) << "an exemplar for a request that was not exported";
+
+  const auto set_faults = [&](const std::string& faults) {
+    return serve::testing::request(serve.port(), http::verb::post, "/admin/faults", faults).status;
+  };
+  ASSERT_EQ(set_faults(R"({"preprocess_slowdown":{"factor":1,"add_ms":30000}})"), 200);
+  ASSERT_EQ(gw.post("/v1/chat/completions", body).status, 200);  // slow: exported
+  ASSERT_EQ(set_faults(R"({"clear":true,"error_rate":1})"), 200);
+  ASSERT_EQ(gw.post("/v1/chat/completions", body).status, 500);  // failed: exported
+  gw.scrape_after(5);
+
+  std::string slow_id;
+  std::string failed_id;
+  ASSERT_TRUE(testing::wait_until([&] {
+    for (const json& s : of_service(receiver.spans(), "inferscope-gateway")) {
+      if (s["kind"] != 2) continue;
+      (attr_int(s, "http.response.status_code") == 500 ? failed_id : slow_id) = s["traceId"].get<std::string>();
+    }
+    return !slow_id.empty() && !failed_id.empty();
+  }, 20s)) << receiver.log();
+  std::set<std::string> gateway_roots;
+  for (const json& s : of_service(receiver.spans(), "inferscope-gateway")) {
+    if (s["kind"] == 2) gateway_roots.insert(s["traceId"].get<std::string>());
+  }
+  ASSERT_EQ(gateway_roots, (std::set<std::string>{slow_id, failed_id}));
+
+  const auto exemplars = exemplar_trace_ids(metrics_port);
+  const auto ids = [&exemplars](const char* family) {
+    const auto it = exemplars.find(family);
+    return it == exemplars.end() ? std::set<std::string>{} : it->second;
+  };
+  EXPECT_EQ(ids("inferscope_request_duration_seconds"), (std::set<std::string>{slow_id, failed_id}));
+  EXPECT_EQ(ids("inferscope_time_to_first_token_seconds"), std::set<std::string>{slow_id});
+  EXPECT_TRUE(ids("inferscope_stage_duration_seconds").count(slow_id) > 0);
+  EXPECT_EQ(ids("gen_ai_client_operation_duration_seconds"), (std::set<std::string>{slow_id, failed_id}));
+  EXPECT_EQ(ids("gen_ai_client_operation_time_to_first_chunk_seconds"), std::set<std::string>{slow_id});
+  for (const auto& [family, names] : exemplars) {
+    for (const std::string& id : names) {
+      EXPECT_TRUE(gateway_roots.count(id) > 0) << family << " names trace " << id << ", which the gateway never exported";
+    }
+  }
+
+  const std::string text = serve::testing::request(metrics_port, http::verb::get, "/metrics").body;
+  EXPECT_NE(text.find("inferscope_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_EQ(text.find("trace_id"), std::string::npos) << "an exemplar in text 0.0.4";
+  EXPECT_TRUE(metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004).ok());
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // The trace tests' harness: tests/trace/otlp_receiver.js (a Node OTLP/HTTP receiver decoding with
 // the OpenTelemetry protobuf definitions from npm) run as a child process and its spans read back
 // as JSON; an in-process `serve` with tracing options; requests carrying a `traceparent`; and
-// helpers to read span attributes. Used by serve_otlp_integration_test and
-// gateway_otlp_integration_test. Example:
+// helpers to read span attributes and the trace ids of a /metrics' exemplars. Used by
+// serve_otlp_integration_test and gateway_otlp_integration_test. Example:
 //   Receiver receiver; Serve serve(receiver.url(), 1.0); serve.post("/v1/completions", body, kIncoming);
 //   receiver.wait_spans(7); for (const json& s : of_trace(receiver.spans(), id)) ...
 // Not thread-safe.
@@ -13,6 +13,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "serve/serve_test_support.h"
@@ -155,6 +156,32 @@ class Serve {
   std::unique_ptr<serve::Server> server_;
   std::string error_;
 };
+
+// exemplar_trace_ids returns, per family, the trace_id of every exemplar in the OpenMetrics
+// exposition of the /metrics at 127.0.0.1:`port` (serve's, or the gateway's --metrics-port),
+// parsed strictly: a malformed exemplar fails the test.
+inline std::map<std::string, std::set<std::string>> exemplar_trace_ids(std::uint16_t port) {
+  std::map<std::string, std::set<std::string>> out;
+  HttpReply r = serve::testing::request(port, http::verb::get, "/metrics", {}, "application/json",
+                                        {{http::field::accept, "application/openmetrics-text; version=1.0.0"}});
+  auto parsed = metrics::parse_exposition(r.body, metrics::ExpositionTextFormat::kOpenMetrics100);
+  if (!parsed) {
+    ADD_FAILURE() << parsed.error().message;
+    return out;
+  }
+  for (const auto& family : parsed->families) {
+    for (const auto& sample : family.samples) {
+      if (!sample.exemplar) continue;
+      EXPECT_EQ(sample.exemplar->labels.size(), 1U) << family.name;
+      EXPECT_TRUE(sample.exemplar->timestamp_ms.has_value()) << family.name;  // the observation's time
+      for (const auto& label : sample.exemplar->labels) {
+        EXPECT_EQ(label.name, "trace_id") << family.name;
+        out[family.name].insert(label.value);
+      }
+    }
+  }
+  return out;
+}
 
 inline std::string attr_string(const json& span, const std::string& key) {
   const json& a = span["attributes"];

@@ -14,31 +14,6 @@
 namespace inferscope::trace {
 namespace {
 
-// exemplar_trace_ids returns, per family, the trace_id of every exemplar in serve's OpenMetrics
-// exposition (parsed strictly: a malformed exemplar fails the test).
-std::map<std::string, std::set<std::string>> exemplar_trace_ids(std::uint16_t port) {
-  std::map<std::string, std::set<std::string>> out;
-  HttpReply r = serve::testing::request(port, http::verb::get, "/metrics", {}, "application/json",
-                                        {{http::field::accept, "application/openmetrics-text; version=1.0.0"}});
-  auto parsed = metrics::parse_exposition(r.body, metrics::ExpositionTextFormat::kOpenMetrics100);
-  if (!parsed) {
-    ADD_FAILURE() << parsed.error().message;
-    return out;
-  }
-  for (const auto& family : parsed->families) {
-    for (const auto& sample : family.samples) {
-      if (!sample.exemplar) continue;
-      EXPECT_EQ(sample.exemplar->labels.size(), 1U) << family.name;
-      EXPECT_TRUE(sample.exemplar->timestamp_ms.has_value()) << family.name;  // the observation's time
-      for (const auto& label : sample.exemplar->labels) {
-        EXPECT_EQ(label.name, "trace_id") << family.name;
-        out[family.name].insert(label.value);
-      }
-    }
-  }
-  return out;
-}
-
 constexpr const char* kIncoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 // Tests one streamed chat request with a traceparent: its root continues the caller's trace and
