@@ -28,8 +28,8 @@ std::string GatewayTrace::upstream_traceparent() const {
 
 namespace {
 
-void add(std::vector<trace::Attribute>& out, std::string_view key, trace::AttributeValue value) {
-  out.push_back(trace::Attribute{std::string(key), std::move(value)});
+void add(std::vector<trace::Attribute>& out, trace::AttributeKey key, trace::AttributeValue value) {
+  out.push_back(trace::Attribute{std::move(key), std::move(value)});
 }
 
 // add_engine_spans derives prefill and decode children of the CLIENT span from llama.cpp's

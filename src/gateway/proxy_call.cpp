@@ -138,13 +138,13 @@ class ProxyCall {
     // The spans go first (the tail rules are decided here): only a request whose spans the
     // exporter took gets exemplars, so every trace id on /metrics names a trace that was sent.
     timeline::RequestLabels labels{.model = info_.model, .route = route_, .http_status = status};
-    std::string trace_hex;
+    trace::TraceIdHex trace_hex;
     if (trace_) {
       const bool failed = trace::is_failed_request(timeline_, status) || !upstream_error_.empty();
       const double e2e = timeline::seconds_between(*timeline_.moment(Moment::kArrival), timeline_.end());
       if (state_.config.tracing.policy.keep(trace_->request(), failed, e2e) && export_spans(status)) {
-        trace_hex = trace::to_hex(trace_->request().trace_id);
-        labels.trace_id = trace_hex;
+        trace_hex = trace::trace_id_hex(trace_->request().trace_id);
+        labels.trace_id = trace_hex.view();
         labels.exemplar_time = std::chrono::system_clock::now();
       }
     }

@@ -70,10 +70,10 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
   // The spans go first: only a request whose spans the exporter took gets exemplars, so every
   // trace id on /metrics names a trace that was sent.
   RequestOutcome recorded = outcome;
-  std::string trace_hex;
+  trace::TraceIdHex trace_hex;
   if (submit_spans(state, timeline, outcome, trace)) {
-    trace_hex = trace::to_hex(trace->trace_id);
-    recorded.trace_id = trace_hex;
+    trace_hex = trace::trace_id_hex(trace->trace_id);
+    recorded.trace_id = trace_hex.view();
     recorded.exemplar_time = std::chrono::system_clock::now();
   }
   state.metrics->record_request(timeline, recorded);

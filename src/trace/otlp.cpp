@@ -6,6 +6,7 @@
 #include "trace/otlp.h"
 
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 
 #include "metrics/detail/text_format.h"
@@ -55,24 +56,26 @@ constexpr std::uint32_t kArrayValues = 1;
 enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 // ---- encoding ----
-// Size-first: a message's length prefix comes from a SizeCounter pass over it (arithmetic, no
-// allocation), so the whole request is written once into one buffer reserved to its exact size,
-// with no temporary string per sub-message. Each encode_* is a template over the sink: SizeCounter
-// counts the bytes a ByteWriter appends.
+// Two passes over the same templated encode_* code. The SizeCounter pass counts the bytes and
+// records each nested message's length in `sizes`, in the order the messages open (pre-order),
+// so every length is computed once however deep its message. The ByteWriter pass then writes
+// into a buffer of exactly the counted size through a raw pointer, taking each length prefix
+// from `sizes` in the same order: no capacity check per byte, no temporary per sub-message.
 
 std::size_t varint_size(std::uint64_t v) noexcept {
-  std::size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+  // 1 byte per started 7 bits: (bit width + 6) / 7, with 0 taking one byte.
+  return (static_cast<std::size_t>(std::bit_width(v | 1)) + 6) / 7;
+}
+
+std::size_t tag_size(std::uint32_t field, WireType type) noexcept {
+  return varint_size(std::uint64_t{field} << 3 | type);
 }
 
 class SizeCounter {
  public:
+  explicit SizeCounter(std::vector<std::size_t>& sizes) : sizes_(sizes) {}
   void varint(std::uint64_t v) noexcept { size_ += varint_size(v); }
-  void tag(std::uint32_t field, WireType type) noexcept { varint(std::uint64_t{field} << 3 | type); }
+  void tag(std::uint32_t field, WireType type) noexcept { size_ += tag_size(field, type); }
   void bytes(std::uint32_t field, std::string_view b) noexcept {
     tag(field, kLengthDelimited);
     varint(b.size());
@@ -89,54 +92,67 @@ class SizeCounter {
   void raw(std::string_view encoded) noexcept { size_ += encoded.size(); }
   template <class Fill>
   void message(std::uint32_t field, Fill&& fill) {
-    SizeCounter inner;
-    fill(inner);
-    tag(field, kLengthDelimited);
-    varint(inner.size_);
-    size_ += inner.size_;
+    const std::size_t slot = sizes_.size();
+    sizes_.push_back(0);
+    const std::size_t before = size_;
+    fill(*this);
+    const std::size_t inner = size_ - before;
+    sizes_[slot] = inner;
+    size_ += tag_size(field, kLengthDelimited) + varint_size(inner);
   }
   std::size_t size() const noexcept { return size_; }
 
  private:
+  std::vector<std::size_t>& sizes_;
   std::size_t size_ = 0;
 };
 
 class ByteWriter {
  public:
-  explicit ByteWriter(std::string& out) : out_(out) {}
-  void varint(std::uint64_t v) {
+  // `out` has room for exactly what the SizeCounter pass counted; `sizes` is that pass's record.
+  ByteWriter(char* out, const std::vector<std::size_t>& sizes) : out_(out), sizes_(sizes) {}
+  void varint(std::uint64_t v) noexcept {
     while (v >= 0x80) {
-      out_.push_back(static_cast<char>(v | 0x80));
+      *out_++ = static_cast<char>(v | 0x80);
       v >>= 7;
     }
-    out_.push_back(static_cast<char>(v));
+    *out_++ = static_cast<char>(v);
   }
-  void tag(std::uint32_t field, WireType type) { varint(std::uint64_t{field} << 3 | type); }
-  void bytes(std::uint32_t field, std::string_view b) {
+  void tag(std::uint32_t field, WireType type) noexcept { varint(std::uint64_t{field} << 3 | type); }
+  void bytes(std::uint32_t field, std::string_view b) noexcept {
     tag(field, kLengthDelimited);
     varint(b.size());
-    out_.append(b);
+    raw(b);
   }
-  void fixed64(std::uint32_t field, std::uint64_t v) {
+  void fixed64(std::uint32_t field, std::uint64_t v) noexcept {
     tag(field, kFixed64);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+    little_endian(v, 8);
   }
-  void fixed32(std::uint32_t field, std::uint32_t v) {
+  void fixed32(std::uint32_t field, std::uint32_t v) noexcept {
     tag(field, kFixed32);
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+    little_endian(v, 4);
   }
-  void raw(std::string_view encoded) { out_.append(encoded); }
+  void raw(std::string_view encoded) noexcept {
+    if (encoded.empty()) return;  // memcpy from an empty view's null data is undefined
+    std::memcpy(out_, encoded.data(), encoded.size());
+    out_ += encoded.size();
+  }
   template <class Fill>
   void message(std::uint32_t field, Fill&& fill) {
-    SizeCounter size;
-    fill(size);
     tag(field, kLengthDelimited);
-    varint(size.size());
+    varint(sizes_[next_size_++]);
     fill(*this);
   }
+  const char* position() const noexcept { return out_; }
 
  private:
-  std::string& out_;
+  void little_endian(std::uint64_t v, int width) noexcept {
+    for (int i = 0; i < width; ++i) *out_++ = static_cast<char>(v >> (8 * i));
+  }
+
+  char* out_;
+  const std::vector<std::size_t>& sizes_;
+  std::size_t next_size_ = 0;
 };
 
 template <class Id>
@@ -179,7 +195,7 @@ template <class Sink>
 void encode_attributes(Sink& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
   for (const Attribute& a : attributes) {
     out.message(field, [&a](auto& kv) {
-      encode_string_if(kv, kKeyValueKey, a.key);
+      encode_string_if(kv, kKeyValueKey, a.key.view());
       kv.message(kKeyValueValue, [&a](auto& any) { encode_any_value(any, a.value); });
     });
   }
@@ -251,16 +267,19 @@ void encode_request(Sink& out, const ExportRequest& request) {
   }
 }
 
-// encode_sized runs `encode` over a SizeCounter, then over a ByteWriter into a buffer reserved to
-// exactly that size.
+// encode_sized runs `encode` over a SizeCounter, then over a ByteWriter into a buffer of exactly
+// that size.
 template <class Encode>
 std::string encode_sized(Encode&& encode) {
-  SizeCounter size;
-  encode(size);
-  std::string out;
-  out.reserve(size.size());
-  ByteWriter writer(out);
+  std::vector<std::size_t> sizes;
+  sizes.reserve(64);
+  SizeCounter counter(sizes);
+  encode(counter);
+  std::string out(counter.size(), '\0');
+  ByteWriter writer(out.data(), sizes);
   encode(writer);
+  // Both passes run the same code over the same data; a mismatch is a bug in this file.
+  if (writer.position() != out.data() + out.size()) std::abort();
   return out;
 }
 
@@ -499,7 +518,12 @@ class Decoder {
     Attribute attribute;
     bool has_value = false;
     const bool ok = each_field(f.bytes, "KeyValue", [&](const Field& kv) {
-      if (kv.number == kKeyValueKey) return text(kv, "attribute key", attribute.key);
+      if (kv.number == kKeyValueKey) {
+        std::string key;
+        if (!text(kv, "attribute key", key)) return false;
+        attribute.key = AttributeKey(std::move(key));
+        return true;
+      }
       if (kv.number != kKeyValueValue) return true;
       if (!expect(kv, kLengthDelimited, "attribute value")) return false;
       return any_value(kv.bytes, attribute.value, has_value);

@@ -31,11 +31,11 @@ std::int64_t offset_nanos() {
   return offset;
 }
 
-void add(std::vector<Attribute>& out, std::string_view key, AttributeValue value) {
-  out.push_back(Attribute{std::string(key), std::move(value)});
+void add(std::vector<Attribute>& out, AttributeKey key, AttributeValue value) {
+  out.push_back(Attribute{std::move(key), std::move(value)});
 }
 
-void add_seconds(std::vector<Attribute>& out, std::string_view key, std::optional<double> seconds) {
+void add_seconds(std::vector<Attribute>& out, AttributeKey key, std::optional<double> seconds) {
   if (seconds) add(out, key, *seconds);
 }
 

@@ -43,14 +43,24 @@ bool is_zero(std::span<const std::uint8_t> id) noexcept {
   return std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; });
 }
 
-std::string to_hex(std::span<const std::uint8_t> bytes) {
+void write_hex(std::span<const std::uint8_t> bytes, char* out) noexcept {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(bytes.size() * 2, '0');
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     out[2 * i] = kDigits[bytes[i] >> 4];
     out[2 * i + 1] = kDigits[bytes[i] & 0x0f];
   }
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string out(bytes.size() * 2, '0');
+  write_hex(bytes, out.data());
   return out;
+}
+
+TraceIdHex trace_id_hex(const TraceId& id) noexcept {
+  TraceIdHex hex;
+  write_hex(id, hex.chars.data());
+  return hex;
 }
 
 TraceId random_trace_id() { return random_id<16>(); }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,8 +33,33 @@ using StringList = std::vector<std::string>;
 // AttributeValue is one of the AnyValue kinds inferscope writes and reads back.
 using AttributeValue = std::variant<std::string, bool, std::int64_t, double, StringList>;
 
+// AttributeKey is an attribute's name. The names inferscope writes are string literals, held as
+// views of their static storage (a request's ~40 attributes copy no name); names read from the
+// wire (the decoder, the store) are owned strings. Copies keep whichever they hold.
+class AttributeKey {
+ public:
+  AttributeKey() = default;
+  // consteval: only a constant expression converts, so the view always names static storage.
+  consteval AttributeKey(const char* literal) : literal_(literal) {}
+  AttributeKey(std::string owned) noexcept : owned_(std::move(owned)) {}
+
+  std::string_view view() const noexcept { return owned_ ? std::string_view(*owned_) : literal_; }
+  friend bool operator==(const AttributeKey& a, std::string_view b) noexcept { return a.view() == b; }
+  // Exactly AttributeKey on the right, so a literal or string compares through the view above.
+  template <std::same_as<AttributeKey> Key>
+  friend bool operator==(const AttributeKey& a, const Key& b) noexcept {
+    return a.view() == b.view();
+  }
+
+ private:
+  std::string_view literal_;
+  // std::optional, not a plain std::string: a consteval-built key must hold no pointer into itself
+  // (a string's inline buffer), and an empty optional holds none.
+  std::optional<std::string> owned_;
+};
+
 struct Attribute {
-  std::string key;
+  AttributeKey key;
   AttributeValue value;
   bool operator==(const Attribute&) const = default;
 };
@@ -70,6 +96,16 @@ bool is_zero(std::span<const std::uint8_t> id) noexcept;
 
 // to_hex writes lowercase hex (32 chars for a trace id, 16 for a span id).
 std::string to_hex(std::span<const std::uint8_t> bytes);
+// write_hex writes the same 2 * bytes.size() chars at `out` (no allocation).
+void write_hex(std::span<const std::uint8_t> bytes, char* out) noexcept;
+
+// TraceIdHex is a trace id's 32 hex chars held by value: a request's exemplar label without a
+// heap string. view() is valid while the TraceIdHex lives.
+struct TraceIdHex {
+  std::array<char, 32> chars{};
+  std::string_view view() const noexcept { return {chars.data(), chars.size()}; }
+};
+TraceIdHex trace_id_hex(const TraceId& id) noexcept;
 
 // random_trace_id/random_span_id draw non-zero ids from a per-thread generator seeded from
 // std::random_device (not for secrets: ids only need to be unique).

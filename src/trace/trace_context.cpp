@@ -50,7 +50,12 @@ std::optional<TraceParent> parse_traceparent(std::string_view header) noexcept {
 
 std::string format_traceparent(const TraceId& trace_id, const SpanId& span_id, std::uint8_t flags) {
   const std::uint8_t kept = flags & 0x03;
-  return "00-" + to_hex(trace_id) + "-" + to_hex(span_id) + "-" + to_hex(std::span<const std::uint8_t>(&kept, 1));
+  // "00-" 32 hex "-" 16 hex "-" 2 hex, written in place: one allocation per forwarded request.
+  std::string out = "00-________________________________-________________-__";
+  write_hex(trace_id, out.data() + 3);
+  write_hex(span_id, out.data() + 36);
+  write_hex(std::span<const std::uint8_t>(&kept, 1), out.data() + 53);
+  return out;
 }
 
 bool head_sampled(const TraceId& trace_id, const std::optional<TraceParent>& parent, double ratio) noexcept {

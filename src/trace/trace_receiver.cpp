@@ -429,7 +429,7 @@ net::Response TraceReceiver::trace(const net::Request& request) {
   json out = json::array();
   for (const StoredSpan& s : **spans) {
     json attributes = json::object();
-    for (const Attribute& a : s.span.attributes) attributes[a.key] = attribute_json(a.value);
+    for (const Attribute& a : s.span.attributes) attributes[a.key.view()] = attribute_json(a.value);
     out.push_back({{"span_id", to_hex(s.span.span_id)},
                    {"parent_span_id", s.span.is_root() ? std::string() : to_hex(s.span.parent_span_id)},
                    {"name", s.span.name},

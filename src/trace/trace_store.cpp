@@ -60,7 +60,7 @@ json attribute_json(const AttributeValue& value) {
 
 std::string attributes_text(const std::vector<Attribute>& attributes) {
   json out = json::object();
-  for (const Attribute& a : attributes) out[a.key] = attribute_json(a.value);
+  for (const Attribute& a : attributes) out[a.key.view()] = attribute_json(a.value);
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -193,7 +193,7 @@ TEST(TraceStoreTest, SpansComeBackIntactInAnyArrivalOrder) {
     EXPECT_EQ(s.span.status, it->status);
     // The store keeps attributes as a JSON object: keys sorted, values of every kind intact.
     auto sorted = it->attributes;
-    std::sort(sorted.begin(), sorted.end(), [](const Attribute& a, const Attribute& b) { return a.key < b.key; });
+    std::sort(sorted.begin(), sorted.end(), [](const Attribute& a, const Attribute& b) { return a.key.view() < b.key.view(); });
     EXPECT_EQ(s.span.attributes, sorted) << s.span.name;
   }
   // A remote-parent root (a service continuing an outside caller) makes a trace too.
