@@ -244,9 +244,12 @@ bool SpanExporter::submit(std::vector<Span> spans) noexcept {
       s.count_dropped(DropReason::kQueueFull, encoded.count);
       return false;
     }
+    // Wake the sender once, when the queue reaches a batch: it checks that under the mutex before
+    // it sleeps, so later submits need no notify (each one while it sleeps is a futex syscall).
+    const bool below = s.queued_spans < s.options.max_batch_spans;
     s.queued_spans += encoded.count;
     s.queue.push_back(std::move(encoded));
-    wake = s.queued_spans >= s.options.max_batch_spans;
+    wake = below && s.queued_spans >= s.options.max_batch_spans;
   }
   if (wake) s.cv.notify_one();
   return true;
