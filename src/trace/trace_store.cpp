@@ -221,12 +221,16 @@ Result<AddOutcome> TraceStore::add(const ExportRequest& request, std::uint64_t n
     } else if (step != SQLITE_DONE) {
       return db_error("look up a trace");
     } else if (!error) {
+      // Both queries below read this trace's (job, model, window) cell.
+      const auto bind_window = [&](SqliteStatement& statement) {
+        statement.bind(1, root.service);
+        statement.bind(2, model);
+        statement.bind(3, window);
+      };
       SqliteStatement window_rows(db,
                                   "SELECT COUNT(*), MIN(duration_ns) FROM traces WHERE job = ?1 AND model = ?2 AND "
                                   "window_index = ?3 AND error = 0");
-      window_rows.bind(1, root.service);
-      window_rows.bind(2, model);
-      window_rows.bind(3, window);
+      bind_window(window_rows);
       if (window_rows.step() != SQLITE_ROW) return db_error("count a window's traces");
       if (window_rows.int_at(0) >= options_.slowest_per_window) {
         if (options_.slowest_per_window == 0 || static_cast<std::uint64_t>(window_rows.int_at(1)) >= duration) {
@@ -238,9 +242,7 @@ Result<AddOutcome> TraceStore::add(const ExportRequest& request, std::uint64_t n
         SqliteStatement fastest(db,
                                 "SELECT trace_id FROM traces WHERE job = ?1 AND model = ?2 AND window_index = ?3 AND "
                                 "error = 0 ORDER BY duration_ns ASC LIMIT 1");
-        fastest.bind(1, root.service);
-        fastest.bind(2, model);
-        fastest.bind(3, window);
+        bind_window(fastest);
         if (fastest.step() != SQLITE_ROW) return db_error("find a window's fastest trace");
         const std::string evicted = fastest.text_at(0);
         if (!delete_trace(db, evicted)) return db_error("evict a trace");

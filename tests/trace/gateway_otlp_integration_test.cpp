@@ -199,11 +199,7 @@ TEST(GatewayOtlpIntegrationTest, TheSampledFlagIsForwardedAsDecided) {
   const std::string body = R"({"model":"sim-a","prompt":"a b c","max_tokens":2})";
   ASSERT_EQ(post_traced(gw.port(), "/v1/completions", body, "00-11111111111111111111111111111111-2222222222222222-00").status, 200);
   ASSERT_EQ(post_traced(gw.port(), "/v1/completions", body, "00-33333333333333333333333333333333-4444444444444444-01").status, 200);
-  ASSERT_TRUE(testing::wait_until([&] {
-    int roots = 0;
-    for (const json& s : receiver.spans()) roots += s["kind"] == 2 ? 1 : 0;
-    return roots >= 2;
-  }, 20s)) << receiver.log();
+  ASSERT_TRUE(receiver.wait_roots(2)) << receiver.log();
   serve.wait_recorded(2);
   for (const json& s : receiver.spans()) EXPECT_EQ(s["traceId"], "33333333333333333333333333333333") << s.dump();
 }

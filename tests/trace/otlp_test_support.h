@@ -101,6 +101,14 @@ class Receiver {
   bool wait_spans(std::size_t count) const {
     return testing::wait_until([&] { return spans().size() >= count; }, 20s);
   }
+  // wait_roots waits until `count` root (SERVER) spans arrived (true) or 20 s passed.
+  bool wait_roots(std::size_t count) const {
+    return testing::wait_until([&] {
+      std::size_t roots = 0;
+      for (const json& s : spans()) roots += s["kind"] == 2 ? 1 : 0;
+      return roots >= count;
+    }, 20s);
+  }
   std::string log() const { return process_.stdout_text() + process_.stderr_text(); }
 
  private:

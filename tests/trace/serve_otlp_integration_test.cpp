@@ -104,11 +104,7 @@ TEST(ServeOtlpIntegrationTest, NewTraceWithoutOrWithAnInvalidTraceparent) {
   const std::string invalid = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
   ASSERT_EQ(serve.post("/v1/completions", R"({"prompt":"a b c","max_tokens":3})").status, 200);
   ASSERT_EQ(serve.post("/v1/completions", R"({"prompt":"a b c","max_tokens":3})", invalid).status, 200);
-  ASSERT_TRUE(testing::wait_until([&] {
-    int roots = 0;
-    for (const json& s : receiver.spans()) roots += s["kind"] == 2 ? 1 : 0;
-    return roots >= 2;
-  }, 20s)) << receiver.log();
+  ASSERT_TRUE(receiver.wait_roots(2)) << receiver.log();
   std::vector<json> roots;
   for (const json& s : receiver.spans()) {
     if (s["kind"] == 2) roots.push_back(s);
@@ -143,11 +139,7 @@ TEST(ServeOtlpIntegrationTest, TailRulesExportSlowAndFailedRequests) {
   ASSERT_EQ(serve::testing::request(serve.port(), http::verb::post, "/admin/faults",
                                     R"({"preprocess_slowdown":null,"error_rate":1})").status, 200);
   ASSERT_EQ(serve.post("/v1/completions", body).status, 500);
-  ASSERT_TRUE(testing::wait_until([&] {
-    int roots = 0;
-    for (const json& s : receiver.spans()) roots += s["kind"] == 2 ? 1 : 0;
-    return roots >= 2;
-  }, 20s)) << receiver.log();
+  ASSERT_TRUE(receiver.wait_roots(2)) << receiver.log();
   std::vector<json> roots;
   for (const json& s : receiver.spans()) {
     if (s["kind"] == 2) roots.push_back(s);
@@ -180,11 +172,7 @@ TEST(ServeOtlpIntegrationTest, ExemplarsNameExportedTracesInOpenMetricsOnly) {
   ASSERT_EQ(serve.post("/v1/completions", body).status, 200);  // slow: exported
   ASSERT_EQ(serve.post("/v1/completions", body, kIncoming).status, 200);  // sampled traceparent and slow
   ASSERT_TRUE(serve.wait_recorded(5));
-  ASSERT_TRUE(testing::wait_until([&] {
-    int roots = 0;
-    for (const json& s : receiver.spans()) roots += s["kind"] == 2 ? 1 : 0;
-    return roots >= 2;
-  }, 20s)) << receiver.log();
+  ASSERT_TRUE(receiver.wait_roots(2)) << receiver.log();
   std::set<std::string> received;
   for (const json& s : receiver.spans()) {
     if (s["kind"] == 2) received.insert(s["traceId"].get<std::string>());
