@@ -13,8 +13,10 @@ start_gateway() {
   wait_http "http://127.0.0.1:$port/health"
 }
 
-# cpu_ticks PID: user+system clock ticks the process has used so far.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# cpu_ns PID: nanoseconds of CPU the process's threads have run so far (the scheduler's own sum,
+# /proc/PID/task/*/schedstat, not /proc/PID/stat's 10 ms ticks, which put a few percent of noise
+# on a run of a few hundred ms). The processes measured keep their threads for their whole life.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
 
 # start_nginx PORT UPSTREAM_HOST_PORT: start Debian's nginx (one worker on GATEWAY_CPUS, like the
 # gateway's one io thread; proxy_buffering off, HTTP/1.1 keep-alive upstream) as the peer proxy and
@@ -64,23 +66,25 @@ start_proxied_serve() {
 # NODE_PATH) and set OTLP_ENDPOINT to its /v1/traces URL.
 start_otlp_receiver() {
   : "${NODE_PATH:?set NODE_PATH to a node_modules holding @opentelemetry/otlp-transformer@0.52.1 (web/ after npm ci)}"
-  node "$ROOT/tests/trace/otlp_receiver.js" --quiet > "$WORK/receiver.out" 2>&1 &
+  taskset -c "${RECEIVER_CPUS:-${BENCH_CPUS:-1}}" node "$ROOT/tests/trace/otlp_receiver.js" --quiet > "$WORK/receiver.out" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 100); do grep -q '"port"' "$WORK/receiver.out" 2>/dev/null && break; sleep 0.1; done
   OTLP_ENDPOINT="http://127.0.0.1:$(python3 -c "import json; print(json.loads(open('$WORK/receiver.out').readline())['port'])")/v1/traces"
 }
 
 # cpu_run NAME PORT PID ROUND: runs the bench command line in the array B against 127.0.0.1:PORT and
-# prints "NAME TICKS COMPLETED FAILED", TICKS being the CPU process PID used meanwhile.
+# prints "NAME NS COMPLETED FAILED", NS being the CPU nanoseconds process PID used meanwhile, the
+# exporter's last batch included (read after its 1 s batch delay, on both sides alike).
 cpu_run() {
   local before after
-  before="$(cpu_ticks "$3")"
+  before="$(cpu_ns "$3")"
   "${B[@]}" --base-url "http://127.0.0.1:$2" --json "$WORK/$1-$4.json" > /dev/null
-  after="$(cpu_ticks "$3")"
+  sleep 1.2
+  after="$(cpu_ns "$3")"
   echo "$1 $((after - before)) $(json_get "$WORK/$1-$4.json" completed) $(json_get "$WORK/$1-$4.json" failed)"
 }
 
-# tracing_overhead_report WHO CPU_FILE METRICS_URL: sums the "off|on TICKS COMPLETED FAILED" lines of
+# tracing_overhead_report WHO CPU_FILE METRICS_URL: sums the "off|on NS COMPLETED FAILED" lines of
 # CPU_FILE and prints each side's CPU per request, the spans the traced process exported and
 # dropped (from its /metrics), and the on/off ratio.
 tracing_overhead_report() {
@@ -88,19 +92,19 @@ tracing_overhead_report() {
   local exported dropped
   exported="$(curl -s "$3" | awk '/^inferscope_trace_spans_exported_total/ {print $2}')"
   dropped="$(curl -s "$3" | awk '/^inferscope_traces_dropped_total/ {s += $2} END {print s + 0}')"
-  python3 - "$1" "$2" "$(getconf CLK_TCK)" "$exported" "$dropped" <<'PY'
+  python3 - "$1" "$2" "$exported" "$dropped" <<'PY'
 import sys
-who, hz = sys.argv[1], int(sys.argv[3])
+who = sys.argv[1]
 totals = {}
 for line in open(sys.argv[2]):
-    name, ticks, completed, failed = line.split()
+    name, ns, completed, failed = line.split()
     t = totals.setdefault(name, [0, 0, 0])
-    t[0] += int(ticks); t[1] += int(completed); t[2] += int(failed)
+    t[0] += int(ns); t[1] += int(completed); t[2] += int(failed)
 per = {}
-for name, (ticks, completed, failed) in totals.items():
-    per[name] = ticks / hz / max(completed, 1) * 1e6
-    print(f"tracing {name:3s}: {who} cpu {ticks / hz:.2f} s for {completed} requests ({failed} failed), {per[name]:.1f} us per request")
-print(f"spans exported {sys.argv[4]}, dropped {sys.argv[5]}")
+for name, (ns, completed, failed) in totals.items():
+    per[name] = ns / 1e3 / max(completed, 1)
+    print(f"tracing {name:3s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
+print(f"spans exported {sys.argv[3]}, dropped {sys.argv[4]}")
 print(f"tracing on/off cpu per request: {per['on'] / per['off']:.3f}  (goal <= 1.05)")
 PY
 }

@@ -14,20 +14,20 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"model":"inferscope-sim-8b","messages":[{"role":"user","content":"hello there"}],"max_tokens":1,"stream":false}'
 LUA
-run() {  # run NAME PORT PID: wrk's report and the CPU ticks PID used
+run() {  # run NAME PORT PID: wrk's report and the CPU nanoseconds PID used
   local before after
-  before="$(cpu_ticks "$3")"
+  before="$(cpu_ns "$3")"
   taskset -c "${BENCH_CPUS:-1}" wrk -t1 -c"$CONC" -d"${SECS}s" --latency -s "$WORK/post.lua" \
     "http://127.0.0.1:$2/v1/chat/completions" > "$WORK/$1.txt"
-  after="$(cpu_ticks "$3")"
-  echo "cpu_ticks $((after - before))" >> "$WORK/$1.txt"
+  after="$(cpu_ns "$3")"
+  echo "cpu_ns $((after - before))" >> "$WORK/$1.txt"
 }
 run direct "$PORT" "$SERVE_PID"
 run gateway "$GPORT" "$GATEWAY_PID"
 run nginx "$NPORT" "$NGINX_WORKER"
-python3 - "$WORK" "$(getconf CLK_TCK)" <<'PY'
+python3 - "$WORK" <<'PY'
 import re, sys
-w, hz = sys.argv[1], int(sys.argv[2])
+w = sys.argv[1]
 def ms(v, unit):
     return float(v) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
 rows = {}
@@ -38,8 +38,8 @@ for name in ("direct", "gateway", "nginx"):
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     errors = re.search(r"Socket errors: (.*)", text)
     q = {p: ms(v, u) for p, v, u in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)$", text, re.M)}
-    ticks = int(re.search(r"cpu_ticks (\d+)", text).group(1))
-    rows[name] = (rps, q["50"], q["99"], ticks / hz / max(total, 1) * 1e6)
+    ns = int(re.search(r"cpu_ns (\d+)", text).group(1))
+    rows[name] = (rps, q["50"], q["99"], ns / 1e3 / max(total, 1))
     print(f"{name:8s} {rps:9.0f} req/s  p50 {q['50']*1000:7.0f} us  p99 {q['99']*1000:7.0f} us  "
           f"proxy cpu {rows[name][3]:6.1f} us/req  non-2xx {bad.group(1) if bad else 0}"
           + (f"  socket errors: {errors.group(1)}" if errors else ""))
