@@ -1,6 +1,6 @@
-// Micro-benchmark of a traced request's own work in `serve` and `gateway`: building its spans
-// from the finished timeline (request_spans), encoding them (encode_spans_field), both, and
-// joining a batch into one OTLP body. The end-to-end cost per request, tracing on against off, is
+// Micro-benchmark of a traced request's own work in `serve` and `gateway`: writing its spans from
+// the finished timeline as OTLP bytes (write_request_spans), the Span model's encoding of the same
+// spans for comparison, and joining a batch into one OTLP body. The end-to-end cost per request, tracing on against off, is
 // bench/serve/tracing_overhead.sh and bench/gateway/tracing_overhead.sh.
 #include <benchmark/benchmark.h>
 
@@ -12,6 +12,7 @@
 
 #include "trace/otlp.h"
 #include "trace/request_spans.h"
+#include "trace/span_writer.h"
 #include "trace/trace_context.h"
 
 namespace {
@@ -47,38 +48,45 @@ trace::RequestFacts facts() {
   return f;
 }
 
-void BM_RequestSpans(benchmark::State& state) {
+// The request thread's whole tracing work: a finished timeline written as OTLP span bytes into
+// the thread's reused buffer.
+void BM_WriteRequestSpans(benchmark::State& state) {
   const auto t = served_request();
   const auto f = facts();
-  const auto trace = trace::RequestTrace::begin(std::nullopt, 1.0);
-  for (auto _ : state) benchmark::DoNotOptimize(trace::request_spans(trace, t, f));
-}
-BENCHMARK(BM_RequestSpans);
-
-void BM_EncodeSpansField(benchmark::State& state) {
-  const auto spans = trace::request_spans(trace::RequestTrace::begin(std::nullopt, 1.0), served_request(), facts());
-  for (auto _ : state) benchmark::DoNotOptimize(trace::encode_spans_field(spans));
-  state.counters["bytes"] = static_cast<double>(trace::encode_spans_field(spans).size());
-  state.counters["spans"] = static_cast<double>(spans.size());
-}
-BENCHMARK(BM_EncodeSpansField);
-
-// The request thread's whole tracing work from a finished timeline to the bytes it queues.
-void BM_SpansThenEncode(benchmark::State& state) {
-  const auto t = served_request();
-  const auto f = facts();
+  std::size_t bytes = 0;
   for (auto _ : state) {
     const auto trace = trace::RequestTrace::begin(std::nullopt, 1.0);
-    benchmark::DoNotOptimize(trace::encode_spans_field(trace::request_spans(trace, t, f)));
+    trace::SpanWriter writer(trace::thread_span_buffer());
+    trace::write_request_spans(writer, trace, t, f);
+    bytes = writer.bytes().size();
+    benchmark::DoNotOptimize(writer.bytes().data());
   }
+  state.counters["bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_SpansThenEncode);
+BENCHMARK(BM_WriteRequestSpans);
+
+// The same spans as Span objects written through encode_spans_field: the Span model's path
+// (up's forwarding, tests), for comparison.
+void BM_EncodeSpanModel(benchmark::State& state) {
+  const auto t = served_request();
+  trace::SpanWriter writer(trace::thread_span_buffer());
+  trace::write_request_spans(writer, trace::RequestTrace::begin(std::nullopt, 1.0), t, facts());
+  const std::string field(writer.bytes());
+  const auto spans = trace::decode_spans_field(field);
+  if (!spans) {
+    state.SkipWithError(spans.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(trace::encode_spans_field(*spans));
+  state.counters["spans"] = static_cast<double>(spans->size());
+}
+BENCHMARK(BM_EncodeSpanModel);
 
 // The sending thread's join of 64 requests' fields into one ExportTraceServiceRequest.
 void BM_JoinBatch(benchmark::State& state) {
-  const auto field = trace::encode_spans_field(
-      trace::request_spans(trace::RequestTrace::begin(std::nullopt, 1.0), served_request(), facts()));
-  const std::vector<std::string> batch(64, field);
+  trace::SpanWriter writer(trace::thread_span_buffer());
+  trace::write_request_spans(writer, trace::RequestTrace::begin(std::nullopt, 1.0), served_request(), facts());
+  const std::vector<std::string> batch(64, std::string(writer.bytes()));
   const std::vector<trace::Attribute> resource = {{"service.name", std::string("inferscope-serve")}};
   for (auto _ : state) benchmark::DoNotOptimize(trace::encode_export_request(resource, "inferscope", "", batch));
   state.SetItemsProcessed(state.iterations() * 64);

@@ -1,13 +1,14 @@
 // File: gateway_trace.h
 // The spans of one proxied request (docs/tracing.md, "The gateway"): the root SERVER span and one
-// child per gateway stage from trace::request_spans (the timeline the stage histograms observe),
+// child per gateway stage from trace::write_request_spans (the timeline the stage histograms observe),
 // a CLIENT span for the upstream call, whose id the upstream receives in `traceparent` so that a
 // serve or a vLLM exporting traces joins the same trace, and, when llama.cpp's final event carried
 // `timings`, prefill and decode children of the CLIENT span derived from them
 // (`inferscope.derived = true`).
 // Example: auto t = GatewayTrace::begin(config.tracing, request["traceparent"]);
 //          upstream_request.set("traceparent", t->upstream_traceparent());
-//          ... exporter.submit(gateway_spans(*t, timeline, facts, call));
+//          ... SpanWriter w(bytes); write_gateway_spans(w, *t, timeline, facts, call);
+//              exporter.submit_encoded(bytes, w.spans());
 // Plain values and pure functions (thread-compatible); never the prompt or the output text.
 #pragma once
 
@@ -57,9 +58,10 @@ struct UpstreamCallFacts {
   timeline::TimePoint timings_read{};    // ... and when the event carrying them was read
 };
 
-// gateway_spans builds the request's spans: request_spans() (root, stage children), the CLIENT
-// span (when an upstream call was made) and the derived engine spans. `timeline` must be finished.
-std::vector<trace::Span> gateway_spans(const GatewayTrace& trace, const timeline::RequestTimeline& timeline,
-                                       const trace::RequestFacts& facts, const UpstreamCallFacts& call);
+// write_gateway_spans writes the request's spans: write_request_spans() (root, stage children),
+// the CLIENT span (when an upstream call was made) and the derived engine spans. `timeline` must
+// be finished.
+void write_gateway_spans(trace::SpanWriter& out, const GatewayTrace& trace, const timeline::RequestTimeline& timeline,
+                         const trace::RequestFacts& facts, const UpstreamCallFacts& call);
 
 }  // namespace inferscope::gateway

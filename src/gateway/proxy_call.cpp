@@ -210,7 +210,9 @@ bool ProxyCall::export_spans(int status) {
   call.error_type = upstream_error_;
   call.timings = engine_timings_;
   call.timings_read = engine_timings_read_;
-  return state_.tracer->submit(gateway_spans(*trace_, timeline_, facts, call));
+  trace::SpanWriter writer(trace::thread_span_buffer());
+  write_gateway_spans(writer, *trace_, timeline_, facts, call);
+  return state_.tracer->submit_encoded(writer.bytes(), writer.spans());
 }
 
 asio::awaitable<bool> ProxyCall::reject(const net::ApiError& error, ErrorKind kind) {

@@ -55,7 +55,9 @@ bool submit_spans(ServerState& state, const timeline::RequestTimeline& timeline,
   facts.route = outcome.route;
   facts.http_status = outcome.http_status;
   facts.max_tokens = outcome.max_tokens;
-  return state.tracer->submit(trace::request_spans(*trace, timeline, facts));
+  trace::SpanWriter writer(trace::thread_span_buffer());
+  trace::write_request_spans(writer, *trace, timeline, facts);
+  return state.tracer->submit_encoded(writer.bytes(), writer.spans());
 }
 
 }  // namespace

@@ -27,12 +27,6 @@ void RequestTimeline::mark(Moment moment, TimePoint when) noexcept {
   marked_ = static_cast<std::uint16_t>(marked_ | (1U << index));
 }
 
-std::optional<TimePoint> RequestTimeline::moment(Moment moment) const noexcept {
-  const auto index = static_cast<unsigned>(moment);
-  if (index >= kMomentCount || (marked_ & (1U << index)) == 0) return std::nullopt;
-  return moments_[index];
-}
-
 void RequestTimeline::add_dependency(std::string_view name, TimePoint start, TimePoint end) {
   dependencies_.push_back(DependencyCall{std::string(name), start, end});
 }

@@ -80,7 +80,9 @@ StageIntervals stage_intervals(const RequestTimeline& t) noexcept {
   return out;
 }
 
-TimelineSummary summarize(const RequestTimeline& t) noexcept {
+TimelineSummary summarize(const RequestTimeline& t) noexcept { return summarize(t, stage_intervals(t)); }
+
+TimelineSummary summarize(const RequestTimeline& t, const StageIntervals& intervals) noexcept {
   TimelineSummary s;
   const TimePoint arrival = *t.moment(Moment::kArrival);
   const TimePoint end = t.end();
@@ -102,7 +104,6 @@ TimelineSummary summarize(const RequestTimeline& t) noexcept {
     if (scheduled && t.role() == Role::kServer) s.inference_seconds = seconds_between(*scheduled, *last);
   }
 
-  const StageIntervals intervals = stage_intervals(t);
   for (std::size_t i = 0; i < kStageCount; ++i) {
     if (const auto& interval = intervals.stages[i]) s.stage_seconds[i] = seconds_between(interval->start, interval->end);
   }

@@ -1,8 +1,6 @@
 // File: otlp.cpp
-// Protobuf wire format by hand. Field numbers are those of opentelemetry-proto (v1.x, stable for
-// traces): opentelemetry/proto/collector/trace/v1/trace_service.proto,
-// opentelemetry/proto/trace/v1/trace.proto, opentelemetry/proto/resource/v1/resource.proto and
-// opentelemetry/proto/common/v1/common.proto (see ../shared/reference/tracing.md §2).
+// Protobuf wire format by hand (field numbers: otlp_wire.h). Spans are written by SpanWriter
+// (span_writer.h); this file writes the envelope around them and decodes whole requests.
 #include "trace/otlp.h"
 
 #include <bit>
@@ -10,50 +8,14 @@
 #include <cstring>
 
 #include "metrics/detail/text_format.h"
+#include "trace/otlp_wire.h"
+#include "trace/span_writer.h"
 
 namespace inferscope::trace {
 namespace {
 
-// ExportTraceServiceRequest
-constexpr std::uint32_t kRequestResourceSpans = 1;
-// ResourceSpans
-constexpr std::uint32_t kResourceSpansResource = 1;
-constexpr std::uint32_t kResourceSpansScopeSpans = 2;
-// Resource
-constexpr std::uint32_t kResourceAttributes = 1;
-// ScopeSpans
-constexpr std::uint32_t kScopeSpansScope = 1;
-constexpr std::uint32_t kScopeSpansSpans = 2;
-// InstrumentationScope
-constexpr std::uint32_t kScopeName = 1;
-constexpr std::uint32_t kScopeVersion = 2;
-// Span
-constexpr std::uint32_t kSpanTraceId = 1;
-constexpr std::uint32_t kSpanSpanId = 2;
-constexpr std::uint32_t kSpanParentSpanId = 4;
-constexpr std::uint32_t kSpanName = 5;
-constexpr std::uint32_t kSpanKind = 6;
-constexpr std::uint32_t kSpanStartTime = 7;  // fixed64
-constexpr std::uint32_t kSpanEndTime = 8;    // fixed64
-constexpr std::uint32_t kSpanAttributes = 9;
-constexpr std::uint32_t kSpanStatus = 15;
-constexpr std::uint32_t kSpanFlags = 16;     // fixed32
-// Status (field 1 is reserved: the deprecated code)
-constexpr std::uint32_t kStatusMessage = 2;
-constexpr std::uint32_t kStatusCode = 3;
-// KeyValue
-constexpr std::uint32_t kKeyValueKey = 1;
-constexpr std::uint32_t kKeyValueValue = 2;
-// AnyValue
-constexpr std::uint32_t kAnyString = 1;
-constexpr std::uint32_t kAnyBool = 2;
-constexpr std::uint32_t kAnyInt = 3;
-constexpr std::uint32_t kAnyDouble = 4;
-constexpr std::uint32_t kAnyArray = 5;
-// ArrayValue
-constexpr std::uint32_t kArrayValues = 1;
+using namespace wire;
 
-enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 // ---- encoding ----
 // Two passes over the same templated encode_* code. The SizeCounter pass counts the bytes and
@@ -61,15 +23,6 @@ enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2,
 // so every length is computed once however deep its message. The ByteWriter pass then writes
 // into a buffer of exactly the counted size through a raw pointer, taking each length prefix
 // from `sizes` in the same order: no capacity check per byte, no temporary per sub-message.
-
-std::size_t varint_size(std::uint64_t v) noexcept {
-  // 1 byte per started 7 bits: (bit width + 6) / 7, with 0 taking one byte.
-  return (static_cast<std::size_t>(std::bit_width(v | 1)) + 6) / 7;
-}
-
-std::size_t tag_size(std::uint32_t field, WireType type) noexcept {
-  return varint_size(std::uint64_t{field} << 3 | type);
-}
 
 class SizeCounter {
  public:
@@ -111,14 +64,8 @@ class ByteWriter {
  public:
   // `out` has room for exactly what the SizeCounter pass counted; `sizes` is that pass's record.
   ByteWriter(char* out, const std::vector<std::size_t>& sizes) : out_(out), sizes_(sizes) {}
-  void varint(std::uint64_t v) noexcept {
-    while (v >= 0x80) {
-      *out_++ = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    *out_++ = static_cast<char>(v);
-  }
-  void tag(std::uint32_t field, WireType type) noexcept { varint(std::uint64_t{field} << 3 | type); }
+  void varint(std::uint64_t v) noexcept { write_varint(out_, v); }
+  void tag(std::uint32_t field, WireType type) noexcept { varint(wire::tag(field, type)); }
   void bytes(std::uint32_t field, std::string_view b) noexcept {
     tag(field, kLengthDelimited);
     varint(b.size());
@@ -126,11 +73,11 @@ class ByteWriter {
   }
   void fixed64(std::uint32_t field, std::uint64_t v) noexcept {
     tag(field, kFixed64);
-    little_endian(v, 8);
+    write_little_endian(out_, v, 8);
   }
   void fixed32(std::uint32_t field, std::uint32_t v) noexcept {
     tag(field, kFixed32);
-    little_endian(v, 4);
+    write_little_endian(out_, v, 4);
   }
   void raw(std::string_view encoded) noexcept {
     if (encoded.empty()) return;  // memcpy from an empty view's null data is undefined
@@ -146,19 +93,10 @@ class ByteWriter {
   const char* position() const noexcept { return out_; }
 
  private:
-  void little_endian(std::uint64_t v, int width) noexcept {
-    for (int i = 0; i < width; ++i) *out_++ = static_cast<char>(v >> (8 * i));
-  }
-
   char* out_;
   const std::vector<std::size_t>& sizes_;
   std::size_t next_size_ = 0;
 };
-
-template <class Id>
-std::string_view id_bytes(const Id& id) {
-  return {reinterpret_cast<const char*>(id.data()), id.size()};
-}
 
 template <class Sink>
 void encode_string_if(Sink& out, std::uint32_t field, std::string_view text) {
@@ -201,36 +139,6 @@ void encode_attributes(Sink& out, std::uint32_t field, const std::vector<Attribu
   }
 }
 
-template <class Sink>
-void encode_span(Sink& out, const Span& s) {
-  out.bytes(kSpanTraceId, id_bytes(s.trace_id));
-  out.bytes(kSpanSpanId, id_bytes(s.span_id));
-  if (!s.is_root()) out.bytes(kSpanParentSpanId, id_bytes(s.parent_span_id));
-  encode_string_if(out, kSpanName, s.name);
-  if (s.kind != SpanKind::kUnspecified) {
-    out.tag(kSpanKind, kVarint);
-    out.varint(static_cast<std::uint64_t>(s.kind));
-  }
-  out.fixed64(kSpanStartTime, s.start_unix_ns);
-  out.fixed64(kSpanEndTime, s.end_unix_ns);
-  encode_attributes(out, kSpanAttributes, s.attributes);
-  if (s.status.code != StatusCode::kUnset || !s.status.message.empty()) {
-    out.message(kSpanStatus, [&s](auto& status) {
-      encode_string_if(status, kStatusMessage, s.status.message);
-      if (s.status.code != StatusCode::kUnset) {
-        status.tag(kStatusCode, kVarint);
-        status.varint(static_cast<std::uint64_t>(s.status.code));
-      }
-    });
-  }
-  if (s.flags != 0) out.fixed32(kSpanFlags, s.flags);
-}
-
-template <class Sink>
-void encode_spans_field(Sink& out, const std::vector<Span>& spans) {
-  for (const Span& span : spans) out.message(kScopeSpansSpans, [&span](auto& sp) { encode_span(sp, span); });
-}
-
 // encode_joined_request writes one resource with one scope whose spans are already-encoded
 // ScopeSpans.spans fields, joined as they are (repeated fields concatenate).
 template <class Sink>
@@ -248,19 +156,23 @@ void encode_joined_request(Sink& out, const std::vector<Attribute>& resource_att
   });
 }
 
+// encode_request writes `request` around its scopes' spans, already written (SpanWriter) into
+// `scope_spans`, one string per scope in request order.
 template <class Sink>
-void encode_request(Sink& out, const ExportRequest& request) {
+void encode_request(Sink& out, const ExportRequest& request, const std::vector<std::string>& scope_spans) {
+  std::size_t next = 0;
   for (const ResourceSpans& resource : request.resources) {
-    out.message(kRequestResourceSpans, [&resource](auto& rs) {
+    out.message(kRequestResourceSpans, [&](auto& rs) {
       rs.message(kResourceSpansResource,
                  [&resource](auto& r) { encode_attributes(r, kResourceAttributes, resource.resource_attributes); });
       for (const ScopeSpans& scope : resource.scopes) {
-        rs.message(kResourceSpansScopeSpans, [&scope](auto& ss) {
+        const std::string& spans = scope_spans[next++];
+        rs.message(kResourceSpansScopeSpans, [&scope, &spans](auto& ss) {
           ss.message(kScopeSpansScope, [&scope](auto& sc) {
             encode_string_if(sc, kScopeName, scope.scope_name);
             encode_string_if(sc, kScopeVersion, scope.scope_version);
           });
-          encode_spans_field(ss, scope.spans);
+          ss.raw(spans);
         });
       }
     });
@@ -364,6 +276,9 @@ class Decoder {
  public:
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
+
+  // spans reads repeated ScopeSpans.spans fields alone (a ScopeSpans without its scope).
+  bool spans(std::string_view data, ScopeSpans& out) { return scope_spans(data, out); }
 
   bool request(std::string_view data, ExportRequest& out) {
     return each_field(data, "ExportTraceServiceRequest", [&](const Field& f) {
@@ -622,11 +537,19 @@ std::size_t ExportRequest::span_count() const noexcept {
 }
 
 std::string encode_export_request(const ExportRequest& request) {
-  return encode_sized([&](auto& sink) { encode_request(sink, request); });
+  std::vector<std::string> scope_spans;
+  for (const ResourceSpans& resource : request.resources) {
+    for (const ScopeSpans& scope : resource.scopes) scope_spans.push_back(encode_spans_field(scope.spans));
+  }
+  // Written once, before both encode_sized passes, which then see the same bytes.
+  return encode_sized([&](auto& sink) { encode_request(sink, request, scope_spans); });
 }
 
 std::string encode_spans_field(const std::vector<Span>& spans) {
-  return encode_sized([&](auto& sink) { encode_spans_field(sink, spans); });
+  SpanBytes out;
+  SpanWriter writer(out);
+  for (const Span& span : spans) write_span(writer, span);
+  return std::string(out.view());
 }
 
 std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
@@ -641,6 +564,14 @@ Result<ExportRequest> decode_export_request(std::string_view body) {
   Decoder decoder;
   if (!decoder.request(body, request)) return make_error("cannot decode OTLP traces: " + decoder.error());
   return request;
+}
+
+Result<std::vector<Span>> decode_spans_field(std::string_view fields) {
+  // Repeated spans fields alone are a ScopeSpans message without a scope.
+  ScopeSpans scope;
+  Decoder decoder;
+  if (!decoder.spans(fields, scope)) return make_error("cannot decode OTLP traces: " + decoder.error());
+  return std::move(scope.spans);
 }
 
 }  // namespace inferscope::trace

@@ -48,8 +48,7 @@ struct ExportRequest {
 std::string encode_export_request(const ExportRequest& request);
 
 // encode_spans_field writes `spans` as ScopeSpans' repeated `spans` field (each a length-delimited
-// Span): the exporter encodes a request's spans on the request's own thread, where they were
-// built and are freed, and joins the pieces into one body with the overload below.
+// Span, through SpanWriter): pieces the overload below joins into one body.
 std::string encode_spans_field(const std::vector<Span>& spans);
 
 // encode_export_request writes a request of one resource and one scope whose spans are the
@@ -62,5 +61,9 @@ std::string encode_export_request(const std::vector<Attribute>& resource_attribu
 // group wire types, a trace id that is not 16 bytes or a span id that is not 8 (a parent id may be
 // empty), an enum value outside its range, and a string (name, key, value) that is not UTF-8.
 Result<ExportRequest> decode_export_request(std::string_view body);
+
+// decode_spans_field reads concatenated ScopeSpans.spans fields (what encode_spans_field and
+// SpanWriter write), with the same checks.
+Result<std::vector<Span>> decode_spans_field(std::string_view fields);
 
 }  // namespace inferscope::trace

@@ -8,8 +8,10 @@
 #include <inferscope/timeline/timeline_summary.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace inferscope::trace {
 namespace {
@@ -17,8 +19,6 @@ namespace {
 using timeline::FinishReason;
 using timeline::Stage;
 
-constexpr std::uint32_t kHasIsRemote = 0x100;
-constexpr std::uint32_t kIsRemote = 0x200;
 constexpr std::uint8_t kRandomFlag = 0x02;
 
 std::int64_t offset_nanos() {
@@ -31,13 +31,17 @@ std::int64_t offset_nanos() {
   return offset;
 }
 
-void add(std::vector<Attribute>& out, AttributeKey key, AttributeValue value) {
-  out.push_back(Attribute{std::move(key), std::move(value)});
+void double_if(SpanWriter& out, std::string_view key, std::optional<double> seconds) {
+  if (seconds) out.double_attribute(key, *seconds);
 }
 
-void add_seconds(std::vector<Attribute>& out, AttributeKey key, std::optional<double> seconds) {
-  if (seconds) add(out, key, *seconds);
-}
+// ChildSpan is one child of the root before writing: children are written in start order.
+struct ChildSpan {
+  timeline::TimePoint start;
+  timeline::TimePoint end;
+  std::size_t order = 0;                             // stage index, then kStageCount + dependency index
+  const timeline::DependencyCall* call = nullptr;    // set for a dependency call
+};
 
 }  // namespace
 
@@ -71,99 +75,89 @@ std::uint64_t unix_nanos(timeline::TimePoint when) noexcept {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(0, steady + offset_nanos()));
 }
 
-Span child_span(const RequestTrace& trace, const SpanId& parent, std::string_view name, SpanKind kind,
-                timeline::TimePoint start, timeline::TimePoint end) {
-  Span span;
-  span.trace_id = trace.trace_id;
-  span.span_id = random_span_id();
-  span.parent_span_id = parent;
-  span.name = std::string(name);
-  span.kind = kind;
-  span.start_unix_ns = unix_nanos(start);
-  span.end_unix_ns = unix_nanos(std::max(start, end));
-  span.flags = kSampledFlag | kHasIsRemote;  // an exported span was recorded, whatever the head said
-  return span;
-}
-
-std::vector<Span> request_spans(const RequestTrace& trace, const timeline::RequestTimeline& t,
-                                const RequestFacts& facts) {
-  const timeline::TimelineSummary s = timeline::summarize(t);
+void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& t,
+                         const RequestFacts& facts) {
   const timeline::StageIntervals intervals = timeline::stage_intervals(t);
+  const timeline::TimelineSummary s = timeline::summarize(t, intervals);
   const bool failed = is_failed_request(t, facts.http_status);
-  const std::uint32_t sampled = kSampledFlag;  // an exported span was recorded, whatever the head said
 
-  std::vector<Span> spans;
-  spans.reserve(1 + timeline::kStageCount + t.dependencies().size());
-  Span& root = spans.emplace_back();
-  root.trace_id = trace.trace_id;
-  root.span_id = trace.root_span_id;
-  if (trace.remote_parent) root.parent_span_id = *trace.remote_parent;
-  root.name = facts.response_model.empty() && facts.request_model.empty()
-                  ? std::string(facts.operation)
-                  : std::string(facts.operation) + " " +
-                        std::string(facts.request_model.empty() ? facts.response_model : facts.request_model);
-  root.kind = SpanKind::kServer;
-  root.start_unix_ns = unix_nanos(*t.moment(timeline::Moment::kArrival));
-  root.end_unix_ns = std::max(root.start_unix_ns, unix_nanos(t.end()));
-  root.flags = sampled | kHasIsRemote | (trace.remote_parent ? kIsRemote : 0);
+  // Reused per thread: a request's span writing allocates nothing once these have grown.
+  thread_local std::string root_name;
+  thread_local std::vector<ChildSpan> children;
 
-  auto& a = root.attributes;
-  a.reserve(24);
-  add(a, "gen_ai.operation.name", std::string(facts.operation));
-  add(a, "gen_ai.provider.name", std::string(facts.provider));
-  if (!facts.request_model.empty()) add(a, "gen_ai.request.model", std::string(facts.request_model));
-  if (!facts.response_model.empty()) add(a, "gen_ai.response.model", std::string(facts.response_model));
-  if (facts.max_tokens > 0) add(a, "gen_ai.request.max_tokens", std::int64_t{facts.max_tokens});
+  const std::string_view model = facts.request_model.empty() ? facts.response_model : facts.request_model;
+  root_name.assign(facts.operation);
+  if (!model.empty()) root_name.append(" ").append(model);
+  const std::uint64_t root_start = unix_nanos(*t.moment(timeline::Moment::kArrival));
+  out.open(trace.trace_id, trace.root_span_id, trace.remote_parent.value_or(SpanId{}), root_name, SpanKind::kServer,
+           root_start, std::max(root_start, unix_nanos(t.end())));
+  out.string_attribute("gen_ai.operation.name", facts.operation);
+  out.string_attribute("gen_ai.provider.name", facts.provider);
+  if (!facts.request_model.empty()) out.string_attribute("gen_ai.request.model", facts.request_model);
+  if (!facts.response_model.empty()) out.string_attribute("gen_ai.response.model", facts.response_model);
+  if (facts.max_tokens > 0) out.int_attribute("gen_ai.request.max_tokens", facts.max_tokens);
   if (s.reason == FinishReason::kStop || s.reason == FinishReason::kLength) {
-    add(a, "gen_ai.response.finish_reasons", StringList{std::string(timeline::to_string(s.reason))});
+    const std::string_view reasons[] = {timeline::to_string(s.reason)};
+    out.string_array_attribute("gen_ai.response.finish_reasons", reasons);
   }
-  if (s.prompt_tokens > 0) add(a, "gen_ai.usage.input_tokens", std::int64_t{s.prompt_tokens});
-  add(a, "gen_ai.usage.output_tokens", std::int64_t{s.output_tokens});
+  if (s.prompt_tokens > 0) out.int_attribute("gen_ai.usage.input_tokens", s.prompt_tokens);
+  out.int_attribute("gen_ai.usage.output_tokens", s.output_tokens);
   // vLLM's names and meanings (its e2e ends at the last token, as vllm:e2e_request_latency_seconds).
   const auto complete = [&s](Stage stage) -> std::optional<double> {
     if (s.truncated_stage == stage) return std::nullopt;
     return s.stage_seconds[static_cast<std::size_t>(stage)];
   };
-  add_seconds(a, "gen_ai.latency.time_to_first_token", s.ttft_seconds);
-  add(a, "gen_ai.latency.e2e", s.generation_seconds.value_or(s.e2e_seconds));
-  add_seconds(a, "gen_ai.latency.time_in_queue", complete(Stage::kQueue));
-  add_seconds(a, "gen_ai.latency.time_in_model_prefill", complete(Stage::kPrefill));
-  add_seconds(a, "gen_ai.latency.time_in_model_decode", complete(Stage::kDecode));
-  add_seconds(a, "gen_ai.latency.time_in_model_inference", s.inference_seconds);
-  if (!facts.route.empty()) add(a, "http.route", std::string(facts.route));
-  if (facts.http_status > 0) add(a, "http.response.status_code", std::int64_t{facts.http_status});
-  add(a, "inferscope.finish_reason", std::string(timeline::to_string(s.reason)));
+  double_if(out, "gen_ai.latency.time_to_first_token", s.ttft_seconds);
+  out.double_attribute("gen_ai.latency.e2e", s.generation_seconds.value_or(s.e2e_seconds));
+  double_if(out, "gen_ai.latency.time_in_queue", complete(Stage::kQueue));
+  double_if(out, "gen_ai.latency.time_in_model_prefill", complete(Stage::kPrefill));
+  double_if(out, "gen_ai.latency.time_in_model_decode", complete(Stage::kDecode));
+  double_if(out, "gen_ai.latency.time_in_model_inference", s.inference_seconds);
+  if (!facts.route.empty()) out.string_attribute("http.route", facts.route);
+  if (facts.http_status > 0) out.int_attribute("http.response.status_code", facts.http_status);
+  out.string_attribute("inferscope.finish_reason", timeline::to_string(s.reason));
+  char status_text[16];
+  std::string_view error_type;
   if (failed) {
-    const std::string type = facts.http_status > 0 ? std::to_string(facts.http_status) : "engine_error";
-    add(a, "error.type", type);
-    root.status = SpanStatus{StatusCode::kError, type};
+    if (facts.http_status > 0) {
+      const auto [end, ec] = std::to_chars(status_text, status_text + sizeof status_text, facts.http_status);
+      error_type = std::string_view(status_text, static_cast<std::size_t>(end - status_text));
+    } else {
+      error_type = "engine_error";
+    }
+    out.string_attribute("error.type", error_type);
   }
+  out.close(failed ? StatusCode::kError : StatusCode::kUnset, error_type,
+            kRecordedSpanFlags | (trace.remote_parent ? kIsRemoteFlag : 0));
 
-  const auto child = [&](std::string_view name, timeline::TimePoint start, timeline::TimePoint end) -> Span& {
-    return spans.emplace_back(child_span(trace, trace.root_span_id, name, SpanKind::kInternal, start, end));
-  };
+  children.clear();
   for (std::size_t i = 0; i < timeline::kStageCount; ++i) {
-    const auto& interval = intervals.stages[i];
-    if (!interval) continue;
-    const auto stage = static_cast<Stage>(i);
-    Span& span = child(timeline::to_string(stage), interval->start, interval->end);
-    add(span.attributes, "inferscope.stage", std::string(timeline::to_string(stage)));
-    if (intervals.truncated_stage == stage) add(span.attributes, "inferscope.stage.truncated", true);
-    if (stage == Stage::kDecode || stage == Stage::kStream) {
-      add(span.attributes, "gen_ai.usage.output_tokens", std::int64_t{s.output_tokens});
-    }
-    if (stage == Stage::kPrefill && s.prompt_tokens > 0) {
-      add(span.attributes, "gen_ai.usage.input_tokens", std::int64_t{s.prompt_tokens});
-    }
+    if (const auto& interval = intervals.stages[i]) children.push_back({interval->start, interval->end, i, nullptr});
   }
-  for (const timeline::DependencyCall& call : t.dependencies()) {
-    Span& span = child(timeline::to_string(Stage::kDependency), call.start, call.end);
-    add(span.attributes, "inferscope.stage", std::string(timeline::to_string(Stage::kDependency)));
-    add(span.attributes, "inferscope.dependency", call.name);
+  const auto& calls = t.dependencies();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    children.push_back({calls[i].start, calls[i].end, timeline::kStageCount + i, &calls[i]});
   }
-  std::sort(spans.begin() + 1, spans.end(),
-            [](const Span& x, const Span& y) { return x.start_unix_ns < y.start_unix_ns; });
-  return spans;
+  std::sort(children.begin(), children.end(), [](const ChildSpan& x, const ChildSpan& y) {
+    return x.start != y.start ? x.start < y.start : x.order < y.order;
+  });
+  for (const ChildSpan& child : children) {
+    const Stage stage = child.call != nullptr ? Stage::kDependency : static_cast<Stage>(child.order);
+    const std::uint64_t start = unix_nanos(child.start);
+    out.open(trace.trace_id, random_span_id(), trace.root_span_id, timeline::to_string(stage), SpanKind::kInternal,
+             start, unix_nanos(std::max(child.start, child.end)));
+    out.string_attribute("inferscope.stage", timeline::to_string(stage));
+    if (child.call != nullptr) {
+      out.string_attribute("inferscope.dependency", child.call->name);
+    } else {
+      if (intervals.truncated_stage == stage) out.bool_attribute("inferscope.stage.truncated", true);
+      if (stage == Stage::kDecode || stage == Stage::kStream) {
+        out.int_attribute("gen_ai.usage.output_tokens", s.output_tokens);
+      }
+      if (stage == Stage::kPrefill && s.prompt_tokens > 0) out.int_attribute("gen_ai.usage.input_tokens", s.prompt_tokens);
+    }
+    out.close(StatusCode::kUnset, {}, kRecordedSpanFlags);
+  }
 }
 
 }  // namespace inferscope::trace

@@ -5,19 +5,23 @@
 // its stage histograms observe (src/timeline), so a span and its histogram observation agree.
 // The trace decision: head sampling (ParentBased ratio) at the start, tail rules at the end
 // (errors and requests slower than the threshold are always exported).
+// The spans are written as OTLP bytes (span_writer.h) straight from the timeline: no Span object
+// is built per request.
 // Example: RequestTrace t = RequestTrace::begin(parse_traceparent(header), 0.1);
-//          ... if (policy.keep(t, failed, e2e)) exporter.submit(request_spans(t, timeline, facts));
+//          ... if (policy.keep(t, failed, e2e)) {
+//                std::string bytes; SpanWriter w(bytes); write_request_spans(w, t, timeline, facts);
+//                exporter.submit_encoded(bytes, w.spans()); }
 // Pure functions over their arguments (thread-safe); RequestTrace is a plain value.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include <inferscope/timeline/request_timeline.h>
 
 #include "trace/span.h"
+#include "trace/span_writer.h"
 #include "trace/trace_context.h"
 
 namespace inferscope::trace {
@@ -64,14 +68,16 @@ bool is_failed_request(const timeline::RequestTimeline& timeline, int http_statu
 // the first call, so differences between converted points are exactly the steady differences.
 std::uint64_t unix_nanos(timeline::TimePoint when) noexcept;
 
-// child_span starts a recorded span of `trace` under `parent` from `start` to `end` (steady clock;
-// an end before the start is cut to the start), with a new span id and no attributes.
-Span child_span(const RequestTrace& trace, const SpanId& parent, std::string_view name, SpanKind kind,
-                timeline::TimePoint start, timeline::TimePoint end);
+// kRecordedSpanFlags are the flags of every exported span: sampled (it was recorded, whatever
+// the head decided) and OTLP's "is-remote known" bit, clear (a local parent).
+inline constexpr std::uint32_t kHasIsRemoteFlag = 0x100;
+inline constexpr std::uint32_t kIsRemoteFlag = 0x200;
+inline constexpr std::uint32_t kRecordedSpanFlags = kSampledFlag | kHasIsRemoteFlag;
 
-// request_spans builds the root span and one child per stage with an interval (per dependency
-// call for kDependency), in time order after the root. `timeline` must be finished.
-std::vector<Span> request_spans(const RequestTrace& trace, const timeline::RequestTimeline& timeline,
-                                const RequestFacts& facts);
+// write_request_spans writes the root span and one child per stage with an interval (per
+// dependency call for kDependency), children in time order after the root. `timeline` must be
+// finished.
+void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& timeline,
+                         const RequestFacts& facts);
 
 }  // namespace inferscope::trace

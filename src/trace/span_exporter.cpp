@@ -223,11 +223,21 @@ SpanExporter::SpanExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 SpanExporter::~SpanExporter() { stop(milliseconds(0)); }
 
 bool SpanExporter::submit(std::vector<Span> spans) noexcept {
+  try {
+    return submit_encoded(encode_spans_field(spans), spans.size());
+  } catch (const std::bad_alloc&) {
+    std::lock_guard lock(impl_->mu);
+    impl_->count_dropped(DropReason::kQueueFull, spans.size());
+    return false;
+  }
+}
+
+bool SpanExporter::submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept {
   Impl& s = *impl_;
   EncodedSpans encoded;
-  encoded.count = spans.size();
+  encoded.count = span_count;
   try {
-    encoded.field = encode_spans_field(spans);  // outside the lock, on the caller's thread
+    encoded.field = std::string(span_fields);
   } catch (const std::bad_alloc&) {
     std::lock_guard lock(s.mu);
     s.count_dropped(DropReason::kQueueFull, encoded.count);

@@ -75,6 +75,8 @@ class SpanExporter {
   // submit queues one request's spans, all or none: false when they do not fit (counted as
   // queue_full) or after stop() (counted as shutdown).
   bool submit(std::vector<Span> spans) noexcept;
+  // submit_encoded queues one request's spans already written as ScopeSpans.spans fields.
+  bool submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept;
 
   // stop sends what is queued for at most `drain`, then ends the thread; spans left are counted
   // as shutdown. Idempotent.

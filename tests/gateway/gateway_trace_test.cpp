@@ -4,6 +4,9 @@
 // decode spans under the CLIENT span, as long as llama.cpp said, ending when they were read.
 #include "gateway/gateway_trace.h"
 
+#include "trace/otlp.h"
+#include "trace/span_writer.h"
+
 #include <gtest/gtest.h>
 
 namespace inferscope::gateway {
@@ -11,6 +14,19 @@ namespace {
 
 using namespace std::chrono_literals;
 using timeline::Moment;
+
+// gateway_spans writes a proxied request's spans and reads them back with the OTLP decoder.
+std::vector<trace::Span> gateway_spans(const GatewayTrace& trace, const timeline::RequestTimeline& timeline,
+                                       const trace::RequestFacts& facts, const UpstreamCallFacts& call) {
+  trace::SpanBytes bytes;
+  trace::SpanWriter writer(bytes);
+  write_gateway_spans(writer, trace, timeline, facts, call);
+  auto spans = trace::decode_spans_field(bytes.view());
+  EXPECT_TRUE(spans) << spans.error().message;
+  if (!spans) return {};
+  EXPECT_EQ(spans->size(), writer.spans());
+  return std::move(*spans);
+}
 
 trace::TraceSettings tracing(double ratio) {
   trace::TraceSettings s;

@@ -3,6 +3,9 @@
 // parents, flags, and the head/tail export decision.
 #include "trace/request_spans.h"
 
+#include "trace/otlp.h"
+#include "trace/span_writer.h"
+
 #include <inferscope/timeline/timeline_summary.h>
 
 #include <gtest/gtest.h>
@@ -32,6 +35,19 @@ RequestTimeline served_request() {
   t.set_prompt_tokens(42);
   t.finish(FinishReason::kStop, at_ms(170));
   return t;
+}
+
+// request_spans writes a request's spans and reads them back with the OTLP decoder, so every
+// test below checks the wire bytes the exporter sends.
+std::vector<Span> request_spans(const RequestTrace& trace, const RequestTimeline& t, const RequestFacts& facts) {
+  SpanBytes bytes;
+  SpanWriter writer(bytes);
+  write_request_spans(writer, trace, t, facts);
+  auto spans = decode_spans_field(bytes.view());
+  EXPECT_TRUE(spans) << spans.error().message;
+  if (!spans) return {};
+  EXPECT_EQ(spans->size(), writer.spans());
+  return std::move(*spans);
 }
 
 const AttributeValue& attr(const Span& s, std::string_view key) {

@@ -82,7 +82,12 @@ class RequestTimeline {
   void mark(Moment moment, TimePoint when) noexcept;
 
   // moment returns the recorded time of `moment`, or std::nullopt when it was never marked.
-  std::optional<TimePoint> moment(Moment moment) const noexcept;
+  // Inline: a request's summary and spans read moments a few dozen times.
+  std::optional<TimePoint> moment(Moment moment) const noexcept {
+    const auto index = static_cast<unsigned>(moment);
+    if (index >= kMomentCount || (marked_ & (1U << index)) == 0) return std::nullopt;
+    return moments_[index];
+  }
 
   // add_dependency records one outbound call (allocates: a name copy and a vector slot). A call
   // cut short by the request's end should be added with end = the end time, or not at all.

@@ -58,6 +58,8 @@ StageIntervals stage_intervals(const RequestTimeline& timeline) noexcept;
 // with kError at its latest recorded time. Negative intervals (out-of-order marks) become 0.
 // O(number of dependency calls); allocates nothing.
 TimelineSummary summarize(const RequestTimeline& timeline) noexcept;
+// summarize with the timeline's stage_intervals() already computed (a request's spans need both).
+TimelineSummary summarize(const RequestTimeline& timeline, const StageIntervals& intervals) noexcept;
 
 // seconds_between returns (to - from) in seconds, clamped at 0.
 inline double seconds_between(TimePoint from, TimePoint to) noexcept {
