@@ -149,6 +149,11 @@ const std::string& BlockingClient::url_text() const { return impl_->shared->url_
 
 Result<HttpReply> BlockingClient::request(std::string_view method, std::string_view target, std::string_view body,
                                           std::string_view content_type) {
+  return request_taking_body(method, target, std::string(body), content_type);
+}
+
+Result<HttpReply> BlockingClient::request_taking_body(std::string_view method, std::string_view target,
+                                                      std::string body, std::string_view content_type) {
   Impl& s = *impl_;
   const Shared& shared = *s.shared;
   const BlockingClientOptions& o = shared.options;
@@ -163,7 +168,7 @@ Result<HttpReply> BlockingClient::request(std::string_view method, std::string_v
   request.set(http::field::user_agent, "inferscope");
   if (!o.accept.empty()) request.set(http::field::accept, o.accept);
   if (!content_type.empty()) request.set(http::field::content_type, std::string(content_type));
-  request.body() = std::string(body);
+  request.body() = std::move(body);
   request.prepare_payload();
 
   const Clock::time_point deadline = Clock::now() + o.timeout;

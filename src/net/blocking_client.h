@@ -65,6 +65,10 @@ class BlockingClient {
   // Errors: "cannot <METHOD> <url>: <cause>", the cause naming TLS verification failures.
   Result<HttpReply> request(std::string_view method, std::string_view target, std::string_view body = {},
                             std::string_view content_type = {});
+  // request_taking_body is request() for a body the caller gives up: it is moved into the HTTP
+  // request instead of copied (the trace exporter's batches of ~100 KB and more).
+  Result<HttpReply> request_taking_body(std::string_view method, std::string_view target, std::string body,
+                                        std::string_view content_type = {});
 
   const HttpUrl& url() const;
   // url_text is the base URL as given to create().

@@ -143,7 +143,7 @@ void encode_attributes(Sink& out, std::uint32_t field, const std::vector<Attribu
 // ScopeSpans.spans fields, joined as they are (repeated fields concatenate).
 template <class Sink>
 void encode_joined_request(Sink& out, const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
-                           std::string_view scope_version, const std::vector<std::string>& span_fields) {
+                           std::string_view scope_version, std::string_view span_fields) {
   out.message(kRequestResourceSpans, [&](auto& rs) {
     rs.message(kResourceSpansResource, [&](auto& r) { encode_attributes(r, kResourceAttributes, resource_attributes); });
     rs.message(kResourceSpansScopeSpans, [&](auto& ss) {
@@ -151,7 +151,7 @@ void encode_joined_request(Sink& out, const std::vector<Attribute>& resource_att
         encode_string_if(sc, kScopeName, scope_name);
         encode_string_if(sc, kScopeVersion, scope_version);
       });
-      for (const std::string& field : span_fields) ss.raw(field);
+      ss.raw(span_fields);
     });
   });
 }
@@ -553,7 +553,7 @@ std::string encode_spans_field(const std::vector<Span>& spans) {
 }
 
 std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
-                                  std::string_view scope_version, const std::vector<std::string>& span_fields) {
+                                  std::string_view scope_version, std::string_view span_fields) {
   return encode_sized([&](auto& sink) {
     encode_joined_request(sink, resource_attributes, scope_name, scope_version, span_fields);
   });

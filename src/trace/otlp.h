@@ -51,11 +51,12 @@ std::string encode_export_request(const ExportRequest& request);
 // Span, through SpanWriter): pieces the overload below joins into one body.
 std::string encode_spans_field(const std::vector<Span>& spans);
 
-// encode_export_request writes a request of one resource and one scope whose spans are the
-// concatenated `span_fields` (encode_spans_field outputs): byte for byte what the ExportRequest
-// overload writes for the same spans.
+// encode_export_request writes a request of one resource and one scope whose spans are
+// `span_fields`, encode_spans_field outputs joined end to end (the exporter's batch buffer): byte
+// for byte what the ExportRequest overload writes for the same spans. The fields are copied once,
+// after the envelope.
 std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
-                                  std::string_view scope_version, const std::vector<std::string>& span_fields);
+                                  std::string_view scope_version, std::string_view span_fields);
 
 // decode_export_request reads the protobuf wire form. Fails on truncated or malformed wire data,
 // group wire types, a trace id that is not 16 bytes or a span id that is not 8 (a parent id may be

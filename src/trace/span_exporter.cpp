@@ -1,6 +1,6 @@
 // File: span_exporter.cpp
 // One sending thread per exporter; a request encodes its own spans and takes the queue mutex only
-// to move the bytes in. Retry rules:
+// to append the bytes to the open batch's buffer. Retry rules:
 // opentelemetry-proto docs/specification.md "Failures" (OTLP/HTTP) — only 429/502/503/504 are
 // retried, Retry-After honoured, otherwise exponential back-off with jitter.
 #include "trace/span_exporter.h"
@@ -11,7 +11,6 @@
 #include <charconv>
 #include <condition_variable>
 #include <ctime>
-#include <deque>
 #include <mutex>
 #include <new>
 #include <random>
@@ -61,13 +60,25 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, std::chron
 
 bool is_retryable_status(int status) noexcept { return status == 429 || status == 502 || status == 503 || status == 504; }
 
-// EncodedSpans is one request's spans, already encoded (otlp.h encode_spans_field) on the
-// request's thread: Span objects are built and freed on one thread, and the queue holds one
-// string per request instead of every span's strings and vectors.
-struct EncodedSpans {
-  std::string field;
-  std::size_t count = 0;
+// Batch is whole requests' encoded spans (encode_spans_field outputs) appended end to end: what
+// one POST carries. Its string keeps its capacity from batch to batch, so a request appends
+// without allocating once the buffers have grown to a batch's size.
+struct Batch {
+  std::string fields;
+  std::size_t spans = 0;
 };
+
+// batch_ring_size is how many batches a full queue can hold. A batch is closed when the next
+// request does not fit (or it alone is larger than a batch), so any two neighbouring queued
+// batches hold more than max_batch spans together; a queue of at most max_queue spans therefore
+// holds at most 2 * ceil(max_queue / max_batch) + 1 batches.
+std::size_t batch_ring_size(std::size_t max_queue, std::size_t max_batch) {
+  return 2 * ((max_queue + max_batch - 1) / max_batch) + 2;
+}
+
+// A batch buffer is first reserved for this many bytes per span (serve's spans take ~210, the
+// gateway's a little more); a larger batch grows it once and keeps the capacity.
+constexpr std::size_t kReservedBytesPerSpan = 256;
 
 struct SpanExporter::Impl {
   SpanExporterOptions options;
@@ -77,8 +88,12 @@ struct SpanExporter::Impl {
 
   mutable std::mutex mu;
   std::condition_variable cv;
-  std::deque<EncodedSpans> queue;  // guarded by mu
-  std::size_t queued_spans = 0;    // guarded by mu: the spans in queue
+  // The queue: `batches` batches from ring[head] on (wrapping), all but the last closed; the last
+  // is closed once it holds max_batch spans. Sized at start, never resized.
+  std::vector<Batch> ring;      // guarded by mu
+  std::size_t head = 0;         // guarded by mu
+  std::size_t batches = 0;      // guarded by mu
+  std::size_t queued_spans = 0; // guarded by mu: the spans in all queued batches
   bool stopping = false;       // guarded by mu
   bool joined = false;         // guarded by mu
   SteadyClock::time_point drain_deadline;  // guarded by mu, set with stopping
@@ -86,7 +101,10 @@ struct SpanExporter::Impl {
   bool failing = false;        // sending thread only: the last batch failed (log transitions only)
   std::thread worker;
 
-  Impl(SpanExporterOptions o, net::BlockingClient c) : options(std::move(o)), client(std::move(c)) {}
+  Impl(SpanExporterOptions o, net::BlockingClient c)
+      : options(std::move(o)),
+        client(std::move(c)),
+        ring(batch_ring_size(options.max_queue_spans, options.max_batch_spans)) {}
 
   // count_dropped records `n` spans lost for `reason` (mu held).
   void count_dropped(DropReason reason, std::size_t n) {
@@ -100,32 +118,73 @@ struct SpanExporter::Impl {
     if (!dropped.empty()) dropped[static_cast<std::size_t>(reason)].add(static_cast<double>(n));
   }
 
+  // The queue's bookkeeping, all with mu held.
+  Batch& last() { return ring[(head + batches - 1) % ring.size()]; }
+  bool full_batch_queued() const {
+    return batches > 1 || (batches == 1 && ring[head].spans >= options.max_batch_spans);
+  }
+  void clear_queue() {
+    for (Batch& b : ring) {
+      b.fields.clear();
+      b.spans = 0;
+    }
+    head = 0;
+    batches = 0;
+    queued_spans = 0;
+  }
+
+  // enqueue appends one request's fields to the last batch, or to a new one when they do not fit
+  // beside it (a request larger than a batch goes alone); false when there is no room (mu held).
+  bool enqueue(std::string_view fields, std::size_t count) {
+    if (queued_spans + count > options.max_queue_spans) return false;
+    const bool opens = batches == 0 || last().spans + count > options.max_batch_spans;
+    if (opens && batches == ring.size()) return false;  // cannot happen with the ring's size; never overrun it
+    Batch& batch = opens ? ring[(head + batches) % ring.size()] : last();
+    try {
+      if (opens && batch.fields.capacity() == 0) batch.fields.reserve(options.max_batch_spans * kReservedBytesPerSpan);
+      batch.fields.append(fields);  // strong guarantee: unchanged when it throws
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+    if (opens) ++batches;
+    batch.spans += count;
+    queued_spans += count;
+    return true;
+  }
+
+  // take_batch swaps the first queued batch's bytes into `out` (whose old buffer the ring keeps
+  // for later batches) and returns its span count (mu held, batches > 0).
+  std::size_t take_batch(std::string& out) {
+    Batch& batch = ring[head];
+    out.clear();
+    out.swap(batch.fields);
+    const std::size_t spans = batch.spans;
+    batch.spans = 0;
+    head = (head + 1) % ring.size();
+    --batches;
+    queued_spans -= spans;
+    return spans;
+  }
+
   bool past_drain() const { return stopping && SteadyClock::now() >= drain_deadline; }
 
   void run() {
+    std::string batch;
     for (;;) {
-      std::vector<std::string> batch;
       std::size_t spans = 0;
       {
         std::unique_lock lock(mu);
-        cv.wait_for(lock, options.batch_delay, [this] { return stopping || queued_spans >= options.max_batch_spans; });
+        cv.wait_for(lock, options.batch_delay, [this] { return stopping || full_batch_queued(); });
         if (past_drain()) {
           count_dropped(DropReason::kShutdown, queued_spans);
-          queue.clear();
-          queued_spans = 0;
+          clear_queue();
           return;
         }
-        if (queue.empty()) {
+        if (batches == 0) {
           if (stopping) return;
           continue;
         }
-        // Whole requests up to the batch size (a request larger than a batch goes alone).
-        while (!queue.empty() && (batch.empty() || spans + queue.front().count <= options.max_batch_spans)) {
-          spans += queue.front().count;
-          batch.push_back(std::move(queue.front().field));
-          queue.pop_front();
-        }
-        queued_spans -= spans;
+        spans = take_batch(batch);  // a full one, or after batch_delay what there is
       }
       send(batch, spans);
     }
@@ -148,11 +207,15 @@ struct SpanExporter::Impl {
     failing = true;
   }
 
-  void send(const std::vector<std::string>& batch, std::size_t n) {
-    const std::string body =
-        encode_export_request(options.resource_attributes, options.scope_name, options.scope_version, batch);
+  // send POSTs `fields` (n spans) in one ExportTraceServiceRequest. Each attempt builds the body
+  // afresh (the envelope and one copy of the batch) and hands it to the client, which sends it
+  // without copying it again; a retry is rare, a copy per batch is not.
+  void send(const std::string& fields, std::size_t n) {
     for (int attempt = 1;; ++attempt) {
-      auto reply = client.request("POST", "", body, "application/x-protobuf");
+      auto reply = client.request_taking_body(
+          "POST", "",
+          encode_export_request(options.resource_attributes, options.scope_name, options.scope_version, fields),
+          "application/x-protobuf");
       std::unique_lock lock(mu);
       if (reply && reply->status >= 200 && reply->status < 300) {
         stats.exported += n;
@@ -224,7 +287,7 @@ SpanExporter::~SpanExporter() { stop(milliseconds(0)); }
 
 bool SpanExporter::submit(std::vector<Span> spans) noexcept {
   try {
-    return submit_encoded(encode_spans_field(spans), spans.size());
+    return submit_encoded(encode_spans_field(spans), spans.size());  // encoded on the caller's thread
   } catch (const std::bad_alloc&) {
     std::lock_guard lock(impl_->mu);
     impl_->count_dropped(DropReason::kQueueFull, spans.size());
@@ -234,32 +297,23 @@ bool SpanExporter::submit(std::vector<Span> spans) noexcept {
 
 bool SpanExporter::submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept {
   Impl& s = *impl_;
-  EncodedSpans encoded;
-  encoded.count = span_count;
-  try {
-    encoded.field = std::string(span_fields);
-  } catch (const std::bad_alloc&) {
-    std::lock_guard lock(s.mu);
-    s.count_dropped(DropReason::kQueueFull, encoded.count);
-    return false;
-  }
+  if (span_count == 0) return true;
   bool wake = false;
   {
     std::lock_guard lock(s.mu);
     if (s.stopping) {
-      s.count_dropped(DropReason::kShutdown, encoded.count);
+      s.count_dropped(DropReason::kShutdown, span_count);
       return false;
     }
-    if (s.queued_spans + encoded.count > s.options.max_queue_spans) {
-      s.count_dropped(DropReason::kQueueFull, encoded.count);
+    // Wake the sender once, when a full batch is first queued: it checks that under the mutex
+    // before it sleeps, so later submits need no notify (each one while it sleeps is a futex
+    // syscall).
+    const bool had_full_batch = s.full_batch_queued();
+    if (!s.enqueue(span_fields, span_count)) {
+      s.count_dropped(DropReason::kQueueFull, span_count);
       return false;
     }
-    // Wake the sender once, when the queue reaches a batch: it checks that under the mutex before
-    // it sleeps, so later submits need no notify (each one while it sleeps is a futex syscall).
-    const bool below = s.queued_spans < s.options.max_batch_spans;
-    s.queued_spans += encoded.count;
-    s.queue.push_back(std::move(encoded));
-    wake = below && s.queued_spans >= s.options.max_batch_spans;
+    wake = !had_full_batch && s.full_batch_queued();
   }
   if (wake) s.cv.notify_one();
   return true;
@@ -278,8 +332,7 @@ void SpanExporter::stop(milliseconds drain) {
   if (s.worker.joinable()) s.worker.join();
   std::lock_guard lock(s.mu);
   s.count_dropped(DropReason::kShutdown, s.queued_spans);
-  s.queue.clear();
-  s.queued_spans = 0;
+  s.clear_queue();
 }
 
 ExporterStats SpanExporter::stats() const {

@@ -10,7 +10,8 @@
 // Example: auto e = SpanExporter::start({.endpoint = "http://127.0.0.1:4318/v1/traces",
 //                                        .resource_attributes = {{"service.name", std::string("serve")}}}, &registry);
 //          (*e)->submit(std::move(spans));
-// Thread-safe: submit() from any thread, never blocks on the network (one short mutex).
+// Thread-safe: submit() and submit_encoded() from any thread, never block on the network (one
+// short mutex).
 #pragma once
 
 #include <chrono>
@@ -73,9 +74,16 @@ class SpanExporter {
   SpanExporter& operator=(const SpanExporter&) = delete;
 
   // submit queues one request's spans, all or none: false when they do not fit (counted as
-  // queue_full) or after stop() (counted as shutdown).
+  // queue_full) or after stop() (counted as shutdown). It encodes them (encode_spans_field) on the
+  // caller's thread, then queues them as submit_encoded does.
   bool submit(std::vector<Span> spans) noexcept;
   // submit_encoded queues one request's spans already written as ScopeSpans.spans fields.
+  bool submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept;
+
+  // submit_encoded queues one request's `span_count` spans already encoded as ScopeSpans.spans
+  // fields (otlp.h encode_spans_field's bytes), all or none, counted as submit() counts; it copies
+  // the bytes (the caller may reuse its buffer) into the open batch's buffer, which allocates
+  // nothing once the buffers have grown to a batch.
   bool submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept;
 
   // stop sends what is queued for at most `drain`, then ends the thread; spans left are counted

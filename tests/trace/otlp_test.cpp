@@ -77,18 +77,23 @@ TEST(OtlpTest, RoundTripsEveryField) {
   EXPECT_TRUE(back->resources[0].scopes[0].spans[1].is_root());
 }
 
-// Tests that spans encoded in pieces (as the exporter does, one piece per request) and joined
-// make the same bytes as the whole request encoded at once, so the join is the same message.
+// Tests that spans encoded in pieces (as the exporter does, one piece per request) and appended
+// end to end make the same bytes as the whole request encoded at once, so the join is the same
+// message; and that a batch of no spans is still a valid request of that resource and scope.
 TEST(OtlpTest, JoinedSpanPiecesEqualTheWholeRequest) {
   const ExportRequest r = sample_request();
   const ResourceSpans& resource = r.resources[0];
   const ScopeSpans& scope = resource.scopes[0];
-  const std::vector<std::string> pieces = {encode_spans_field({scope.spans[0]}), encode_spans_field({scope.spans[1]})};
+  const std::string pieces = encode_spans_field({scope.spans[0]}) + encode_spans_field({scope.spans[1]});
   const std::string joined = encode_export_request(resource.resource_attributes, scope.scope_name, scope.scope_version, pieces);
   EXPECT_EQ(joined, encode_export_request(r));
   EXPECT_EQ(encode_export_request(resource.resource_attributes, scope.scope_name, scope.scope_version,
-                                  {encode_spans_field(scope.spans)}),
+                                  encode_spans_field(scope.spans)),
             joined);
+  ExportRequest none = r;
+  none.resources[0].scopes[0].spans.clear();
+  EXPECT_EQ(encode_export_request(resource.resource_attributes, scope.scope_name, scope.scope_version, ""),
+            encode_export_request(none));
 }
 
 // wrap writes one length-delimited field whose number and length fit one byte each.

@@ -5,11 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <deque>
 #include <mutex>
 
 #include "net/http_server.h"
 #include "net/router.h"
+#include "support/registry_scrape.h"
 #include "support/wait_until.h"
 #include "trace/otlp.h"
 
@@ -60,6 +67,52 @@ class Endpoint {
   std::vector<std::string> bodies_;
   std::vector<std::string> content_types_;
   std::unique_ptr<net::HttpServer> server_;
+};
+
+// SilentEndpoint listens on a loopback port, takes one connection, reads what is sent on it and
+// never answers: an exporter posting to it waits for its request timeout.
+class SilentEndpoint {
+ public:
+  SilentEndpoint() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(::listen(listener_, 4), 0);
+    EXPECT_EQ(::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentEndpoint() { close(); }
+  SilentEndpoint(const SilentEndpoint&) = delete;
+  SilentEndpoint& operator=(const SilentEndpoint&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/traces"; }
+
+  // took_request accepts the first connection and waits (up to 10 s) for its first bytes: the
+  // exporter's sending thread is then inside a POST that will not be answered.
+  bool took_request() {
+    pollfd listening{listener_, POLLIN, 0};
+    if (::poll(&listening, 1, 10000) != 1) return false;
+    connection_ = ::accept(listener_, nullptr, nullptr);
+    if (connection_ < 0) return false;
+    pollfd readable{connection_, POLLIN, 0};
+    if (::poll(&readable, 1, 10000) != 1) return false;
+    char head[64];
+    return ::recv(connection_, head, sizeof head, 0) > 0;
+  }
+
+  void close() {
+    if (connection_ >= 0) ::close(connection_);
+    if (listener_ >= 0) ::close(listener_);
+    connection_ = listener_ = -1;
+  }
+
+ private:
+  int listener_ = -1;
+  int connection_ = -1;
+  int port_ = 0;
 };
 
 std::vector<Span> request_of(std::size_t n) {
@@ -165,6 +218,78 @@ TEST(SpanExporterTest, FullQueueDropsAndCounts) {
   EXPECT_EQ(stats.dropped_queue_full, 2U);
   EXPECT_EQ(stats.dropped_shutdown, 5U);
   EXPECT_EQ(stats.exported, 0U);
+}
+
+// Tests that submit_encoded sends, byte for byte, what submit() sends for the same spans, that
+// the caller's buffer is copied (reused right after the call without changing what is sent), and
+// that a request larger than the whole queue is refused as queue_full.
+TEST(SpanExporterTest, SubmitEncodedSendsWhatSubmitSends) {
+  std::vector<std::vector<Span>> requests = {request_of(3), request_of(1), request_of(5)};
+  Endpoint by_spans;
+  Endpoint by_fields;
+  metrics::Registry registry;
+  SpanExporterOptions options = options_for(by_spans.url());
+  options.batch_delay = 1h;  // one batch each, sent by stop()
+  auto spans_exporter = SpanExporter::start(options, nullptr);
+  options.endpoint = by_fields.url();
+  auto fields_exporter = SpanExporter::start(options, &registry);
+  ASSERT_TRUE(spans_exporter.ok()) << spans_exporter.error().message;
+  ASSERT_TRUE(fields_exporter.ok()) << fields_exporter.error().message;
+  std::string buffer;
+  for (const auto& spans : requests) {
+    buffer = encode_spans_field(spans);
+    EXPECT_TRUE((*fields_exporter)->submit_encoded(buffer, spans.size()));
+    buffer.assign(buffer.size(), 'x');  // the caller's buffer, reused
+    EXPECT_TRUE((*spans_exporter)->submit(spans));
+  }
+  std::vector<Span> too_many = request_of(2049);  // the default queue holds 2048
+  EXPECT_FALSE((*fields_exporter)->submit_encoded(encode_spans_field(too_many), too_many.size()));
+  (*spans_exporter)->stop(10s);
+  (*fields_exporter)->stop(10s);
+
+  ASSERT_EQ(by_fields.bodies().size(), 1U);
+  EXPECT_EQ(by_fields.bodies(), by_spans.bodies());
+  auto request = decode_export_request(by_fields.bodies()[0]);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  ASSERT_EQ(request->resources.size(), 1U);
+  EXPECT_EQ(request->resources[0].service_name(), "test-serve");
+  std::vector<Span> sent;
+  for (const auto& spans : requests) sent.insert(sent.end(), spans.begin(), spans.end());
+  EXPECT_EQ(request->resources[0].scopes[0].spans, sent);
+  const ExporterStats stats = (*fields_exporter)->stats();
+  EXPECT_EQ(stats.exported, 9U);
+  EXPECT_EQ(stats.dropped_queue_full, 2049U);
+  EXPECT_EQ(metrics::value_of(testing::scrape(registry), "inferscope_traces_dropped_total", {{"reason", "queue_full"}}),
+            2049.0);
+}
+
+// Tests the full queue while the sending thread waits on an endpoint that does not answer:
+// requests queue up to max_queue_spans in batches, the next one is refused whole and counted in
+// inferscope_traces_dropped_total{reason="queue_full"}, and submit never waits for the network.
+TEST(SpanExporterTest, FullQueueBehindAnUnansweredPostDropsAndCounts) {
+  SilentEndpoint silent;
+  SpanExporterOptions options = options_for(silent.url());
+  options.max_queue_spans = 8;
+  options.max_batch_spans = 4;
+  options.request_timeout = 60s;
+  metrics::Registry registry;
+  auto exporter = SpanExporter::start(options, &registry);
+  ASSERT_TRUE(exporter.ok()) << exporter.error().message;
+  EXPECT_TRUE((*exporter)->submit(request_of(4)));  // a full batch: the sender takes it at once
+  ASSERT_TRUE(silent.took_request());
+  const auto fields = encode_spans_field(request_of(2));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE((*exporter)->submit_encoded(fields, 2)) << i;  // 8 queued
+  EXPECT_FALSE((*exporter)->submit_encoded(fields, 2));
+  EXPECT_FALSE((*exporter)->submit(request_of(1)));
+  const auto exposition = testing::scrape(registry);
+  EXPECT_EQ(metrics::value_of(exposition, "inferscope_traces_dropped_total", {{"reason", "queue_full"}}), 3.0);
+  EXPECT_EQ(metrics::value_of(exposition, "inferscope_trace_spans_exported_total"), 0.0);
+  silent.close();  // the POST fails now; stop() then drops the rest
+  (*exporter)->stop(0ms);
+  const ExporterStats stats = (*exporter)->stats();
+  EXPECT_EQ(stats.dropped_queue_full, 3U);
+  EXPECT_EQ(stats.exported, 0U);
+  EXPECT_EQ(stats.dropped_unavailable + stats.dropped_shutdown, 12U);
 }
 
 // Tests that an endpoint nobody listens on drops the batch as unavailable.
