@@ -242,7 +242,8 @@ TEST(SpanExporterTest, SubmitEncodedSendsWhatSubmitSends) {
     buffer.assign(buffer.size(), 'x');  // the caller's buffer, reused
     EXPECT_TRUE((*spans_exporter)->submit(spans));
   }
-  std::vector<Span> too_many = request_of(2049);  // the default queue holds 2048
+  const std::size_t queue = options.max_queue_spans;
+  std::vector<Span> too_many = request_of(queue + 1);
   EXPECT_FALSE((*fields_exporter)->submit_encoded(encode_spans_field(too_many), too_many.size()));
   (*spans_exporter)->stop(10s);
   (*fields_exporter)->stop(10s);
@@ -258,9 +259,9 @@ TEST(SpanExporterTest, SubmitEncodedSendsWhatSubmitSends) {
   EXPECT_EQ(request->resources[0].scopes[0].spans, sent);
   const ExporterStats stats = (*fields_exporter)->stats();
   EXPECT_EQ(stats.exported, 9U);
-  EXPECT_EQ(stats.dropped_queue_full, 2049U);
+  EXPECT_EQ(stats.dropped_queue_full, queue + 1);
   EXPECT_EQ(metrics::value_of(testing::scrape(registry), "inferscope_traces_dropped_total", {{"reason", "queue_full"}}),
-            2049.0);
+            static_cast<double>(queue + 1));
 }
 
 // Tests the full queue while the sending thread waits on an endpoint that does not answer:
