@@ -85,13 +85,11 @@ class SpanExporter {
   // queue_full) or after stop() (counted as shutdown). It encodes them (encode_spans_field) on the
   // caller's thread, then queues them as submit_encoded does.
   bool submit(std::vector<Span> spans) noexcept;
-  // submit_encoded queues one request's spans already written as ScopeSpans.spans fields.
-  bool submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept;
 
-  // submit_encoded queues one request's `span_count` spans already encoded as ScopeSpans.spans
-  // fields (otlp.h encode_spans_field's bytes), all or none, counted as submit() counts; it copies
-  // the bytes (the caller may reuse its buffer) into the open batch's buffer, which allocates
-  // nothing once the buffers have grown to a batch.
+  // submit_encoded queues one request's `span_count` spans already written as ScopeSpans.spans
+  // fields (span_writer.h's bytes, or otlp.h encode_spans_field's), all or none, counted as
+  // submit() counts; it copies the bytes (the caller may reuse its buffer) into the open batch's
+  // buffer, which allocates nothing once the buffers have grown to a batch.
   bool submit_encoded(std::string_view span_fields, std::size_t span_count) noexcept;
 
   // stop sends what is queued for at most `drain`, then ends the thread; spans left are counted
