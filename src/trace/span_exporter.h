@@ -31,21 +31,22 @@
 
 namespace inferscope::trace {
 
-// Batch sizes: 2048 spans a POST from a queue of 8192, four times OpenTelemetry's
-// BatchSpanProcessor defaults (512 of 2048). The sending thread's cost is per batch far more than
-// per byte (its wakeup, the HTTP exchange, the loopback send, the wait for the answer: ~100 us a
-// batch, ~0.08 us a span), so on serve at 100 % sampling it took 1.0-1.3 us per request against
-// 2.2-2.8 with 512-span batches, and a 2048-span queue, filled while the sender waited for the
-// endpoint's answer, dropped up to 5 % of the spans as queue_full where 8192 dropped none
-// (bench/serve/tracing_threads.sh; docs/tracing.md "The exporter's batches"). A full queue is
-// ~2 MB of encoded spans; the 1 s batch delay is OpenTelemetry's.
+// Batch sizes, by measurement (bench/serve/tracing_overhead.sh and tracing_threads.sh, serve at
+// 100 % sampling; docs/tracing.md "The exporter's batches"): 512 spans a POST, OpenTelemetry's
+// BatchSpanProcessor default. 2048-span batches halve the sending thread's own CPU per request
+// (it pays ~100 us a batch, ~0.08 us a span), but the whole process came out ~3 % higher over
+// ten alternated runs, which the per-thread figures do not place. The queue is 8192 spans, four
+// times OpenTelemetry's 2048: a 2048-span queue filled while the sender waited for the
+// endpoint's answer and dropped up to 6 % of the spans as queue_full; a larger queue costs
+// nothing until it fills (a full one is ~2 MB of encoded spans). The 1 s batch delay is
+// OpenTelemetry's default.
 struct SpanExporterOptions {
   std::string endpoint = {};                       // full URL, e.g. http://127.0.0.1:4318/v1/traces
   std::vector<Attribute> resource_attributes = {};  // service.name at least
   std::string scope_name = "inferscope";
   std::string scope_version = {};
   std::size_t max_queue_spans = 8192;  // see "Batch sizes" above
-  std::size_t max_batch_spans = 2048;
+  std::size_t max_batch_spans = 512;
   std::chrono::milliseconds batch_delay{1000};
   std::chrono::milliseconds request_timeout{10000};
   int max_attempts = 5;                               // per batch, the first try included
