@@ -264,6 +264,27 @@ TEST(SpanExporterTest, SubmitEncodedSendsWhatSubmitSends) {
             static_cast<double>(queue + 1));
 }
 
+// Tests that batches are made of whole requests up to max_batch_spans, and that a request larger
+// than a batch is sent alone rather than split or refused.
+TEST(SpanExporterTest, BatchesHoldWholeRequestsAndALargerOneGoesAlone) {
+  Endpoint endpoint;
+  SpanExporterOptions options = options_for(endpoint.url());
+  options.max_batch_spans = 2;
+  options.batch_delay = 1h;  // batches leave when full, the last one at stop()
+  auto exporter = SpanExporter::start(options, nullptr);
+  ASSERT_TRUE(exporter.ok()) << exporter.error().message;
+  for (std::size_t n : {1, 3, 1, 1}) EXPECT_TRUE((*exporter)->submit(request_of(n))) << n;
+  (*exporter)->stop(10s);
+  std::vector<std::size_t> counts;
+  for (const std::string& body : endpoint.bodies()) {
+    auto request = decode_export_request(body);
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    counts.push_back(request->span_count());
+  }
+  EXPECT_EQ(counts, (std::vector<std::size_t>{1, 3, 2}));
+  EXPECT_EQ((*exporter)->stats().exported, 6U);
+}
+
 // Tests the full queue while the sending thread waits on an endpoint that does not answer:
 // requests queue up to max_queue_spans in batches, the next one is refused whole and counted in
 // inferscope_traces_dropped_total{reason="queue_full"}, and submit never waits for the network.
