@@ -72,6 +72,22 @@ start_otlp_receiver() {
   OTLP_ENDPOINT="http://127.0.0.1:$(python3 -c "import json; print(json.loads(open('$WORK/receiver.out').readline())['port'])")/v1/traces"
 }
 
+# start_serve_tracing_pair: the OTLP receiver and two `inferscope serve --profile zero-cost` (one
+# io thread, so the HTTP path and not the simulated engine is measured), OFF without tracing and ON
+# exporting every request to the receiver; sets OFF/ON (ports), OFF_PID/ON_PID, and TRACE_BENCH,
+# the bench command line both are measured with (seed, sizes; --num-prompts left to the caller).
+start_serve_tracing_pair() {
+  start_otlp_receiver
+  OFF="$(free_port)"; ON="$(free_port)"
+  local serve=(--profile zero-cost --max-num-seqs 4096 --max-waiting 4096 --io-threads 1 --log-level warn)
+  start_serve "$OFF" "${serve[@]}"
+  OFF_PID="${PIDS[-1]}"
+  start_serve "$ON" "${serve[@]}" --otlp-endpoint "$OTLP_ENDPOINT" --trace-sample 1
+  ON_PID="${PIDS[-1]}"
+  TRACE_BENCH=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --seed 1 --random-input-len 32
+               --random-output-len 16 --max-concurrency 16)
+}
+
 # cpu_run NAME PORT PID ROUND: runs the bench command line in the array B against 127.0.0.1:PORT and
 # prints "NAME NS COMPLETED FAILED", NS being the CPU nanoseconds process PID used meanwhile, the
 # exporter's last batch included (read after its 1 s batch delay, on both sides alike).

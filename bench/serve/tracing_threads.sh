@@ -9,15 +9,8 @@
 # Usage: NODE_PATH=<web node_modules> bench/serve/tracing_threads.sh [requests=3000] [rounds=2]
 source "$(dirname "$0")/../gateway/common.sh"
 N="${1:-3000}"; ROUNDS="${2:-2}"
-start_otlp_receiver
-OFF="$(free_port)"; ON="$(free_port)"
-SERVE=(--profile zero-cost --max-num-seqs 4096 --max-waiting 4096 --io-threads 1 --log-level warn)
-start_serve "$OFF" "${SERVE[@]}"
-OFF_PID="${PIDS[-1]}"
-start_serve "$ON" "${SERVE[@]}" --otlp-endpoint "$OTLP_ENDPOINT" --trace-sample 1
-ON_PID="${PIDS[-1]}"
-B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --seed 1 --random-input-len 32
-   --random-output-len 16 --max-concurrency 16)
+start_serve_tracing_pair
+B=("${TRACE_BENCH[@]}")
 # threads PID: "tid name ns" for each thread of PID.
 threads() { for t in /proc/"$1"/task/*; do echo "$(basename "$t") $(tr ' ' '_' < "$t/comm") $(cut -d' ' -f1 "$t/schedstat")"; done; }
 "${B[@]}" --num-prompts 1000 --base-url "http://127.0.0.1:$OFF" > /dev/null  # warm-up, both sides
