@@ -88,21 +88,46 @@ start_serve_tracing_pair() {
                --random-output-len 16 --max-concurrency 16)
 }
 
-# cpu_run NAME PORT PID ROUND: runs the bench command line in the array B against 127.0.0.1:PORT and
-# prints "NAME NS COMPLETED FAILED", NS being the CPU nanoseconds process PID used meanwhile, the
-# exporter's last batch included (read after its 1 s batch delay, on both sides alike).
+# cpu_run NAME PORT PID ROUND [ARGS...]: runs the bench command line in the array B (plus ARGS)
+# against 127.0.0.1:PORT and prints "NAME NS COMPLETED FAILED", NS being the CPU nanoseconds
+# process PID used meanwhile, the exporter's last batch included (read after its 1 s batch delay,
+# on every side alike).
 cpu_run() {
-  local before after
-  before="$(cpu_ns "$3")"
-  "${B[@]}" --base-url "http://127.0.0.1:$2" --json "$WORK/$1-$4.json" > /dev/null
+  local name="$1" port="$2" pid="$3" round="$4" before after
+  shift 4
+  before="$(cpu_ns "$pid")"
+  "${B[@]}" "$@" --base-url "http://127.0.0.1:$port" --json "$WORK/$name-$round.json" > /dev/null
   sleep 1.2
-  after="$(cpu_ns "$3")"
-  echo "$1 $((after - before)) $(json_get "$WORK/$1-$4.json" completed) $(json_get "$WORK/$1-$4.json" failed)"
+  after="$(cpu_ns "$pid")"
+  echo "$name $((after - before)) $(json_get "$WORK/$name-$round.json" completed) $(json_get "$WORK/$name-$round.json" failed)"
 }
 
-# tracing_overhead_report WHO CPU_FILE METRICS_URL: sums the "off|on NS COMPLETED FAILED" lines of
-# CPU_FILE and prints each side's CPU per request, the spans the traced process exported and
-# dropped (from its /metrics), and the on/off ratio.
+# Every measured request carries a traceparent, the same bytes on every side but the sampled
+# flag: the traced process honours it (ParentBased), so one process is measured exporting every
+# request ("on", flag 01) and exporting none ("unsampled", flag 00), beside the untraced process
+# ("off"), which ignores the header.
+TRACEPARENT_SAMPLED=(--header "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+TRACEPARENT_UNSAMPLED=(--header "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
+
+# tracing_rounds OFF_PORT OFF_PID ON_PORT ON_PID ROUNDS: a sampled warm-up run on each process (the
+# exporter's batch buffers are first touched there, not in a measured round), then ROUNDS rounds
+# of off, unsampled and on, alternated so that the machine's noise spreads over all three.
+tracing_rounds() {
+  local off="$1" off_pid="$2" on="$3" on_pid="$4" rounds="$5"
+  "${B[@]}" "${TRACEPARENT_SAMPLED[@]}" --base-url "http://127.0.0.1:$off" > /dev/null
+  "${B[@]}" "${TRACEPARENT_SAMPLED[@]}" --base-url "http://127.0.0.1:$on" > /dev/null
+  sleep 1.2
+  for r in $(seq "$rounds"); do
+    cpu_run off "$off" "$off_pid" "$r" "${TRACEPARENT_UNSAMPLED[@]}"
+    cpu_run unsampled "$on" "$on_pid" "$r" "${TRACEPARENT_UNSAMPLED[@]}"
+    cpu_run on "$on" "$on_pid" "$r" "${TRACEPARENT_SAMPLED[@]}"
+  done
+}
+
+# tracing_overhead_report WHO CPU_FILE METRICS_URL: sums the "off|unsampled|on NS COMPLETED FAILED"
+# lines of CPU_FILE and prints each side's CPU per request, the spans the traced process exported
+# and dropped (from its /metrics), the on/off ratio (the issue's figure: tracing on against a
+# process without it) and on/unsampled (the same process: what exporting a request costs).
 tracing_overhead_report() {
   sleep 2  # the exporter's last batch (1 s batch delay)
   local exported dropped
@@ -119,8 +144,9 @@ for line in open(sys.argv[2]):
 per = {}
 for name, (ns, completed, failed) in totals.items():
     per[name] = ns / 1e3 / max(completed, 1)
-    print(f"tracing {name:3s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
+    print(f"tracing {name:9s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
 print(f"spans exported {sys.argv[3]}, dropped {sys.argv[4]}")
+print(f"tracing on/unsampled cpu per request (same process): {per['on'] / per['unsampled']:.3f}")
 print(f"tracing on/off cpu per request: {per['on'] / per['off']:.3f}  (goal <= 1.05)")
 PY
 }

@@ -3,8 +3,9 @@
 # exported as OTLP/HTTP protobuf to tests/trace/otlp_receiver.js --quiet, the npm-decoder peer, and
 # a traceparent forwarded upstream) vs a second gateway with tracing off, both in front of the same
 # `inferscope serve --profile zero-cost` (tracing off, so only the gateway's work differs), same
-# bench run (seed, request count), CPU of each gateway read from /proc/<pid>/stat around each run.
-# Rounds alternate off/on to spread the machine's noise over both. The issue's goal: on/off <= 1.05.
+# bench run (seed, request count), CPU of each gateway from /proc/<pid>/task/*/schedstat around each
+# run; and the traced gateway with every request unsampled by its traceparent (tracing_rounds in
+# common.sh). The issue's goal: on/off <= 1.05.
 # Usage: NODE_PATH=<web node_modules> bench/gateway/tracing_overhead.sh [requests=3000] [rounds=2]
 source "$(dirname "$0")/common.sh"
 N="${1:-3000}"; ROUNDS="${2:-2}"
@@ -18,5 +19,5 @@ start_gateway "$ON" "http://127.0.0.1:$PORT" --log-level warn --metrics-port "$M
 ON_PID="$GATEWAY_PID"
 B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --seed 1 --random-input-len 32
    --random-output-len 16 --num-prompts "$N" --max-concurrency 16)
-for r in $(seq "$ROUNDS"); do cpu_run off "$OFF" "$OFF_PID" "$r"; cpu_run on "$ON" "$ON_PID" "$r"; done > "$WORK/cpu.txt"
+tracing_rounds "$OFF" "$OFF_PID" "$ON" "$ON_PID" "$ROUNDS" > "$WORK/cpu.txt"
 tracing_overhead_report gateway "$WORK/cpu.txt" "http://127.0.0.1:$MPORT/metrics"

@@ -149,11 +149,12 @@ const std::string& BlockingClient::url_text() const { return impl_->shared->url_
 
 Result<HttpReply> BlockingClient::request(std::string_view method, std::string_view target, std::string_view body,
                                           std::string_view content_type) {
-  return request_taking_body(method, target, std::string(body), content_type);
+  std::string copy(body);
+  return request_lending_body(method, target, copy, content_type);
 }
 
-Result<HttpReply> BlockingClient::request_taking_body(std::string_view method, std::string_view target,
-                                                      std::string body, std::string_view content_type) {
+Result<HttpReply> BlockingClient::request_lending_body(std::string_view method, std::string_view target,
+                                                       std::string& body, std::string_view content_type) {
   Impl& s = *impl_;
   const Shared& shared = *s.shared;
   const BlockingClientOptions& o = shared.options;
@@ -168,8 +169,14 @@ Result<HttpReply> BlockingClient::request_taking_body(std::string_view method, s
   request.set(http::field::user_agent, "inferscope");
   if (!o.accept.empty()) request.set(http::field::accept, o.accept);
   if (!content_type.empty()) request.set(http::field::content_type, std::string(content_type));
-  request.body() = std::move(body);
+  request.body().swap(body);
   request.prepare_payload();
+  // Every way out of here hands the body back.
+  struct GiveBack {
+    ClientRequest& request;
+    std::string& body;
+    ~GiveBack() { body.swap(request.body()); }
+  } give_back{request, body};
 
   const Clock::time_point deadline = Clock::now() + o.timeout;
   for (int attempt = 0; attempt < 2; ++attempt) {

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "metrics/detail/text_format.h"
 #include "trace/otlp_wire.h"
@@ -179,19 +180,25 @@ void encode_request(Sink& out, const ExportRequest& request, const std::vector<s
   }
 }
 
-// encode_sized runs `encode` over a SizeCounter, then over a ByteWriter into a buffer of exactly
-// that size.
+// encode_sized_into runs `encode` over a SizeCounter, then over a ByteWriter into `out` resized to
+// exactly that size (its capacity kept: the exporter reuses one body buffer for every batch).
 template <class Encode>
-std::string encode_sized(Encode&& encode) {
+void encode_sized_into(std::string& out, Encode&& encode) {
   std::vector<std::size_t> sizes;
   sizes.reserve(64);
   SizeCounter counter(sizes);
   encode(counter);
-  std::string out(counter.size(), '\0');
+  out.resize(counter.size());
   ByteWriter writer(out.data(), sizes);
   encode(writer);
   // Both passes run the same code over the same data; a mismatch is a bug in this file.
   if (writer.position() != out.data() + out.size()) std::abort();
+}
+
+template <class Encode>
+std::string encode_sized(Encode&& encode) {
+  std::string out;
+  encode_sized_into(out, std::forward<Encode>(encode));
   return out;
 }
 
@@ -552,11 +559,18 @@ std::string encode_spans_field(const std::vector<Span>& spans) {
   return std::string(out.view());
 }
 
-std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
-                                  std::string_view scope_version, std::string_view span_fields) {
-  return encode_sized([&](auto& sink) {
+void encode_export_request(std::string& out, const std::vector<Attribute>& resource_attributes,
+                           std::string_view scope_name, std::string_view scope_version, std::string_view span_fields) {
+  encode_sized_into(out, [&](auto& sink) {
     encode_joined_request(sink, resource_attributes, scope_name, scope_version, span_fields);
   });
+}
+
+std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
+                                  std::string_view scope_version, std::string_view span_fields) {
+  std::string out;
+  encode_export_request(out, resource_attributes, scope_name, scope_version, span_fields);
+  return out;
 }
 
 Result<ExportRequest> decode_export_request(std::string_view body) {

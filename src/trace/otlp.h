@@ -57,6 +57,9 @@ std::string encode_spans_field(const std::vector<Span>& spans);
 // after the envelope.
 std::string encode_export_request(const std::vector<Attribute>& resource_attributes, std::string_view scope_name,
                                   std::string_view scope_version, std::string_view span_fields);
+// The same into `out` (replaced, its capacity reused: no allocation per batch once it has grown).
+void encode_export_request(std::string& out, const std::vector<Attribute>& resource_attributes,
+                           std::string_view scope_name, std::string_view scope_version, std::string_view span_fields);
 
 // decode_export_request reads the protobuf wire form. Fails on truncated or malformed wire data,
 // group wire types, a trace id that is not 16 bytes or a span id that is not 8 (a parent id may be
