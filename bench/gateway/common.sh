@@ -62,15 +62,67 @@ start_proxied_serve() {
   start_nginx "$NPORT" "127.0.0.1:$PORT"
 }
 
-# start_otlp_receiver: run tests/trace/otlp_receiver.js --quiet (the npm-decoder OTLP peer; needs
-# NODE_PATH) and set OTLP_ENDPOINT to its /v1/traces URL.
+# start_otlp_receiver: start the OTLP/HTTP peer the traced processes export to and set
+# OTLP_ENDPOINT to its /v1/traces URL. OTLP_SINK picks it:
+#   node  (default) tests/trace/otlp_receiver.js --quiet, the npm-decoder peer: every batch is
+#         decoded by the OpenTelemetry protobuf definitions (needs NODE_PATH);
+#   nginx Debian's nginx answering 200 to every POST after reading and discarding its body: the
+#         cheapest peer, so that on a 2-core machine the receiver does not take CPU from the load
+#         generator it shares a core with (which drives the traced side slower in a closed loop).
+# Either runs on RECEIVER_CPUS (default: the bench's core).
 start_otlp_receiver() {
-  : "${NODE_PATH:?set NODE_PATH to a node_modules holding @opentelemetry/otlp-transformer@0.52.1 (web/ after npm ci)}"
-  taskset -c "${RECEIVER_CPUS:-${BENCH_CPUS:-1}}" node "$ROOT/tests/trace/otlp_receiver.js" --quiet > "$WORK/receiver.out" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 100); do grep -q '"port"' "$WORK/receiver.out" 2>/dev/null && break; sleep 0.1; done
-  OTLP_ENDPOINT="http://127.0.0.1:$(python3 -c "import json; print(json.loads(open('$WORK/receiver.out').readline())['port'])")/v1/traces"
+  local cpus="${RECEIVER_CPUS:-${BENCH_CPUS:-1}}"
+  case "${OTLP_SINK:-node}" in
+    node)
+      : "${NODE_PATH:?set NODE_PATH to a node_modules holding @opentelemetry/otlp-transformer@0.52.1 (web/ after npm ci)}"
+      taskset -c "$cpus" node "$ROOT/tests/trace/otlp_receiver.js" --quiet > "$WORK/receiver.out" 2>&1 &
+      PIDS+=($!)
+      for _ in $(seq 100); do grep -q '"port"' "$WORK/receiver.out" 2>/dev/null && break; sleep 0.1; done
+      OTLP_ENDPOINT="http://127.0.0.1:$(python3 -c "import json; print(json.loads(open('$WORK/receiver.out').readline())['port'])")/v1/traces"
+      ;;
+    nginx)
+      local port; port="$(free_port)"
+      mkdir -p "$WORK/sink"
+      cat > "$WORK/sink/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/sink/nginx.pid;
+error_log $WORK/sink/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/sink/body; proxy_temp_path $WORK/sink/proxy;
+  fastcgi_temp_path $WORK/sink/fcgi; uwsgi_temp_path $WORK/sink/uwsgi; scgi_temp_path $WORK/sink/scgi;
+  client_max_body_size 16m;
+  server {
+    listen 127.0.0.1:$port;
+    location = /v1/traces { default_type application/x-protobuf; return 200; }
+  }
 }
+CONF
+      taskset -c "$cpus" "${NGINX:-/usr/sbin/nginx}" -c "$WORK/sink/nginx.conf" -p "$WORK/sink" \
+        > "$WORK/sink/out.log" 2>&1 &
+      PIDS+=($!)
+      OTLP_ENDPOINT="http://127.0.0.1:$port/v1/traces"
+      for _ in $(seq 100); do curl -s -o /dev/null -X POST "$OTLP_ENDPOINT" && break; sleep 0.1; done
+      ;;
+    *) echo "OTLP_SINK must be node or nginx, not '$OTLP_SINK'" >&2; return 2 ;;
+  esac
+}
+
+# TRACE_LOAD is how the tracing benchmarks drive the measured processes. By default a closed loop
+# of 16 requests in flight: the most requests per second, but the arrival pattern then follows
+# the measured process (anything that slows one side also changes how many requests each of its
+# wake-ups finds, and so its syscalls per request). With TRACE_RATE=R an open loop at R requests
+# per second, constant gaps: every side sees the same arrivals, which is how an overhead is read
+# at a given load. Keep R well under the slowest side's capacity: near saturation requests queue,
+# each wake-up finds more of them, and CPU per request falls as load rises, so a side that costs
+# more can measure cheaper.
+if [[ -n "${TRACE_RATE:-}" ]]; then
+  TRACE_LOAD=(--request-rate "$TRACE_RATE" --arrival constant --max-concurrency 256)
+else
+  TRACE_LOAD=(--max-concurrency 16)
+fi
 
 # start_serve_tracing_pair: the OTLP receiver and two `inferscope serve --profile zero-cost` (one
 # io thread, so the HTTP path and not the simulated engine is measured), OFF without tracing and ON
@@ -85,11 +137,11 @@ start_serve_tracing_pair() {
   start_serve "$ON" "${serve[@]}" --otlp-endpoint "$OTLP_ENDPOINT" --trace-sample 1
   ON_PID="${PIDS[-1]}"
   TRACE_BENCH=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --seed 1 --random-input-len 32
-               --random-output-len 16 --max-concurrency 16)
+               --random-output-len 16 "${TRACE_LOAD[@]}")
 }
 
 # cpu_run NAME PORT PID ROUND [ARGS...]: runs the bench command line in the array B (plus ARGS)
-# against 127.0.0.1:PORT and prints "NAME NS COMPLETED FAILED", NS being the CPU nanoseconds
+# against 127.0.0.1:PORT and prints "NAME ROUND NS COMPLETED FAILED", NS being the CPU nanoseconds
 # process PID used meanwhile, the exporter's last batch included (read after its 1 s batch delay,
 # on every side alike).
 cpu_run() {
@@ -99,7 +151,7 @@ cpu_run() {
   "${B[@]}" "$@" --base-url "http://127.0.0.1:$port" --json "$WORK/$name-$round.json" > /dev/null
   sleep 1.2
   after="$(cpu_ns "$pid")"
-  echo "$name $((after - before)) $(json_get "$WORK/$name-$round.json" completed) $(json_get "$WORK/$name-$round.json" failed)"
+  echo "$name $round $((after - before)) $(json_get "$WORK/$name-$round.json" completed) $(json_get "$WORK/$name-$round.json" failed)"
 }
 
 # Every measured request carries a traceparent, the same bytes on every side but the sampled
@@ -124,29 +176,36 @@ tracing_rounds() {
   done
 }
 
-# tracing_overhead_report WHO CPU_FILE METRICS_URL: sums the "off|unsampled|on NS COMPLETED FAILED"
-# lines of CPU_FILE and prints each side's CPU per request, the spans the traced process exported
-# and dropped (from its /metrics), the on/off ratio (the issue's figure: tracing on against a
-# process without it) and on/unsampled (the same process: what exporting a request costs).
+# tracing_overhead_report WHO CPU_FILE METRICS_URL: from the "off|unsampled|on ROUND NS COMPLETED
+# FAILED" lines of CPU_FILE prints each side's CPU per request over all rounds, the spans the
+# traced process exported and dropped (from its /metrics), the on/off ratio (the issue's figure:
+# tracing on against a process without it) and on/unsampled (the same process: what exporting a
+# request costs), each over all rounds and as the median and range of the rounds' own ratios (a
+# round's three runs are back to back, so a slow spell of the machine weighs on one round, where
+# the pooled figure spreads it over whichever side it hit).
 tracing_overhead_report() {
   sleep 2  # the exporter's last batch (1 s batch delay)
   local exported dropped
   exported="$(curl -s "$3" | awk '/^inferscope_trace_spans_exported_total/ {print $2}')"
   dropped="$(curl -s "$3" | awk '/^inferscope_traces_dropped_total/ {s += $2} END {print s + 0}')"
   python3 - "$1" "$2" "$exported" "$dropped" <<'PY'
-import sys
+import statistics, sys
 who = sys.argv[1]
-totals = {}
+totals, rounds = {}, {}
 for line in open(sys.argv[2]):
-    name, ns, completed, failed = line.split()
+    name, rnd, ns, completed, failed = line.split()
     t = totals.setdefault(name, [0, 0, 0])
     t[0] += int(ns); t[1] += int(completed); t[2] += int(failed)
+    rounds.setdefault(rnd, {})[name] = int(ns) / 1e3 / max(int(completed), 1)
 per = {}
 for name, (ns, completed, failed) in totals.items():
     per[name] = ns / 1e3 / max(completed, 1)
     print(f"tracing {name:9s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
 print(f"spans exported {sys.argv[3]}, dropped {sys.argv[4]}")
-print(f"tracing on/unsampled cpu per request (same process): {per['on'] / per['unsampled']:.3f}")
-print(f"tracing on/off cpu per request: {per['on'] / per['off']:.3f}  (goal <= 1.05)")
+def ratios(a, b):
+    r = sorted(x[a] / x[b] for x in rounds.values())
+    return f"rounds' median {statistics.median(r):.3f}, range {r[0]:.3f}-{r[-1]:.3f} over {len(r)} rounds"
+print(f"tracing on/unsampled cpu per request (same process): {per['on'] / per['unsampled']:.3f}; {ratios('on', 'unsampled')}")
+print(f"tracing on/off cpu per request: {per['on'] / per['off']:.3f}; {ratios('on', 'off')}  (goal <= 1.05)")
 PY
 }

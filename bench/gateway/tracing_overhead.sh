@@ -18,6 +18,6 @@ start_gateway "$ON" "http://127.0.0.1:$PORT" --log-level warn --metrics-port "$M
   --otlp-endpoint "$OTLP_ENDPOINT" --trace-sample 1
 ON_PID="$GATEWAY_PID"
 B=(taskset -c "${BENCH_CPUS:-1}" "$INFERSCOPE" bench --no-progress --seed 1 --random-input-len 32
-   --random-output-len 16 --num-prompts "$N" --max-concurrency 16)
+   --random-output-len 16 --num-prompts "$N" "${TRACE_LOAD[@]}")
 tracing_rounds "$OFF" "$OFF_PID" "$ON" "$ON_PID" "$ROUNDS" > "$WORK/cpu.txt"
 tracing_overhead_report gateway "$WORK/cpu.txt" "http://127.0.0.1:$MPORT/metrics"

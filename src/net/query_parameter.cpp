@@ -12,6 +12,25 @@ int hex_value(char c) {
 
 }  // namespace
 
+std::optional<std::string> percent_decode(std::string_view text, PlusIs plus) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+' && plus == PlusIs::kSpace) {
+      out += ' ';
+    } else if (text[i] == '%') {
+      if (i + 2 >= text.size()) return std::nullopt;
+      const int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 std::string query_parameter(std::string_view query, std::string_view name) {
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -20,22 +39,7 @@ std::string query_parameter(std::string_view query, std::string_view name) {
     const auto eq = pair.find('=');
     if (pair.substr(0, eq) != name) continue;
     if (eq == std::string_view::npos) return "";
-    std::string out;
-    std::string_view raw = pair.substr(eq + 1);
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '+') {
-        out += ' ';
-      } else if (raw[i] == '%') {
-        if (i + 2 >= raw.size()) return "";
-        const int hi = hex_value(raw[i + 1]), lo = hex_value(raw[i + 2]);
-        if (hi < 0 || lo < 0) return "";
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      } else {
-        out += raw[i];
-      }
-    }
-    return out;
+    return percent_decode(pair.substr(eq + 1), PlusIs::kSpace).value_or("");
   }
   return "";
 }

@@ -52,6 +52,26 @@ TEST(TraceFlagsTest, BadTracingFlagsFailWithOneLine) {
   }
 }
 
+// Tests that a malformed OTEL_RESOURCE_ATTRIBUTES stops either command at start with one line
+// naming the variable and the bad entry's position, never the entry's text.
+TEST(TraceFlagsTest, MalformedResourceAttributesFailWithOneLine) {
+  for (const auto& command : kCommands) {
+    testing::TempDir dir("trace-flags");
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--otlp-endpoint", "http://127.0.0.1:1/v1/traces"});
+    testing::TestProcess p({.binary = INFERSCOPE_BINARY, .args = args,
+                            .env = {"OTEL_RESOURCE_ATTRIBUTES=team=llm,hunter2-token"},
+                            .stdout_file = dir.path() / "out", .stderr_file = dir.path() / "out"});
+    const auto code = p.wait_exit(20s);
+    ASSERT_TRUE(code.has_value()) << command[0];
+    EXPECT_NE(*code, 0) << command[0];
+    const std::string out = p.stdout_text();
+    EXPECT_NE(out.find("OTEL_RESOURCE_ATTRIBUTES: entry 2"), std::string::npos) << command[0] << ": " << out;
+    EXPECT_EQ(out.find("hunter2"), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+}
+
 // Tests that valid tracing flags start the server.
 TEST(TraceFlagsTest, GoodTracingFlagsStartTheServer) {
   for (const auto& command : kCommands) {
