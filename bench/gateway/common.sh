@@ -16,7 +16,9 @@ start_gateway() {
 # cpu_ns PID: nanoseconds of CPU the process's threads have run so far (the scheduler's own sum,
 # /proc/PID/task/*/schedstat, not /proc/PID/stat's 10 ms ticks, which put a few percent of noise
 # on a run of a few hundred ms). The processes measured keep their threads for their whole life.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
+# "%.0f", not "%d": Debian's awk (mawk) clamps %d at 2^31-1, which a process passes after 2.1 s of
+# CPU, and every later difference would read 0.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 # start_nginx PORT UPSTREAM_HOST_PORT: start Debian's nginx (one worker on GATEWAY_CPUS, like the
 # gateway's one io thread; proxy_buffering off, HTTP/1.1 keep-alive upstream) as the peer proxy and
@@ -140,18 +142,27 @@ start_serve_tracing_pair() {
                --random-output-len 16 "${TRACE_LOAD[@]}")
 }
 
-# cpu_run NAME PORT PID ROUND [ARGS...]: runs the bench command line in the array B (plus ARGS)
-# against 127.0.0.1:PORT and prints "NAME ROUND NS COMPLETED FAILED", NS being the CPU nanoseconds
-# process PID used meanwhile, the exporter's last batch included (read after its 1 s batch delay,
-# on every side alike).
-cpu_run() {
-  local name="$1" port="$2" pid="$3" round="$4" before after
-  shift 4
-  before="$(cpu_ns "$pid")"
-  "${B[@]}" "$@" --base-url "http://127.0.0.1:$port" --json "$WORK/$name-$round.json" > /dev/null
+# cpu_pair NAME_A PORT_A PID_A NAME_B PORT_B PID_B ROUND [ARGS...]: runs the bench command line in
+# the array B (plus ARGS) against 127.0.0.1:PORT_A and, at the same time, a second one against
+# PORT_B, and prints "NAME ROUND NS COMPLETED FAILED" for each side, NS being the CPU nanoseconds
+# its process used meanwhile, the exporter's last batch included (read after its 1 s batch delay,
+# on both sides alike).
+cpu_pair() {
+  local name_a="$1" port_a="$2" pid_a="$3" name_b="$4" port_b="$5" pid_b="$6" round="$7" before_a before_b after_a after_b
+  shift 7
+  before_a="$(cpu_ns "$pid_a")"; before_b="$(cpu_ns "$pid_b")"
+  "${B[@]}" "$@" --base-url "http://127.0.0.1:$port_a" --json "$WORK/$name_a-$round.json" > /dev/null &
+  local bench_a=$!
+  "${B[@]}" "$@" --base-url "http://127.0.0.1:$port_b" --json "$WORK/$name_b-$round.json" > /dev/null
+  wait "$bench_a"
   sleep 1.2
-  after="$(cpu_ns "$pid")"
-  echo "$name $round $((after - before)) $(json_get "$WORK/$name-$round.json" completed) $(json_get "$WORK/$name-$round.json" failed)"
+  after_a="$(cpu_ns "$pid_a")"; after_b="$(cpu_ns "$pid_b")"
+  local name
+  for name in "$name_a" "$name_b"; do
+    local ns=$((after_b - before_b))
+    [[ "$name" == "$name_a" ]] && ns=$((after_a - before_a))
+    echo "$name $round $ns $(json_get "$WORK/$name-$round.json" completed) $(json_get "$WORK/$name-$round.json" failed)"
+  done
 }
 
 # Every measured request carries a traceparent, the same bytes on every side but the sampled
@@ -162,27 +173,31 @@ TRACEPARENT_SAMPLED=(--header "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-
 TRACEPARENT_UNSAMPLED=(--header "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
 
 # tracing_rounds OFF_PORT OFF_PID ON_PORT ON_PID ROUNDS: a sampled warm-up run on each process (the
-# exporter's batch buffers are first touched there, not in a measured round), then ROUNDS rounds
-# of off, unsampled and on, alternated so that the machine's noise spreads over all three.
+# exporter's batch buffers are first touched there, not in a measured round), then ROUNDS rounds,
+# each of two paired runs: the untraced process and the traced one driven at the same time by two
+# identical bench runs, every request sampled ("off"/"on"), then every request unsampled
+# ("off_unsampled"/"unsampled"). Both processes share a core (SERVE_CPUS / GATEWAY_CPUS), so a slow
+# spell of this shared machine (a neighbour, the hypervisor) lands on both sides of a pair at
+# once instead of on whichever side happened to run then: on a 2-core VM, runs taken one after
+# the other swung by +-5 % and single rounds by up to 60 %, more than the effect measured.
 tracing_rounds() {
   local off="$1" off_pid="$2" on="$3" on_pid="$4" rounds="$5"
   "${B[@]}" "${TRACEPARENT_SAMPLED[@]}" --base-url "http://127.0.0.1:$off" > /dev/null
   "${B[@]}" "${TRACEPARENT_SAMPLED[@]}" --base-url "http://127.0.0.1:$on" > /dev/null
   sleep 1.2
   for r in $(seq "$rounds"); do
-    cpu_run off "$off" "$off_pid" "$r" "${TRACEPARENT_UNSAMPLED[@]}"
-    cpu_run unsampled "$on" "$on_pid" "$r" "${TRACEPARENT_UNSAMPLED[@]}"
-    cpu_run on "$on" "$on_pid" "$r" "${TRACEPARENT_SAMPLED[@]}"
+    cpu_pair off "$off" "$off_pid" on "$on" "$on_pid" "$r" "${TRACEPARENT_SAMPLED[@]}"
+    cpu_pair off_unsampled "$off" "$off_pid" unsampled "$on" "$on_pid" "$r" "${TRACEPARENT_UNSAMPLED[@]}"
   done
 }
 
-# tracing_overhead_report WHO CPU_FILE METRICS_URL: from the "off|unsampled|on ROUND NS COMPLETED
-# FAILED" lines of CPU_FILE prints each side's CPU per request over all rounds, the spans the
-# traced process exported and dropped (from its /metrics), the on/off ratio (the issue's figure:
-# tracing on against a process without it) and on/unsampled (the same process: what exporting a
-# request costs), each over all rounds and as the median and range of the rounds' own ratios (a
-# round's three runs are back to back, so a slow spell of the machine weighs on one round, where
-# the pooled figure spreads it over whichever side it hit).
+# tracing_overhead_report WHO CPU_FILE METRICS_URL: from the "NAME ROUND NS COMPLETED FAILED"
+# lines of CPU_FILE (tracing_rounds) prints each side's CPU per request over all rounds, the spans
+# the traced process exported and dropped (from its /metrics), and the ratios, each pooled over
+# all rounds and as the median and range of the rounds' own: on/off (the issue's figure: tracing
+# on against a process without it, from the same paired runs), unsampled/off (what tracing costs
+# a request it does not export) and on/unsampled (the two pairs' ratios divided: what exporting a
+# request costs).
 tracing_overhead_report() {
   sleep 2  # the exporter's last batch (1 s batch delay)
   local exported dropped
@@ -200,12 +215,15 @@ for line in open(sys.argv[2]):
 per = {}
 for name, (ns, completed, failed) in totals.items():
     per[name] = ns / 1e3 / max(completed, 1)
-    print(f"tracing {name:9s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
+    print(f"tracing {name:13s}: {who} cpu {ns / 1e9:.3f} s for {completed} requests ({failed} failed), {per[name]:.2f} us per request")
 print(f"spans exported {sys.argv[3]}, dropped {sys.argv[4]}")
-def ratios(a, b):
-    r = sorted(x[a] / x[b] for x in rounds.values())
-    return f"rounds' median {statistics.median(r):.3f}, range {r[0]:.3f}-{r[-1]:.3f} over {len(r)} rounds"
-print(f"tracing on/unsampled cpu per request (same process): {per['on'] / per['unsampled']:.3f}; {ratios('on', 'unsampled')}")
-print(f"tracing on/off cpu per request: {per['on'] / per['off']:.3f}; {ratios('on', 'off')}  (goal <= 1.05)")
+def summary(pooled, ratio):
+    r = sorted(ratio(x) for x in rounds.values())
+    return f"{pooled:.3f}; rounds' median {statistics.median(r):.3f}, range {r[0]:.3f}-{r[-1]:.3f} over {len(r)} rounds"
+on_off = lambda x: x["on"] / x["off"]
+unsampled_off = lambda x: x["unsampled"] / x["off_unsampled"]
+print(f"tracing unsampled/off cpu per request: {summary(per['unsampled'] / per['off_unsampled'], unsampled_off)}")
+print(f"tracing on/unsampled cpu per request: {summary(on_off(per) / unsampled_off(per), lambda x: on_off(x) / unsampled_off(x))}")
+print(f"tracing on/off cpu per request: {summary(on_off(per), on_off)}  (goal <= 1.05)")
 PY
 }

@@ -31,22 +31,23 @@
 
 namespace inferscope::trace {
 
-// Batch sizes, by measurement (bench/serve/tracing_overhead.sh and tracing_threads.sh, serve at
-// 100 % sampling; docs/tracing.md "The exporter's batches"): 512 spans a POST, OpenTelemetry's
-// BatchSpanProcessor default. 2048-span batches halve the sending thread's own CPU per request
-// (it pays ~100 us a batch, ~0.08 us a span), but the whole process came out ~3 % higher over
-// ten alternated runs, which the per-thread figures do not place. The queue is 8192 spans, four
-// times OpenTelemetry's 2048: a 2048-span queue filled while the sender waited for the
-// endpoint's answer and dropped up to 6 % of the spans as queue_full; a larger queue costs
-// nothing until it fills (a full one is ~2 MB of encoded spans). The 1 s batch delay is
-// OpenTelemetry's default.
+// Batch sizes, by measurement (docs/tracing.md "Overhead"): 2048 spans a POST, four times
+// OpenTelemetry's BatchSpanProcessor default. The sending thread pays ~100 us a POST (its wakeup,
+// the HTTP exchange, the loopback send) and ~0.08 us a span, so at 512 spans it cost serve
+// 2.5 us per request at 100 % sampling and at 2048 spans 1.05 us; two tracing servers driven at
+// once, one sending 512-span and the other 2048-span batches, put the second 2 % lower in CPU per
+// request (bench/serve/tracing_overhead.sh's paired runs; earlier runs one after the other could
+// not resolve it). A 2048-span body is ~430 KB, well under what OTLP receivers take (up's: 8 MiB).
+// The queue holds eight batches (16384 spans, ~3.5 MB encoded at most): it must absorb what
+// requests end while one batch waits for the endpoint's answer, and costs nothing until it fills.
+// The 1 s batch delay is OpenTelemetry's default.
 struct SpanExporterOptions {
   std::string endpoint = {};                       // full URL, e.g. http://127.0.0.1:4318/v1/traces
   std::vector<Attribute> resource_attributes = {};  // service.name at least
   std::string scope_name = "inferscope";
   std::string scope_version = {};
-  std::size_t max_queue_spans = 8192;  // see "Batch sizes" above
-  std::size_t max_batch_spans = 512;
+  std::size_t max_queue_spans = 16384;  // see "Batch sizes" above
+  std::size_t max_batch_spans = 2048;
   std::chrono::milliseconds batch_delay{1000};
   std::chrono::milliseconds request_timeout{10000};
   int max_attempts = 5;                               // per batch, the first try included
