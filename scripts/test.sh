@@ -58,17 +58,39 @@ while read -r test_binary; do
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch "$(uname -m)" -R "$test_binary" --gtest_brief=1 </dev/null
 done < "$tsan/tsan_tests.txt"
 
-step "fuzzers (${fuzz_seconds}s each)"
+step "fuzzers (${fuzz_seconds}s each, ${jobs} at a time)"
 fuzz=$(scripts/build.sh fuzz fuzzers)
-for target in "$fuzz"/fuzz/*_fuzz; do
-  [ -x "$target" ] || continue
+# fuzz_one TARGET: runs one libFuzzer target over a copy of its corpus; its output is printed
+# whole when it ends, so the outputs of targets running side by side do not interleave.
+fuzz_one() {
+  local target="$1" name corpus rc=0
   name=$(basename "$target" _fuzz)
   corpus=$(mktemp -d)
   cp -r fuzz/corpus/"$name"/. "$corpus"/ 2>/dev/null || true
-  echo "fuzzing $name"
-  (cd "$corpus" && "$target" -max_total_time="$fuzz_seconds" -print_final_stats=1 "$corpus" 2>&1 | tail -n 12)
-  rm -rf "$corpus"
+  (cd "$corpus" && "$target" -max_total_time="$fuzz_seconds" -print_final_stats=1 "$corpus" > "$corpus.log" 2>&1) || rc=$?
+  { echo "fuzzing $name"; tail -n 12 "$corpus.log"; } 
+  [ "$rc" -eq 0 ] || { echo "fuzzing $name failed (exit $rc):"; cat "$corpus.log"; } >&2
+  rm -rf "$corpus" "$corpus.log"
+  return "$rc"
+}
+# One target per core: each is single-threaded, so on a 2-core CI machine two at a time halve
+# this step; a failing target fails the step once every started target has ended.
+fuzz_failed=0
+running=0
+for target in "$fuzz"/fuzz/*_fuzz; do
+  [ -x "$target" ] || continue
+  fuzz_one "$target" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || fuzz_failed=1
+    running=$((running - 1))
+  fi
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || fuzz_failed=1
+  running=$((running - 1))
+done
+[ "$fuzz_failed" -eq 0 ] || { echo "test.sh: a fuzz target failed" >&2; exit 1; }
 
 step "benchmark smoke run"
 for bench in "$release"/bench/*/*_bench; do
