@@ -125,9 +125,10 @@ void GatewayMetrics::record(const timeline::RequestTimeline& timeline, const tim
   }
   // The OpenTelemetry latency histograms lead to the same trace as inferscope_*'s (one
   // observation each per request; the per-chunk and token histograms stay plain).
-  timeline::observe_latency(gen_ai_duration_[cell * kErrorTypes.size() + error], s.e2e_seconds, labels);
+  const timeline::LatencyObserver latencies(labels);
+  latencies.observe(gen_ai_duration_[cell * kErrorTypes.size() + error], s.e2e_seconds);
   if (error == 0) {
-    if (s.ttft_seconds) timeline::observe_latency(gen_ai_ttfc_[cell], *s.ttft_seconds, labels);
+    if (s.ttft_seconds) latencies.observe(gen_ai_ttfc_[cell], *s.ttft_seconds);
     timeline::for_each_output_gap(timeline, [&](double gap, std::uint32_t) { gen_ai_tpoc_[cell].observe(gap); });
     if (s.prompt_tokens > 0) gen_ai_input_[cell].observe(s.prompt_tokens);
     gen_ai_output_[cell].observe(s.output_tokens);

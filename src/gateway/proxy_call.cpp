@@ -145,7 +145,7 @@ class ProxyCall {
       if (state_.config.tracing.policy.keep(trace_->request(), failed, e2e) && export_spans(status)) {
         trace_hex = trace::trace_id_hex(trace_->request().trace_id);
         labels.trace_id = trace_hex.view();
-        labels.exemplar_time = std::chrono::system_clock::now();
+        labels.exemplar_time = trace::wall_time(timeline_.end());
       }
     }
     state_.metrics->record(timeline_, labels);

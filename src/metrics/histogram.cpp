@@ -28,7 +28,7 @@ constexpr std::size_t kMaxExemplarCodePoints = 128;
 // The escaped `name="value",...` text of 128 code points: at most 4 bytes per code point (an
 // escaped ASCII character takes 2), plus `=""` and `,` (4 bytes) per label, at most one label per
 // code point.
-constexpr std::size_t kMaxExemplarTextBytes = 8 * kMaxExemplarCodePoints;
+static_assert(kMaxExemplarTextBytes >= 8 * kMaxExemplarCodePoints);
 
 struct ExemplarSlot {
   std::mutex mutex;  // only observe_with_exemplar and append_exemplar take it
@@ -118,23 +118,22 @@ double HistogramSeries::read(std::uint64_t* counts, std::uint64_t* scratch) cons
   return sum;
 }
 
-namespace {
-// format_exemplar_labels writes labels as escaped `a="x",b="y"` into text and returns its length,
-// or nullopt when OpenMetrics forbids the set (a bad or duplicate name, invalid UTF-8, more than
-// 128 code points). Allocates nothing.
-std::optional<std::size_t> format_exemplar_labels(
-    std::initializer_list<std::pair<std::string_view, std::string_view>> labels, char* text) noexcept {
+void prepare_exemplar_text(std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+                           ExemplarText& out) noexcept {
+  out.valid = false;
+  out.size = 0;
   std::size_t code_points = 0;
   std::size_t size = 0;
+  char* text = out.text;
   for (auto it = labels.begin(); it != labels.end(); ++it) {
     const auto& [name, value] = *it;
-    if (!is_valid_label_name(name) || !is_valid_utf8(value)) return std::nullopt;
+    if (!is_valid_label_name(name) || !is_valid_utf8(value)) return;
     for (auto prior = labels.begin(); prior != it; ++prior) {
-      if (prior->first == name) return std::nullopt;
+      if (prior->first == name) return;
     }
     code_points += name.size();  // label names are ASCII
     for (char c : value) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    if (code_points > kMaxExemplarCodePoints) return std::nullopt;
+    if (code_points > kMaxExemplarCodePoints) return;
     if (size != 0) text[size++] = ',';
     std::memcpy(text + size, name.data(), name.size());
     size += name.size();
@@ -150,9 +149,11 @@ std::optional<std::size_t> format_exemplar_labels(
     }
     text[size++] = '"';
   }
-  return size;
+  out.size = size;
+  out.valid = true;
 }
 
+namespace {
 // append_unix_ms writes milliseconds since the epoch as OpenMetrics seconds with three decimals.
 void append_unix_ms(std::string& out, std::int64_t unix_ms) {
   if (unix_ms < 0) out += '-';
@@ -180,15 +181,19 @@ ExemplarSlot* HistogramSeries::exemplar_slots() noexcept {
 void HistogramSeries::observe_with_exemplar(
     double v, std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
     std::int64_t unix_ms) noexcept {
+  ExemplarText text;
+  prepare_exemplar_text(labels, text);
+  observe_with_exemplar(v, text, unix_ms);
+}
+
+void HistogramSeries::observe_with_exemplar(double v, const ExemplarText& labels, std::int64_t unix_ms) noexcept {
   if (std::isnan(v)) [[unlikely]] {
     count_rejected(true);
     return;
   }
   const std::size_t index = bucket_index(bounds_data_, bounds_size_, v);
   record(index, v);
-  char text[kMaxExemplarTextBytes];
-  const std::optional<std::size_t> size = format_exemplar_labels(labels, text);
-  ExemplarSlot* slots = size ? exemplar_slots() : nullptr;
+  ExemplarSlot* slots = labels.valid ? exemplar_slots() : nullptr;
   if (slots == nullptr) {
     count_rejected_exemplar();
     return;
@@ -201,8 +206,8 @@ void HistogramSeries::observe_with_exemplar(
   slot.present = true;
   slot.value = v;
   slot.unix_ms = unix_ms;
-  slot.size = *size;
-  std::memcpy(slot.text, text, *size);
+  slot.size = labels.size;
+  std::memcpy(slot.text, labels.text, labels.size);
 }
 
 void HistogramSeries::append_exemplar(std::size_t bucket, std::string& out) const {

@@ -376,8 +376,12 @@ void ServeMetrics::begin_request(timeline::RequestTimeline& timeline) noexcept {
 
 // record_request maps one summary onto each enabled dialect in turn (one block per dialect).
 void ServeMetrics::record_request(const timeline::RequestTimeline& t, const RequestOutcome& outcome) noexcept {
+  record_request(t, timeline::summarize(t), outcome);
+}
+
+void ServeMetrics::record_request(const timeline::RequestTimeline& t, const TimelineSummary& s,
+                                  const RequestOutcome& outcome) noexcept {
   State& st = *state_;
-  const TimelineSummary s = timeline::summarize(t);
   if (st.recorder) {
     st.recorder->record(t, s, {.model = outcome.model, .route = outcome.route, .http_status = outcome.http_status,
                                .trace_id = outcome.trace_id, .exemplar_time = outcome.exemplar_time});

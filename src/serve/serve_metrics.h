@@ -18,6 +18,7 @@
 #include <inferscope/common/result.h>
 #include <inferscope/metrics/registry.h>
 #include <inferscope/timeline/request_timeline.h>
+#include <inferscope/timeline/timeline_summary.h>
 
 #include "serve/engine/engine_types.h"
 
@@ -71,6 +72,9 @@ class ServeMetrics {
   // record_request observes one finished request in every enabled dialect. Call exactly once per
   // request, after timeline.finish(). O(stages + output events); never throws.
   void record_request(const timeline::RequestTimeline& timeline, const RequestOutcome& outcome) noexcept;
+  // The same with the timeline's summary already computed (timeline::summarize).
+  void record_request(const timeline::RequestTimeline& timeline, const timeline::TimelineSummary& summary,
+                      const RequestOutcome& outcome) noexcept;
 
   // on_step observes one engine step (step duration, batch tokens). Runs on the engine thread:
   // a few histogram writes, no lock.

@@ -41,8 +41,9 @@ namespace {
 
 // submit_spans hands the request's spans to the exporter when the trace policy keeps them
 // (head-sampled, failed or slow); true when the exporter took them.
-bool submit_spans(ServerState& state, const timeline::RequestTimeline& timeline, const RequestOutcome& outcome,
-                  const trace::RequestTrace* trace) {
+bool submit_spans(ServerState& state, const timeline::RequestTimeline& timeline,
+                  const timeline::StageIntervals& intervals, const timeline::TimelineSummary& summary,
+                  const RequestOutcome& outcome, const trace::RequestTrace* trace) {
   if (state.tracer == nullptr || trace == nullptr) return false;
   const double e2e = timeline::seconds_between(*timeline.moment(timeline::Moment::kArrival), timeline.end());
   if (!state.options.tracing.policy.keep(*trace, trace::is_failed_request(timeline, outcome.http_status), e2e)) {
@@ -56,7 +57,7 @@ bool submit_spans(ServerState& state, const timeline::RequestTimeline& timeline,
   facts.http_status = outcome.http_status;
   facts.max_tokens = outcome.max_tokens;
   trace::SpanWriter writer(trace::thread_span_buffer());
-  trace::write_request_spans(writer, *trace, timeline, facts);
+  trace::write_request_spans(writer, *trace, timeline, intervals, summary, facts);
   return state.tracer->submit_encoded(writer.bytes(), writer.spans());
 }
 
@@ -71,14 +72,17 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
   if (!timeline.finished()) timeline.finish(timeline::FinishReason::kAbort, timeline::Clock::now());
   // The spans go first: only a request whose spans the exporter took gets exemplars, so every
   // trace id on /metrics names a trace that was sent.
+  // One summary for both, so the spans and the histograms cannot disagree and it is computed once.
+  const timeline::StageIntervals intervals = timeline::stage_intervals(timeline);
+  const timeline::TimelineSummary summary = timeline::summarize(timeline, intervals);
   RequestOutcome recorded = outcome;
   trace::TraceIdHex trace_hex;
-  if (submit_spans(state, timeline, outcome, trace)) {
+  if (submit_spans(state, timeline, intervals, summary, outcome, trace)) {
     trace_hex = trace::trace_id_hex(trace->trace_id);
     recorded.trace_id = trace_hex.view();
-    recorded.exemplar_time = std::chrono::system_clock::now();
+    recorded.exemplar_time = trace::wall_time(timeline.end());
   }
-  state.metrics->record_request(timeline, recorded);
+  state.metrics->record_request(timeline, summary, recorded);
 }
 
 std::optional<trace::RequestTrace> begin_request_trace(const ServerState& state, std::string_view traceparent) {

@@ -178,11 +178,15 @@ void TimelineRecorder::begin(RequestTimeline& timeline) noexcept {
 
 // An exported request's latencies carry its trace id, so a point on the e2e, TTFT or stage chart
 // leads to its trace; every other request is a plain observation.
-void observe_latency(metrics::Histogram h, double v, const RequestLabels& labels) noexcept {
-  if (labels.trace_id.empty()) {
-    h.observe(v);
+LatencyObserver::LatencyObserver(const RequestLabels& labels) noexcept : at_(labels.exemplar_time) {
+  if (!labels.trace_id.empty()) exemplar_.emplace(metrics::ExemplarLabels{{"trace_id", labels.trace_id}});
+}
+
+void LatencyObserver::observe(metrics::Histogram h, double v) const noexcept {
+  if (exemplar_) {
+    h.observe_with_exemplar(v, *exemplar_, at_);
   } else {
-    h.observe_with_exemplar(v, {{"trace_id", labels.trace_id}}, labels.exemplar_time);
+    h.observe(v);
   }
 }
 
@@ -197,7 +201,8 @@ void TimelineRecorder::record(const RequestTimeline& timeline, const TimelineSum
   const std::size_t model = index_of(st.models, labels.model);
   const std::size_t route = index_of(st.routes, labels.route);
   const std::size_t status = status_index(labels.http_status);
-  const auto observe = [&labels](metrics::Histogram h, double v) { observe_latency(h, v, labels); };
+  const LatencyObserver latencies(labels);
+  const auto observe = [&latencies](metrics::Histogram h, double v) { latencies.observe(h, v); };
   observe(st.request_duration.get({model, route, status}), s.e2e_seconds);
 
   for (std::size_t i = 0; i < kStageCount; ++i) {

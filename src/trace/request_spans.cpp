@@ -75,10 +75,20 @@ std::uint64_t unix_nanos(timeline::TimePoint when) noexcept {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(0, steady + offset_nanos()));
 }
 
+std::chrono::system_clock::time_point wall_time(timeline::TimePoint when) noexcept {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(unix_nanos(when))));
+}
+
 void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& t,
                          const RequestFacts& facts) {
   const timeline::StageIntervals intervals = timeline::stage_intervals(t);
-  const timeline::TimelineSummary s = timeline::summarize(t, intervals);
+  write_request_spans(out, trace, t, intervals, timeline::summarize(t, intervals), facts);
+}
+
+void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& t,
+                         const timeline::StageIntervals& intervals, const timeline::TimelineSummary& s,
+                         const RequestFacts& facts) {
   const bool failed = is_failed_request(t, facts.http_status);
 
   // Reused per thread: a request's span writing allocates nothing once these have grown.

@@ -14,11 +14,13 @@
 // Pure functions over their arguments (thread-safe); RequestTrace is a plain value.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include <inferscope/timeline/request_timeline.h>
+#include <inferscope/timeline/timeline_summary.h>
 
 #include "trace/span.h"
 #include "trace/span_writer.h"
@@ -67,6 +69,9 @@ bool is_failed_request(const timeline::RequestTimeline& timeline, int http_statu
 // unix_nanos converts a steady-clock time point to unix nanoseconds through one offset taken at
 // the first call, so differences between converted points are exactly the steady differences.
 std::uint64_t unix_nanos(timeline::TimePoint when) noexcept;
+// wall_time is unix_nanos as a system_clock time point: a request's exemplar timestamp, taken
+// from its timeline's end like its spans' times (no clock read per request).
+std::chrono::system_clock::time_point wall_time(timeline::TimePoint when) noexcept;
 
 // kRecordedSpanFlags are the flags of every exported span: sampled (it was recorded, whatever
 // the head decided) and OTLP's "is-remote known" bit, clear (a local parent).
@@ -78,6 +83,11 @@ inline constexpr std::uint32_t kRecordedSpanFlags = kSampledFlag | kHasIsRemoteF
 // dependency call for kDependency), children in time order after the root. `timeline` must be
 // finished.
 void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& timeline,
+                         const RequestFacts& facts);
+// The same with the timeline's stage intervals and summary already computed (by the caller,
+// who records the request's metrics from the same summary).
+void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timeline::RequestTimeline& timeline,
+                         const timeline::StageIntervals& intervals, const timeline::TimelineSummary& summary,
                          const RequestFacts& facts);
 
 }  // namespace inferscope::trace

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +45,20 @@ struct RequestLabels {
   std::chrono::system_clock::time_point exemplar_time{};
 };
 
-// observe_latency observes `v` in `h`, with a `trace_id` exemplar stamped `labels.exemplar_time`
-// when `labels.trace_id` is set: the rule TimelineRecorder::record applies to its latency
-// histograms, for a caller's own latency histograms of the same request (the gateway's gen_ai_*).
-void observe_latency(metrics::Histogram h, double v, const RequestLabels& labels) noexcept;
+// LatencyObserver observes one request's latencies, each with a `trace_id` exemplar stamped
+// `labels.exemplar_time` when `labels.trace_id` is set (prepared once for all of them): the rule
+// TimelineRecorder::record applies to its latency histograms, for a caller's own latency
+// histograms of the same request too (the gateway's gen_ai_*). Lives on the stack for the request
+// (~1 KiB); not thread-safe.
+class LatencyObserver {
+ public:
+  explicit LatencyObserver(const RequestLabels& labels) noexcept;
+  void observe(metrics::Histogram h, double v) const noexcept;
+
+ private:
+  std::optional<metrics::PreparedExemplar> exemplar_;
+  std::chrono::system_clock::time_point at_;
+};
 
 // status_class maps an HTTP status to "1xx".."5xx", or "none" for 0 and out-of-range values.
 std::string_view status_class(int http_status) noexcept;

@@ -93,6 +93,23 @@ struct HistogramShard {
 // HistogramSeries::observe_with_exemplar).
 struct ExemplarSlot;
 
+// kMaxExemplarTextBytes bounds an exemplar's formatted label text: 128 code points of at most 4
+// bytes, each escaped character doubled, plus the quotes, '=' and ',' between labels.
+inline constexpr std::size_t kMaxExemplarTextBytes = 1024;
+
+// ExemplarText is an exemplar's label set as OpenMetrics prints it (`a="x",b="y"`, escaped),
+// checked once (prepare_exemplar_text); `valid` is false when OpenMetrics forbids the set.
+struct ExemplarText {
+  bool valid = false;
+  std::size_t size = 0;
+  char text[kMaxExemplarTextBytes];
+};
+
+// prepare_exemplar_text fills `out` from `labels` (bad or duplicate names, invalid UTF-8 or over
+// 128 code points leave it invalid). Allocates nothing.
+void prepare_exemplar_text(std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+                           ExemplarText& out) noexcept;
+
 // HistogramSeries is the state behind a Histogram handle.
 class HistogramSeries : public SeriesBase {
  public:
@@ -117,6 +134,9 @@ class HistogramSeries : public SeriesBase {
   // escaping and one per-bucket mutex; the first exemplar of the series allocates its slots.
   void observe_with_exemplar(double v, std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
                              std::int64_t unix_ms) noexcept;
+  // The same with labels checked and formatted beforehand (an invalid text drops the exemplar and
+  // counts the reject, as above): what a request's several latencies with one trace id share.
+  void observe_with_exemplar(double v, const ExemplarText& labels, std::int64_t unix_ms) noexcept;
 
   // append_exemplar appends ` # {labels} value timestamp` (OpenMetrics) for bucket `bucket` when it
   // has an exemplar; appends nothing otherwise. Holds the bucket's mutex only to copy the slot.
