@@ -173,6 +173,49 @@ TEST(HistogramExemplarTest, InvalidLabelsDropTheExemplarOnly) {
   EXPECT_EQ(value_of(e, "inferscope_metrics_values_rejected_total", {{"family", "lat_seconds"}, {"reason", "nan"}}), 1);
 }
 
+// Tests that one PreparedExemplar serves several histograms exactly as the labels given each time
+// would (bucket, value, timestamp, escaping), and that a forbidden set drops every exemplar it is
+// used for (each counted) and keeps the values.
+TEST(HistogramExemplarTest, PreparedExemplarMatchesTheUnpreparedCall) {
+  Registry registry;
+  Histogram a = registry.histogram({{.name = "a_seconds", .help = "A."}, {0.1, 0.5, 1}}).with({});
+  Histogram b = registry.histogram({{.name = "b_seconds", .help = "B."}, {0.1, 0.5, 1}}).with({});
+  Histogram c = registry.histogram({{.name = "c_seconds", .help = "C."}, {0.1, 0.5, 1}}).with({});
+  const PreparedExemplar prepared({{"trace_id", "4bf9"}, {"note", "say \"hi\"\n"}});
+  ASSERT_TRUE(prepared.valid());
+  a.observe_with_exemplar(0.3, prepared, kT1);
+  b.observe_with_exemplar(7, prepared, kT2);
+  c.observe_with_exemplar(0.3, {{"trace_id", "4bf9"}, {"note", "say \"hi\"\n"}}, kT1);
+
+  const PreparedExemplar forbidden({{"trace_id", "a"}, {"trace_id", "b"}});
+  EXPECT_FALSE(forbidden.valid());
+  a.observe_with_exemplar(0.05, forbidden, kT2);
+  b.observe_with_exemplar(0.05, forbidden, kT2);
+
+  const ParsedExposition e = open_metrics(registry);
+  const ParsedSample* a_bucket = find_sample(e, "a_seconds_bucket", {{"le", "0.5"}});
+  const ParsedSample* b_bucket = find_sample(e, "b_seconds_bucket", {{"le", "+Inf"}});
+  const ParsedSample* c_bucket = find_sample(e, "c_seconds_bucket", {{"le", "0.5"}});
+  ASSERT_TRUE(a_bucket && b_bucket && c_bucket);
+  ASSERT_TRUE(a_bucket->exemplar && b_bucket->exemplar && c_bucket->exemplar);
+  EXPECT_EQ(a_bucket->exemplar->labels, c_bucket->exemplar->labels);
+  EXPECT_EQ(a_bucket->exemplar->labels,
+            (std::vector<ParsedLabel>{{"trace_id", "4bf9"}, {"note", "say \"hi\"\n"}}));
+  EXPECT_EQ(a_bucket->exemplar->value, 0.3);
+  EXPECT_EQ(a_bucket->exemplar->timestamp_ms, 1796140000125);
+  EXPECT_EQ(b_bucket->exemplar->labels, c_bucket->exemplar->labels);
+  EXPECT_EQ(b_bucket->exemplar->value, 7);
+  EXPECT_EQ(b_bucket->exemplar->timestamp_ms, 1796140005500);
+  const ParsedSample* a_low = find_sample(e, "a_seconds_bucket", {{"le", "0.1"}});
+  ASSERT_NE(a_low, nullptr);
+  EXPECT_FALSE(a_low->exemplar.has_value());
+  EXPECT_EQ(a_low->value, 1);
+  for (const char* family : {"a_seconds", "b_seconds"}) {
+    EXPECT_EQ(value_of(e, "inferscope_metrics_values_rejected_total", {{"family", family}, {"reason", "exemplar"}}), 1)
+        << family;
+  }
+}
+
 // Tests concurrent observe_with_exemplar from several threads (mixed with plain observe) while
 // another thread renders: every render parses with well-formed exemplars whose value lies in its
 // bucket, and the final counts are exact. Built with -fsanitize=thread, this also checks the
