@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # CPU per request of `inferscope gateway` with per-request tracing at 100 % sampling (every request
-# exported as OTLP/HTTP protobuf to tests/trace/otlp_receiver.js --quiet, the npm-decoder peer, and
-# a traceparent forwarded upstream) vs a second gateway with tracing off, both in front of the same
-# `inferscope serve --profile zero-cost` (tracing off, so only the gateway's work differs), same
-# bench run (seed, request count), CPU of each gateway from /proc/<pid>/task/*/schedstat around each
-# run; and the traced gateway with every request unsampled by its traceparent (tracing_rounds in
-# common.sh). The issue's goal: on/off <= 1.05.
-# Usage: NODE_PATH=<web node_modules> bench/gateway/tracing_overhead.sh [requests=3000] [rounds=2]
+# exported as OTLP/HTTP protobuf to the peer OTLP_SINK picks, see ../serve/tracing_overhead.sh,
+# and a traceparent forwarded upstream) vs a second gateway with tracing off, both in front of
+# the same `inferscope serve --profile zero-cost` (tracing off, so only the gateway's work
+# differs), both driven at the same time by two identical bench runs (paired rounds:
+# tracing_rounds in common.sh), CPU of each gateway from /proc/<pid>/task/*/schedstat; and the
+# same pair with every request unsampled by its traceparent. TRACE_RATE as in the serve script.
+# The issue's goal: on/off <= 1.05.
+# Usage: [OTLP_SINK=nginx] [TRACE_RATE=R] [NODE_PATH=<web node_modules>] bench/gateway/tracing_overhead.sh [requests=3000] [rounds=2]
 source "$(dirname "$0")/common.sh"
 N="${1:-3000}"; ROUNDS="${2:-2}"
 start_otlp_receiver
