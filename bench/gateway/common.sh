@@ -20,33 +20,40 @@ start_gateway() {
 # CPU, and every later difference would read 0.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
+# write_nginx_conf DIR HTTP_BLOCK: write DIR/nginx.conf for one foreground nginx worker that keeps
+# its pid, logs and temp files under DIR (no access log), with HTTP_BLOCK inside its http {}.
+write_nginx_conf() {
+  mkdir -p "$1"
+  cat > "$1/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $1/body; proxy_temp_path $1/proxy;
+  fastcgi_temp_path $1/fcgi; uwsgi_temp_path $1/uwsgi; scgi_temp_path $1/scgi;
+$2
+}
+CONF
+}
+
 # start_nginx PORT UPSTREAM_HOST_PORT: start Debian's nginx (one worker on GATEWAY_CPUS, like the
 # gateway's one io thread; proxy_buffering off, HTTP/1.1 keep-alive upstream) as the peer proxy and
 # wait until /health answers through it; NGINX_WORKER is its worker's pid.
 start_nginx() {
   local port="$1" upstream="$2"
-  mkdir -p "$WORK/nginx"
-  cat > "$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body; proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fcgi; uwsgi_temp_path $WORK/nginx/uwsgi; scgi_temp_path $WORK/nginx/scgi;
+  write_nginx_conf "$WORK/nginx" "
   upstream serve { server $upstream; keepalive 64; }
   server {
     listen 127.0.0.1:$port;
     location / {
-      proxy_pass http://serve; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_pass http://serve; proxy_http_version 1.1; proxy_set_header Connection \"\";
       proxy_buffering off; proxy_cache off;
     }
     location = /health { proxy_pass http://serve; }
-  }
-}
-CONF
+  }"
   taskset -c "${GATEWAY_CPUS:-0}" "${NGINX:-/usr/sbin/nginx}" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" \
     > "$WORK/nginx/out.log" 2>&1 &
   PIDS+=($!)
@@ -84,24 +91,12 @@ start_otlp_receiver() {
       ;;
     nginx)
       local port; port="$(free_port)"
-      mkdir -p "$WORK/sink"
-      cat > "$WORK/sink/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $WORK/sink/nginx.pid;
-error_log $WORK/sink/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/sink/body; proxy_temp_path $WORK/sink/proxy;
-  fastcgi_temp_path $WORK/sink/fcgi; uwsgi_temp_path $WORK/sink/uwsgi; scgi_temp_path $WORK/sink/scgi;
+      write_nginx_conf "$WORK/sink" "
   client_max_body_size 16m;
   server {
     listen 127.0.0.1:$port;
     location = /v1/traces { default_type application/x-protobuf; return 200; }
-  }
-}
-CONF
+  }"
       taskset -c "$cpus" "${NGINX:-/usr/sbin/nginx}" -c "$WORK/sink/nginx.conf" -p "$WORK/sink" \
         > "$WORK/sink/out.log" 2>&1 &
       PIDS+=($!)
