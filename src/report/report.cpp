@@ -175,6 +175,10 @@ Result<Report> build_report(const ReportRequest& request) {
   // The first sample is one window after the start, so no window reaches into the period before.
   const double first_sample = std::min(short_window_s, length);
   rep.chart_step_s = step;
+  // Gauge peaks take one sample each, so a sample on a boundary must count in one period only.
+  // Prometheus 2.x range selectors and subqueries include both ends; evaluating 1 ms before a
+  // period's end makes the period [start, end) (a sample at `end` opens the next one) in 2.x and 3.x.
+  constexpr double kBeforeEnd = 0.001;
   const double first_hour_end = std::ceil(rep.since / 3600) * 3600 + 3600;
   const double last_hour_end = std::floor(rep.until / 3600) * 3600;
   const bool hourly = first_hour_end <= last_hour_end;
@@ -196,9 +200,9 @@ Result<Report> build_report(const ReportRequest& request) {
       const double end = which == 0 ? rep.until : rep.since;
       auto figures = [which](GroupReport& g) -> PeriodFigures& { return which == 0 ? g.current : g.previous; };
       auto instant = [&, id](std::optional<std::string> expr, bool by_model,
-                             std::function<void(PeriodFigures&, double)> set) {
+                             std::function<void(PeriodFigures&, double)> set, double before_end = 0) {
         if (!expr) return;
-        plan.add(*expr, end, [&, id, by_model, set, figures](const promapi::QueryResult& r) {
+        plan.add(*expr, end - before_end, [&, id, by_model, set, figures](const promapi::QueryResult& r) {
           for (const auto& s : r.series)
             if (!s.points.empty()) {
               double v = s.points.back().value;
@@ -264,8 +268,10 @@ Result<Report> build_report(const ReportRequest& request) {
         QueryScope gpu_scope{*inner, {"job"}, short_window};
         if (auto v = dialect::value_expr(*b, gpu_scope)) {
           std::string sub = "(" + *v + ")[" + seconds_text(length) + ":" + seconds_text(step) + "]";
-          instant("avg_over_time(" + sub + ")", false, [](PeriodFigures& f, double x) { f.gpu_util_mean = x; });
-          instant("max_over_time(" + sub + ")", false, [](PeriodFigures& f, double x) { f.gpu_util_max = x; });
+          instant("avg_over_time(" + sub + ")", false, [](PeriodFigures& f, double x) { f.gpu_util_mean = x; },
+                  kBeforeEnd);
+          instant("max_over_time(" + sub + ")", false, [](PeriodFigures& f, double x) { f.gpu_util_max = x; },
+                  kBeforeEnd);
         }
       }
     }
@@ -319,14 +325,14 @@ Result<Report> build_report(const ReportRequest& request) {
     auto figures = [which](QueueReport& q) -> QueueFigures& { return which == 0 ? q.current : q.previous; };
     if (const MetricBinding* depth = queue_binding(Role::kQueueDepth))
       if (auto v = dialect::value_expr(*depth, QueryScope{*inner, queue_by, short_window})) {
-        plan.add_range("max_over_time((" + *v + ")[" + seconds_text(step) + ":])", std::min(start + step, end), end, step,
-                       [&queue_of, figures](const promapi::QueryResult& r) {
+        plan.add_range("max_over_time((" + *v + ")[" + seconds_text(step) + ":])", std::min(start + step, end) - kBeforeEnd,
+                       end - kBeforeEnd, step, [&queue_of, figures](const promapi::QueryResult& r) {
                          for (const auto& s : r.series) {
                            QueueFigures& f = figures(queue_of(s.labels));
                            for (const auto& p : s.points)
                              if (std::isfinite(p.value) && (!f.peak_depth || p.value > *f.peak_depth)) {
                                f.peak_depth = p.value;
-                               f.peak_depth_at = p.time;
+                               f.peak_depth_at = p.time + kBeforeEnd;  // the step's end, as the chart shows it
                              }
                          }
                        });

@@ -79,7 +79,11 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   ASSERT_FALSE(tmp.path().empty());
   const std::string work = tmp.path().string();
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const double end = std::floor(now / 3600) * 3600;
+  // The periods end at 14:00 UTC, where the generator's peak hour begins: the peak's first samples
+  // lie on the boundary between the two periods and must count in the current one only
+  // (Prometheus 2.x range selectors include both ends).
+  const double this_hour = std::floor(now / 3600) * 3600;
+  const double end = this_hour - ((static_cast<int>(std::fmod(this_hour, 86400) / 3600) - 14 + 24) % 24) * 3600.0;
   // The generator's slow hour: 10:00-11:00 UTC inside [end - 24h, end).
   const int end_hour = static_cast<int>(std::fmod(end, 86400) / 3600);
   const double slow_start = end - 86400 + ((10 - end_hour + 24) % 24) * 3600.0;
@@ -159,6 +163,7 @@ TEST(ReportIntegration, FiguresMatchTheGeneratorsTruth) {
   // GPU: 8 % per req/s: mean 8 x 112 / 24 %, max 80 %.
   EXPECT_NEAR((*gpu)["current"]["gpu_utilization_mean"].get<double>(), 0.08 * 112 / 24, 0.01);
   EXPECT_NEAR((*gpu)["current"]["gpu_utilization_max"].get<double>(), 0.80, 0.01);
+  EXPECT_NEAR((*gpu)["previous"]["gpu_utilization_max"].get<double>(), 0.64, 0.01);
 
   // Job queues: "default" (rq) peaks at 2 x the peak load and waits 1-2.5 s (0.5-1 s the day
   // before); "bulk" (a plain list) holds 3 and has no wait series: no data, not 0.
