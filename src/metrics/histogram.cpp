@@ -1,8 +1,10 @@
 // Histogram storage: per-thread seqlocked shards (see docs/design/metrics-hot-path.md).
 #include <inferscope/metrics/histogram.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <new>
@@ -32,6 +34,9 @@ static_assert(kMaxExemplarTextBytes >= 8 * kMaxExemplarCodePoints);
 
 struct ExemplarSlot {
   std::mutex mutex;  // only observe_with_exemplar and append_exemplar take it
+  // unix_ms of the kept exemplar, also readable without the mutex: an exemplar that would not
+  // replace it is dropped before locking, which at a high rate is most of them.
+  std::atomic<std::int64_t> kept_ms{std::numeric_limits<std::int64_t>::min()};
   bool present = false;
   double value = 0;
   std::int64_t unix_ms = 0;
@@ -199,10 +204,15 @@ void HistogramSeries::observe_with_exemplar(double v, const ExemplarText& labels
     return;
   }
   ExemplarSlot& slot = slots[index];
+  // Prometheus stores an exemplar only when it is later than the last one it stored for the
+  // series (an equal timestamp is a duplicate or out of order to it), so an older one arriving
+  // late (another thread, a caller-given time) must not replace a newer one, and a second one in
+  // the same millisecond would change nothing Prometheus could keep: the first of each
+  // millisecond stays.
+  if (unix_ms <= slot.kept_ms.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(slot.mutex);
-  // Prometheus drops an exemplar older than the one it stored last for the series, so an older
-  // one arriving late (another thread, a caller-given time) must not replace a newer one.
-  if (slot.present && slot.unix_ms > unix_ms) return;
+  if (unix_ms <= slot.kept_ms.load(std::memory_order_relaxed)) return;
+  slot.kept_ms.store(unix_ms, std::memory_order_relaxed);
   slot.present = true;
   slot.value = v;
   slot.unix_ms = unix_ms;

@@ -101,6 +101,24 @@ TEST(HistogramExemplarTest, KeepsTheLatestExemplarWithItsOriginalTimestamp) {
   EXPECT_EQ(bucket(later, "0.5").value, 4);  // the late value is still counted
 }
 
+// Tests that of several exemplars in one bucket and millisecond the first stays (Prometheus would
+// take no second one at that millisecond), that the next millisecond's replaces it, and that
+// every value is counted.
+TEST(HistogramExemplarTest, FirstExemplarOfAMillisecondStays) {
+  Registry registry;
+  Histogram h = make_histogram(registry);
+  h.observe_with_exemplar(0.3, {{"trace_id", "first"}}, kT1);
+  h.observe_with_exemplar(0.4, {{"trace_id", "same-ms"}}, kT1 + std::chrono::microseconds(900));
+  const ParsedExposition e = open_metrics(registry);
+  EXPECT_EQ(trace_id_of(bucket(e, "0.5")), "first");
+  EXPECT_EQ(bucket(e, "0.5").exemplar->value, 0.3);
+  h.observe_with_exemplar(0.45, {{"trace_id", "next-ms"}}, kT1 + milliseconds(1));
+  const ParsedExposition later = open_metrics(registry);
+  EXPECT_EQ(trace_id_of(bucket(later, "0.5")), "next-ms");
+  EXPECT_EQ(bucket(later, "0.5").exemplar->timestamp_ms, 1796140000126);
+  EXPECT_EQ(bucket(later, "0.5").value, 3);
+}
+
 // Tests that the default timestamp is the wall clock at the call.
 TEST(HistogramExemplarTest, DefaultTimestampIsNow) {
   Registry registry;

@@ -59,8 +59,9 @@ class Histogram {
   void observe(double v) noexcept { series_->observe(v); }
 
   // observe_with_exemplar records v exactly like observe() and makes {labels, v, at} the exemplar
-  // of v's bucket: each bucket keeps its latest exemplar (by `at`) with that original timestamp,
-  // so a Prometheus with exemplar storage stores it once however often it scrapes. Exemplars are
+  // of v's bucket: each bucket keeps its latest exemplar (by `at`; of several in one millisecond,
+  // the first) with that original timestamp, so a Prometheus with exemplar storage stores it once
+  // however often it scrapes (it takes no second exemplar of a series at the same millisecond). Exemplars are
   // printed after their bucket line in the OpenMetrics exposition only, never in text 0.0.4 (where
   // one breaks the whole scrape). Labels must be valid label names (no duplicates) with UTF-8
   // values, at most 128 code points together (trace_id plus a 32-hex id is 40); otherwise the

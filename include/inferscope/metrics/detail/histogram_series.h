@@ -128,7 +128,7 @@ class HistogramSeries : public SeriesBase {
   }
 
   // observe_with_exemplar records v like observe() and makes (labels, v, unix_ms) the exemplar of
-  // v's bucket unless that bucket holds one with a later timestamp. Labels that are not valid
+  // v's bucket unless that bucket holds one with the same or a later timestamp. Labels that are not valid
   // OpenMetrics exemplar labels (bad or duplicate names, invalid UTF-8, over 128 code points) drop
   // the exemplar, not the value, and count reason="exemplar" rejects. Out of line: validation,
   // escaping and one per-bucket mutex; the first exemplar of the series allocates its slots.
