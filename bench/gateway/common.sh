@@ -73,15 +73,21 @@ start_proxied_serve() {
 
 # start_otlp_receiver: start the OTLP/HTTP peer the traced processes export to and set
 # OTLP_ENDPOINT to its /v1/traces URL. OTLP_SINK picks it:
-#   node  (default) tests/trace/otlp_receiver.js --quiet, the npm-decoder peer: every batch is
-#         decoded by the OpenTelemetry protobuf definitions (needs NODE_PATH);
+#   up    (default) `inferscope up`'s own receiver (POST /v1/traces on its api port: every batch
+#         decoded and its requests kept in the trace store), with its Prometheus and Alertmanager,
+#         scraping one target that is never there (up needs one): where serve and the gateway send
+#         their spans when they run under the stack;
 #   nginx Debian's nginx answering 200 to every POST after reading and discarding its body: the
 #         cheapest peer, so that on a 2-core machine the receiver does not take CPU from the load
-#         generator it shares a core with (which drives the traced side slower in a closed loop).
-# Either runs on RECEIVER_CPUS (default: the bench's core).
+#         generator it shares a core with (which drives the traced side slower in a closed loop);
+#   node  tests/trace/otlp_receiver.js --quiet, the npm-decoder peer: every batch decoded by the
+#         OpenTelemetry protobuf definitions in JavaScript (needs NODE_PATH). It reads slowly, and
+#         on loopback the kernel's delivery into a slow reader is charged to the sender: serve's
+#         CPU per request measures ~2 % higher against it than against the other two.
+# Each runs on RECEIVER_CPUS (default: the bench's core).
 start_otlp_receiver() {
   local cpus="${RECEIVER_CPUS:-${BENCH_CPUS:-1}}"
-  case "${OTLP_SINK:-node}" in
+  case "${OTLP_SINK:-up}" in
     node)
       : "${NODE_PATH:?set NODE_PATH to a node_modules holding @opentelemetry/otlp-transformer@0.52.1 (web/ after npm ci)}"
       taskset -c "$cpus" node "$ROOT/tests/trace/otlp_receiver.js" --quiet > "$WORK/receiver.out" 2>&1 &
@@ -103,7 +109,16 @@ start_otlp_receiver() {
       OTLP_ENDPOINT="http://127.0.0.1:$port/v1/traces"
       for _ in $(seq 100); do curl -s -o /dev/null -X POST "$OTLP_ENDPOINT" && break; sleep 0.1; done
       ;;
-    *) echo "OTLP_SINK must be node or nginx, not '$OTLP_SINK'" >&2; return 2 ;;
+    up)
+      local port; port="$(free_port)"
+      taskset -c "$cpus" "$INFERSCOPE" up --port "$port" --prometheus-port 0 --alertmanager-port 0 \
+        --state-dir "$WORK/up" --target unscraped=node@http://127.0.0.1:1/metrics > "$WORK/up.log" 2>&1 &
+      PIDS+=($!)
+      OTLP_ENDPOINT="http://127.0.0.1:$port/v1/traces"
+      for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/api/status" && break; sleep 0.1; done
+      curl -sf -o /dev/null "http://127.0.0.1:$port/api/status" || { echo "inferscope up did not start:" >&2; tail -5 "$WORK/up.log" >&2; return 1; }
+      ;;
+    *) echo "OTLP_SINK must be node, nginx or up, not '$OTLP_SINK'" >&2; return 2 ;;
   esac
 }
 

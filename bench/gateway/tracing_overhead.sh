@@ -7,7 +7,7 @@
 # tracing_rounds in common.sh), CPU of each gateway from /proc/<pid>/task/*/schedstat; and the
 # same pair with every request unsampled by its traceparent. TRACE_RATE as in the serve script.
 # The issue's goal: on/off <= 1.05.
-# Usage: [OTLP_SINK=nginx] [TRACE_RATE=R] [NODE_PATH=<web node_modules>] bench/gateway/tracing_overhead.sh [requests=3000] [rounds=2]
+# Usage: [OTLP_SINK=up|nginx|node] [TRACE_RATE=R] [NODE_PATH=<web node_modules>] bench/gateway/tracing_overhead.sh [requests=3000] [rounds=2]
 source "$(dirname "$0")/common.sh"
 N="${1:-3000}"; ROUNDS="${2:-2}"
 start_otlp_receiver

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Where tracing's CPU goes, thread by thread: the CPU per request of each thread of `inferscope
-# serve` with every request exported (--trace-sample 1, to tests/trace/otlp_receiver.js --quiet)
-# and of the same server with tracing off, same flags and bench runs as tracing_overhead.sh, CPU
+# serve` with every request exported (--trace-sample 1, to the OTLP_SINK peer of
+# ../gateway/common.sh, `inferscope up`'s receiver by default) and of the same server with tracing off, same flags and bench runs as tracing_overhead.sh, CPU
 # from each thread's /proc/<pid>/task/<tid>/schedstat (scheduler nanoseconds), read after the
 # exporter's 1 s batch delay on both sides. Threads are listed by tid with their names (the
 # exporter's sending thread is "otlp-exporter"), then the spans the traced server exported and
 # dropped.
-# Usage: NODE_PATH=<web node_modules> bench/serve/tracing_threads.sh [requests=3000] [rounds=2]
+# Usage: [OTLP_SINK=up|nginx|node] [NODE_PATH=<web node_modules>] bench/serve/tracing_threads.sh [requests=3000] [rounds=2]
 source "$(dirname "$0")/../gateway/common.sh"
 N="${1:-3000}"; ROUNDS="${2:-2}"
 start_serve_tracing_pair
