@@ -9,7 +9,7 @@
 
 #include "common/prom_duration.h"
 #include "config/stack_config.h"
-#include "stack/generated_files.h"
+#include "up/generated_files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   (void)inferscope::config::validate_stack_config(*config);
-  const inferscope::stack::StackPorts ports{.api = 9300, .alertmanager = 9093, .prometheus = 9090};
-  (void)inferscope::stack::render_prometheus_yml(*config, ports, {"a.rules.yml"});
-  (void)inferscope::stack::render_alertmanager_yml(*config, ports);
+  const inferscope::up::StackPorts ports{.api = 9300, .alertmanager = 9093, .prometheus = 9090};
+  (void)inferscope::up::render_prometheus_yml(*config, ports, {"a.rules.yml"});
+  (void)inferscope::up::render_alertmanager_yml(*config, ports);
   return 0;
 }

@@ -12,7 +12,7 @@
 #include "report/report_command.h"
 #include "serve/serve_command.h"
 #ifdef INFERSCOPE_HAVE_UP
-#include "stack/up_command.h"
+#include "up/up_command.h"
 #endif
 
 int main(int argc, char** argv) {
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   inferscope::drill::add_drill_command(app);
   inferscope::report::add_report_command(app);
 #ifdef INFERSCOPE_HAVE_UP
-  inferscope::stack::add_up_command(app);
+  inferscope::up::add_up_command(app);
 #endif
   // A bad flag must cost the user one line that names it, not a screen of help.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {

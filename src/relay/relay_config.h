@@ -1,6 +1,6 @@
 // File: relay_config.h
 // RelayConfig: everything the alert relay needs, as plain values that `inferscope up` fills from
-// its YAML (src/stack) or a test fills by hand. Example:
+// its YAML (src/up) or a test fills by hand. Example:
 //   RelayConfig c; c.database_path = state_dir / "relay.db";
 //   c.channels.push_back({.kind = ChannelKind::kDingTalk, .name = "oncall", .url = {.env = "DT_URL"},
 //                         .secret = {.env = "DT_SECRET"}});

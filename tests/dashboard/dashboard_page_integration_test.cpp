@@ -25,14 +25,14 @@
 #include "net/http_server.h"
 #include "net/router.h"
 #include "queue/queue_test_support.h"
-#include "stack/cli/up_process.h"
-#include "stack/stack_test_support.h"
+#include "up/cli/up_process.h"
+#include "up/stack_test_support.h"
 #include "support/loopback_port.h"
 
 namespace inferscope::dashboard {
 namespace {
 
-using stack::testing::UpProcess;
+using up::testing::UpProcess;
 using namespace std::chrono_literals;
 
 std::string url_of_serve(UpProcess& serve) {
@@ -61,7 +61,7 @@ nlohmann::json run_page_check(const std::string& api, const std::string& expect,
   if (!banner.empty()) args.insert(args.end(), {"--banner", banner});
   args.insert(args.end(), extra.begin(), extra.end());
   std::string last;
-  auto child = stack::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
+  auto child = up::ChildProcess::spawn({.binary = "/usr/bin/env", .args = args, .log_file = {}},
                                           [&last](std::string_view line) { if (!line.empty() && line[0] == '{') last = line; });
   if (!child) return {{"ok", false}, {"errors", {child.error().message}}};
   auto exit = (*child)->wait_for(90s);
@@ -86,12 +86,12 @@ std::optional<int> prometheus_pid(const std::string& api) {
 // Tests that the page draws every panel from a loaded server, shows a fault's alert (and the
 // doctor's finding), and says "unreachable" on every panel when Prometheus stops answering.
 TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
-  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(up::testing::stack_binaries_installed());
   ASSERT_TRUE(
       inferscope::testing::peers_installed({inferscope::testing::kNodeExporter, inferscope::testing::kChromium}));
   const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
-  stack::testing::TempDir dir;
+  up::testing::TempDir dir;
 
   UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "240"});
   ASSERT_TRUE(serve.started()) << serve.start_error();
@@ -156,13 +156,13 @@ nlohmann::json panel_of(const nlohmann::json& verdict, const std::string& id) {
 // RQ workers and jobs that call serve, every chart of it (depth beside e2e p99, oldest age and
 // wait p95, workers by state, the GPU) draws data, as every other chart of the page does.
 TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
-  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(up::testing::stack_binaries_installed());
   ASSERT_TRUE(
       inferscope::testing::peers_installed({inferscope::testing::kNodeExporter, inferscope::testing::kChromium}));
   namespace qt = queue::testing;
   const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
-  stack::testing::TempDir dir;
+  up::testing::TempDir dir;
   qt::RedisServer redis;
   ASSERT_TRUE(redis.ok()) << redis.error();
 
@@ -227,11 +227,11 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
 // page before the first scrape): one banner says what is missing, and each panel without data says "no data"
 // once, pointing at the banner, instead of repeating its sentence two or three times.
 TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
-  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(up::testing::stack_binaries_installed());
   ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kChromium}));
   const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
-  stack::testing::TempDir dir;
+  up::testing::TempDir dir;
   // The serving target is not up yet (its port closed: a server bound, then stopped).
   int closed_port = 0;
   {
@@ -251,8 +251,8 @@ TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
   ASSERT_TRUE(ready) << up.output();
   // Before the first scrape the banner says Prometheus scraped nothing yet; the target is marked
   // down once a scrape failed.
-  ASSERT_TRUE(stack::testing::wait_until(
-      [&] { return stack::testing::query_value(ready->prometheus, "count(up{job=\"sim\"} == 0)") == 1; }, 30s))
+  ASSERT_TRUE(up::testing::wait_until(
+      [&] { return up::testing::query_value(ready->prometheus, "count(up{job=\"sim\"} == 0)") == 1; }, 30s))
       << up.output();
   auto page = run_page_check(ready->api, "banner", (artifacts / "dashboard-no-target.png").string(), true, "",
                              "no data: no scrape target of a known serving dialect");
@@ -267,11 +267,11 @@ TEST(DashboardPageIntegrationTest, NoServingTargetShowsOneBanner) {
 // doctor gives the decode finding example traces whose decode span is their longest stage. Its
 // screenshot is the one in docs/.
 TEST(DashboardPageIntegrationTest, SlowRequestWaterfallShowsDecodeDuringDecodeFault) {
-  ASSERT_TRUE(stack::testing::stack_binaries_installed());
+  ASSERT_TRUE(up::testing::stack_binaries_installed());
   ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kChromium}));
   const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
-  stack::testing::TempDir dir;
+  up::testing::TempDir dir;
 
   // serve must know up's receiver before up knows serve: up gets a port that was free a moment ago.
   const int up_port = inferscope::testing::free_loopback_port();

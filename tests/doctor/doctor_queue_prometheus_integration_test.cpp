@@ -10,8 +10,8 @@
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
 #include "doctor/doctor_queue_support.h"
-#include "stack/cli/up_process.h"
-#include "stack/stack_test_support.h"
+#include "up/cli/up_process.h"
+#include "up/stack_test_support.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -29,7 +29,7 @@ class UpQueueTier {
     std::ofstream(config) << "targets:\n  - name: sim\n    url: " << workload_.serve_url() << "/metrics\n"
                           << "    kind: inferscope\n  - name: jobs\n    url: " << workload_.redis().url() << "\n"
                           << "    queues:\n      systems: [rq]\nscrape_interval: 1s\n";
-    up_ = std::make_unique<stack::testing::UpProcess>(std::vector<std::string>{
+    up_ = std::make_unique<up::testing::UpProcess>(std::vector<std::string>{
         "up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
         "--state-dir", (dir_.path() / "state").string()});
     const auto urls = up_->wait_ready(60s);
@@ -39,10 +39,10 @@ class UpQueueTier {
     }
     prometheus_ = urls->prometheus;
     // Both jobs scraped with data: serve's finished requests and the queue's jobs seen starting.
-    if (!stack::testing::wait_until(
+    if (!up::testing::wait_until(
             [&] {
-              return stack::testing::query_value(prometheus_, "sum(inferscope_request_duration_seconds_count{job=\"sim\"})") > 0 &&
-                     stack::testing::query_value(prometheus_, "sum(inferscope_queue_wait_seconds_count{job=\"jobs\"})") > 0;
+              return up::testing::query_value(prometheus_, "sum(inferscope_request_duration_seconds_count{job=\"sim\"})") > 0 &&
+                     up::testing::query_value(prometheus_, "sum(inferscope_queue_wait_seconds_count{job=\"jobs\"})") > 0;
             },
             60s)) {
       ADD_FAILURE() << "up's Prometheus has no data of sim and jobs:\n" << up_->output();
@@ -66,7 +66,7 @@ class UpQueueTier {
  private:
   testing::QueueWorkload workload_;
   inferscope::testing::TempDir dir_{"doctor-queue-up"};
-  std::unique_ptr<stack::testing::UpProcess> up_;
+  std::unique_ptr<up::testing::UpProcess> up_;
   std::string prometheus_;
 };
 

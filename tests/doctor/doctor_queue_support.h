@@ -4,7 +4,7 @@
 // workers (python3-rq) and a producer thread enqueueing with RQ's own API every 2 s. The test adds
 // the collector (in process for --scrape, or `inferscope up`'s for --prometheus).
 // Example: QueueWorkload w; w.set_jobs_per_tick(40); w.kill_workers(); w.serve_port();
-// Every child is a stack::ChildProcess (own process group, dies with the test) ended by the
+// Every child is an up::ChildProcess (own process group, dies with the test) ended by the
 // destructor, also when a test fails. Not thread-safe beyond set_jobs_per_tick (atomic).
 #pragma once
 

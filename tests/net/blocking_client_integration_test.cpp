@@ -2,7 +2,7 @@
 // and the request's method, body, Content-Type and Accept; keep-alive reuse and the retry when the
 // server has closed the kept-alive connection; 4xx as an answer; the deadline, the body limit, a
 // refused connection and a bad URL as errors naming what failed. TLS verification is tested with
-// a real TLS front in tests/stack/cli/prometheus_https_integration_test.cpp.
+// a real TLS front in tests/up/cli/prometheus_https_integration_test.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // File: queue/queue_test_support.h
 // Peers for the queue collector's integration tests: redis-server (redis_server.h), the python
 // workers of tests/queue/python run with /usr/bin/python3, and readers of the collector's series.
-// Every child is a stack::ChildProcess (own process group, dies with the test process) and is
+// Every child is an up::ChildProcess (own process group, dies with the test process) and is
 // terminated by its destructor, also when a test fails.
 // Example: RedisServer redis; ASSERT_TRUE(redis.ok()) << redis.error(); redis.run({"RPUSH", "q", "x"});
 // Not thread-safe; one owner per object.
@@ -25,7 +25,7 @@
 
 #include "queue/redis_client.h"
 #include "queue/redis_server.h"
-#include "stack/child_process.h"
+#include "up/child_process.h"
 #include "queue/queue_collector.h"
 #include "serve/serve_test_support.h"
 #include "support/registry_scrape.h"
@@ -43,7 +43,7 @@ class Worker {
  public:
   Worker(const std::string& binary, std::vector<std::string> args, const std::string& ready_line = {}) {
     auto lines = lines_;
-    auto child = stack::ChildProcess::spawn({.binary = binary, .args = std::move(args), .log_file = {}}, [lines](std::string_view line) {
+    auto child = up::ChildProcess::spawn({.binary = binary, .args = std::move(args), .log_file = {}}, [lines](std::string_view line) {
       std::lock_guard lock(lines->mutex);
       lines->text.append(line).push_back('\n');
     });
@@ -79,7 +79,7 @@ class Worker {
     std::string text;
   };
   std::shared_ptr<Lines> lines_ = std::make_shared<Lines>();
-  std::unique_ptr<stack::ChildProcess> child_;
+  std::unique_ptr<up::ChildProcess> child_;
 };
 
 // Enqueued is one job the test enqueued: its index and the producer's clock at enqueue.
@@ -92,7 +92,7 @@ struct Enqueued {
 inline std::vector<Enqueued> enqueue(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {kPythonDir + "/enqueue.py"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto result = stack::run_command(kPython, argv, std::chrono::seconds(60));
+  auto result = up::run_command(kPython, argv, std::chrono::seconds(60));
   std::vector<Enqueued> jobs;
   if (!result || !result->ok()) {
     ADD_FAILURE() << "enqueue.py failed: " << (result ? result->output : result.error().message);

@@ -1,7 +1,7 @@
 // File: queue/redis_server.h
 // RedisServer runs Debian's /usr/bin/redis-server without persistence on 127.0.0.1 and an
 // ephemeral port (a free port is taken from the kernel, then handed to redis; a lost race is
-// retried), as a stack::ChildProcess (own process group, dies with its parent), terminated by the
+// retried), as an up::ChildProcess (own process group, dies with its parent), terminated by the
 // destructor. Used by the queue tests and bench/queue. No gtest here.
 // Example: RedisServer redis; if (!redis.ok()) die(redis.error()); redis.run({"RPUSH", "q", "x"});
 // Not thread-safe; one owner.
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "queue/redis_client.h"
-#include "stack/child_process.h"
+#include "up/child_process.h"
 #include "support/loopback_port.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
@@ -71,7 +71,7 @@ class RedisServer {
     std::ofstream(config) << "bind 127.0.0.1\nport " << port << "\nsave \"\"\nappendonly no\ndir " << dir_.path().string()
                           << "\n" << (password_.empty() ? "" : "requirepass " + password_ + "\n");
     auto ready = std::make_shared<std::atomic<int>>(0);  // 1 ready, -1 failed
-    auto child = stack::ChildProcess::spawn(
+    auto child = up::ChildProcess::spawn(
         {.binary = "/usr/bin/redis-server", .args = {config.string()}, .log_file = dir_.path() / "redis.log"},
         [ready](std::string_view line) {
           if (line.find("Ready to accept connections") != std::string_view::npos) *ready = 1;
@@ -95,7 +95,7 @@ class RedisServer {
   std::string password_;
   int port_ = 0;
   std::string error_;
-  std::unique_ptr<stack::ChildProcess> child_;
+  std::unique_ptr<up::ChildProcess> child_;
 };
 
 }  // namespace inferscope::queue::testing
