@@ -17,9 +17,9 @@
 
 #include <inferscope/timeline/request_timeline.h>
 
-#include "serve/api_error.h"
-#include "serve/async_signal.h"
-#include "serve/connection.h"
+#include "net/api_error.h"
+#include "net/async_signal.h"
+#include "net/connection.h"
 #include "serve/engine/engine_types.h"
 #include "serve/engine/faults.h"
 #include "serve/openai_request.h"
@@ -33,16 +33,16 @@ struct ServerState;
 
 class CompletionCall {
  public:
-  CompletionCall(Connection& connection, ServerState& state, const HttpRequest& request, Endpoint endpoint);
+  CompletionCall(net::Connection& connection, ServerState& state, const net::HttpRequest& request, Endpoint endpoint);
   ~CompletionCall();
   // run serves the request to its end and records it; returns whether keep-alive may go on.
   boost::asio::awaitable<bool> run();
 
  private:
-  std::optional<ApiError> prepare();
+  std::optional<net::ApiError> prepare();
   boost::asio::awaitable<void> inject_http_faults();
-  std::optional<ApiError> submit();
-  boost::asio::awaitable<bool> reject(const ApiError& error);
+  std::optional<net::ApiError> submit();
+  boost::asio::awaitable<bool> reject(const net::ApiError& error);
   boost::asio::awaitable<bool> serve_stream();
   boost::asio::awaitable<bool> serve_whole();
   boost::asio::awaitable<bool> next_batch();
@@ -54,13 +54,13 @@ class CompletionCall {
   void record(int http_status);
   std::string_view route() const;
 
-  Connection& connection_;
+  net::Connection& connection_;
   ServerState& state_;
-  const HttpRequest& http_request_;
+  const net::HttpRequest& http_request_;
   Endpoint endpoint_;
   timeline::RequestTimeline timeline_;
   std::optional<trace::RequestTrace> trace_;  // set when serve exports traces
-  AsyncSignal signal_;
+  net::AsyncSignal signal_;
   CompletionRequest request_;
   std::string_view model_;  // the served name answering this request (never the raw request)
   GenerationRequest generation_;

@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-asio::awaitable<void> sleep_real_ms(Connection& c, double ms) {
+asio::awaitable<void> sleep_real_ms(net::Connection& c, double ms) {
   if (ms <= 0) co_return;
   asio::steady_timer timer(c.executor(), std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000)));
   boost::system::error_code ec;
@@ -35,8 +35,8 @@ std::mt19937_64& fault_rng() {
   return rng;
 }
 
-ApiError context_error(std::size_t limit, std::size_t prompt, std::size_t output) {
-  ApiError e = ApiError::bad_request(
+net::ApiError context_error(std::size_t limit, std::size_t prompt, std::size_t output) {
+  net::ApiError e = net::ApiError::bad_request(
       "This model's maximum context length is " + std::to_string(limit) + " tokens. However, you requested " +
           std::to_string(prompt + output) + " tokens (" + std::to_string(prompt) + " in the messages, " +
           std::to_string(output) + " in the completion). Please reduce the length of the messages or completion.",
@@ -47,13 +47,13 @@ ApiError context_error(std::size_t limit, std::size_t prompt, std::size_t output
 
 }  // namespace
 
-asio::awaitable<bool> handle_completion(Connection& connection, ServerState& state, const HttpRequest& request,
-                                        Endpoint endpoint) {
+asio::awaitable<bool> handle_completion(net::Connection& connection, ServerState& state,
+                                        const net::HttpRequest& request, Endpoint endpoint) {
   CompletionCall call(connection, state, request, endpoint);
   co_return co_await call.run();
 }
 
-CompletionCall::CompletionCall(Connection& connection, ServerState& state, const HttpRequest& request,
+CompletionCall::CompletionCall(net::Connection& connection, ServerState& state, const net::HttpRequest& request,
                                Endpoint endpoint)
     : connection_(connection),
       state_(state),
@@ -83,7 +83,7 @@ asio::awaitable<bool> CompletionCall::run() {
       static_cast<std::int64_t>(state_.real_ms(faults_.network_delay_ms) * 1000)));
   co_await inject_http_faults();
   if (faults_.error_rate > 0 && std::uniform_real_distribution<double>(0, 1)(fault_rng()) < faults_.error_rate) {
-    co_return co_await reject(ApiError::server_error("simulated internal error (fault error_rate)"));
+    co_return co_await reject(net::ApiError::server_error("simulated internal error (fault error_rate)"));
   }
   if (auto error = submit()) co_return co_await reject(*error);
   if (request_.stream) co_return co_await serve_stream();
@@ -92,10 +92,10 @@ asio::awaitable<bool> CompletionCall::run() {
 
 // prepare parses, picks the served model, applies the chat template and tokenizes (the natural
 // part of stage preprocess), then checks the context length.
-std::optional<ApiError> CompletionCall::prepare() {
+std::optional<net::ApiError> CompletionCall::prepare() {
   if (auto error = parse_completion_request(endpoint_, http_request_.body(), request_)) return error;
   model_ = state_.served_model(request_.model);
-  if (model_.empty()) return ApiError::model_not_found(request_.model);
+  if (model_.empty()) return net::ApiError::model_not_found(request_.model);
   if (!request_.prompt_token_ids.empty()) {
     generation_.prompt_tokens = std::move(request_.prompt_token_ids);
   } else if (endpoint_ == Endpoint::kChat) {
@@ -109,7 +109,7 @@ std::optional<ApiError> CompletionCall::prepare() {
   const std::size_t max_tokens = request_.max_tokens.value_or(limit - prompt);
   if (prompt + max_tokens > limit) return context_error(limit, prompt, max_tokens);
   if (request_.min_tokens > max_tokens) {
-    return ApiError::bad_request("cannot serve request: 'min_tokens' must not exceed 'max_tokens'", "min_tokens");
+    return net::ApiError::bad_request("cannot serve request: 'min_tokens' must not exceed 'max_tokens'", "min_tokens");
   }
   generation_.max_tokens = static_cast<std::uint32_t>(max_tokens);
   generation_.ignore_eos = request_.ignore_eos;
@@ -140,7 +140,7 @@ asio::awaitable<void> CompletionCall::inject_http_faults() {
   }
 }
 
-std::optional<ApiError> CompletionCall::submit() {
+std::optional<net::ApiError> CompletionCall::submit() {
   formatter_.emplace(endpoint_, make_response_id(endpoint_),
                      std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count(),
@@ -153,17 +153,17 @@ std::optional<ApiError> CompletionCall::submit() {
   if (!id) {
     channel_->attach(nullptr);
     if (state_.engine->stats().waiting >= state_.options.engine.max_waiting) {
-      return ApiError::overloaded("cannot queue request: the waiting queue is full (" +
+      return net::ApiError::overloaded("cannot queue request: the waiting queue is full (" +
                                       std::to_string(state_.options.engine.max_waiting) + " requests)", 1);
     }
-    return ApiError::bad_request(id.error().message, "messages");
+    return net::ApiError::bad_request(id.error().message, "messages");
   }
   sequence_ = *id;
   submitted_ = true;
   return std::nullopt;
 }
 
-asio::awaitable<bool> CompletionCall::reject(const ApiError& error) {
+asio::awaitable<bool> CompletionCall::reject(const net::ApiError& error) {
   const bool keep = co_await connection_.send_error(error, http_request_);
   timeline_.finish(timeline::FinishReason::kError, Clock::now());
   record(keep ? error.status : 0);

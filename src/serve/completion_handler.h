@@ -12,7 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "serve/connection.h"
+#include "net/connection.h"
 #include "serve/openai_request.h"
 
 namespace inferscope::serve {
@@ -20,7 +20,7 @@ namespace inferscope::serve {
 struct ServerState;
 
 // handle_completion answers one generation request; returns whether the connection may go on.
-boost::asio::awaitable<bool> handle_completion(Connection& connection, ServerState& state,
-                                               const HttpRequest& request, Endpoint endpoint);
+boost::asio::awaitable<bool> handle_completion(net::Connection& connection, ServerState& state,
+                                               const net::HttpRequest& request, Endpoint endpoint);
 
 }  // namespace inferscope::serve

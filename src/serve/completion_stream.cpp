@@ -134,10 +134,10 @@ asio::awaitable<bool> CompletionCall::serve_whole() {
     co_return false;
   }
   if (finish_reason_ != FinishReason::kStop && finish_reason_ != FinishReason::kLength) {
-    co_return co_await reject(ApiError::server_error("cannot finish generation: the engine ended the sequence (" +
+    co_return co_await reject(net::ApiError::server_error("cannot finish generation: the engine ended the sequence (" +
                                                      std::string(to_string(finish_reason_)) + ")"));
   }
-  HttpResponse response{boost::beast::http::status::ok, http_request_.version()};
+  net::HttpResponse response{boost::beast::http::status::ok, http_request_.version()};
   response.set(boost::beast::http::field::content_type, "application/json");
   response.body() = formatter_->full_body(text_, to_string(finish_reason_),
                                           Usage{timeline_.prompt_tokens(), completion_tokens_});

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/api_error.h"
+#include "net/api_error.h"
 
 namespace inferscope::serve {
 
@@ -46,7 +46,7 @@ inline constexpr std::uint64_t kMaxTokensLimit = 1u << 24;
 // the field at fault (invalid JSON, wrong types, missing messages/prompt, n != 1, stream_options
 // without stream). Unknown fields are ignored, as vLLM does. Cost: one simdjson parse plus copies
 // of the strings kept.
-std::optional<ApiError> parse_completion_request(Endpoint endpoint, std::string_view body,
+std::optional<net::ApiError> parse_completion_request(Endpoint endpoint, std::string_view body,
                                                  CompletionRequest& out);
 
 }  // namespace inferscope::serve

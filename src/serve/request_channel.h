@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "serve/async_signal.h"
+#include "net/async_signal.h"
 #include "serve/engine/engine_types.h"
 
 namespace inferscope::serve {
@@ -58,7 +58,7 @@ class RequestChannel final : public SequenceObserver,
 
   // attach names the signal to notify on new events (connection thread); nullptr detaches. The
   // signal must stay alive until detached.
-  void attach(AsyncSignal* signal) { signal_ = signal; }
+  void attach(net::AsyncSignal* signal) { signal_ = signal; }
   // take swaps every pending event into `batch` (cleared first). Connection thread.
   void take(EventBatch& batch);
   // pending reports whether events are waiting to be taken. Any thread.
@@ -73,7 +73,7 @@ class RequestChannel final : public SequenceObserver,
   mutable std::mutex mu_;
   EventBatch pending_;      // guarded by mu_
   bool wake_posted_ = false;  // guarded by mu_
-  AsyncSignal* signal_ = nullptr;  // connection thread only
+  net::AsyncSignal* signal_ = nullptr;  // connection thread only
 };
 
 }  // namespace inferscope::serve

@@ -10,13 +10,13 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "serve/connection.h"
+#include "net/connection.h"
 
 namespace inferscope::serve {
 
 struct ServerState;
 
 // route_request answers `request` and returns whether the connection may serve another one.
-boost::asio::awaitable<bool> route_request(ServerState& state, Connection& connection, HttpRequest& request);
+boost::asio::awaitable<bool> route_request(ServerState& state, net::Connection& connection, net::HttpRequest& request);
 
 }  // namespace inferscope::serve
