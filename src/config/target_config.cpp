@@ -5,12 +5,30 @@
 #include <algorithm>
 
 #include "config/detail/yaml_reader.h"
+#include "dialect/dialect.h"
 #include "queue/redis_target.h"
 
 namespace inferscope::config {
 
 using detail::printable_ascii;
 using detail::valid_name;
+
+std::vector<std::string> dialect_kinds() {
+  std::vector<std::string> kinds;
+  for (dialect::DialectId id : dialect::kAllDialects) kinds.emplace_back(dialect::to_string(id));
+  return kinds;
+}
+
+bool is_dialect_kind(std::string_view kind) {
+  return std::any_of(dialect::kAllDialects.begin(), dialect::kAllDialects.end(),
+                     [&](dialect::DialectId id) { return dialect::to_string(id) == kind; });
+}
+
+std::string dialect_kind_list() {
+  std::string list;
+  for (const std::string& kind : dialect_kinds()) list += (list.empty() ? "" : ", ") + kind;
+  return list;
+}
 
 Result<TargetConfig> parse_target_url(std::string_view text) {
   TargetConfig t;
@@ -30,9 +48,9 @@ Result<TargetConfig> parse_target_url(std::string_view text) {
                                                                         scheme != std::string_view::npos && at < scheme) {
     t.kind = std::string(url.substr(0, at));
     url.remove_prefix(at + 1);
-    if (t.kind == "auto" || std::find(std::begin(kTargetKinds), std::end(kTargetKinds), t.kind) == std::end(kTargetKinds)) {
-      return make_error("unknown kind \"" + t.kind + "\" in \"" + std::string(text) +
-                        "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node; leave KIND@ out to detect it)");
+    if (!is_dialect_kind(t.kind)) {
+      return make_error("unknown kind \"" + t.kind + "\" in \"" + std::string(text) + "\" (" + dialect_kind_list() +
+                        "; leave KIND@ out to detect it)");
     }
   }
   const auto bad = [&](std::string_view why) {

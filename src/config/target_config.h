@@ -22,20 +22,32 @@
 
 namespace inferscope::config {
 
-// kTargetKinds lists the accepted target kinds; "auto" detects the dialect while up runs (and
-// follows it when the target's metric names change); any other kind skips detection.
-inline constexpr std::string_view kTargetKinds[] = {"inferscope", "vllm",    "llamacpp", "tgi",  "triton",
-                                                    "sglang",     "litellm", "dcgm",     "node", "auto"};
-
-// kCustomKind is the config-file-only kind of a target whose roles map to its own metric names
-// (`roles:`, optional `model_label:`); not a --target/--kind value, since it needs the mapping.
+// Target kinds. Every dialect of the dialect table (dialect::kAllDialects) is a kind, by its
+// config spelling ("inferscope", "gateway", "vllm", ...): it fixes the metric names the rules,
+// doctor and dashboard read, and the target is never probed. The other kinds:
+// kAutoKind detects the dialect while up runs (and follows it when the metric names change);
+// kCustomKind (config file only: it needs its `roles:` mapping) maps roles to the target's own
+// names; kRedisKind is the kind of a redis:// target (a job-queue collector, not a /metrics URL).
+inline constexpr std::string_view kAutoKind = "auto";
 inline constexpr std::string_view kCustomKind = "custom";
+inline constexpr std::string_view kRedisKind = "redis";
+
+// dialect_kinds returns the config spelling of every dialect of the dialect table, in its order.
+// These are the kinds --target NAME=KIND@URL, --kind and a config target's `kind:` accept besides
+// auto (and custom, in the config).
+std::vector<std::string> dialect_kinds();
+
+// is_dialect_kind tells whether `kind` is one of dialect_kinds().
+bool is_dialect_kind(std::string_view kind);
+
+// dialect_kind_list is dialect_kinds() for help and error texts: "inferscope, gateway, vllm, ...".
+std::string dialect_kind_list();
 
 // TargetConfig is one scrape target. url is the full /metrics URL as given.
 struct TargetConfig {
   std::string name;            // Prometheus job name; from NAME=URL, the config, or host_port
   std::string url;             // http(s)://host:port/path
-  std::string kind = "auto";   // one of kTargetKinds, or kCustomKind
+  std::string kind{kAutoKind};  // a dialect kind, kAutoKind or kCustomKind
   std::shared_ptr<const dialect::CustomDialect> custom;  // kind custom: its validated role mapping
   std::string scheme;          // "http" or "https"
   std::string host_port;       // "127.0.0.1:8000"
@@ -62,7 +74,7 @@ struct QueueTargetConfig {
 
 // parse_target_url parses "[NAME=][KIND@]URL" (the --target form). URL must be http:// or https://
 // with a host and port; a missing path becomes /metrics; a missing NAME becomes "host:port"-derived;
-// KIND (one of kTargetKinds but "auto") fixes the kind, else it stays "auto" (detected).
+// KIND (a dialect kind) fixes the kind, else it stays kAutoKind (detected).
 Result<TargetConfig> parse_target_url(std::string_view text);
 
 // parse_queue_target_url parses "[NAME=]redis://HOST[:PORT][/DB]" (the --target form of a redis

@@ -18,11 +18,10 @@ TargetConfig read_target(const Reader& r, const YAML::Node& node, const std::str
   }
   if (node["kind"]) {
     target->kind = r.scalar(node["kind"], path + ".kind");
-    if (target->kind != kCustomKind &&
-        std::find(std::begin(kTargetKinds), std::end(kTargetKinds), target->kind) == std::end(kTargetKinds)) {
+    if (target->kind != kCustomKind && target->kind != kAutoKind && !is_dialect_kind(target->kind)) {
       r.fail(node["kind"], path + ".kind",
-             "unknown kind \"" + target->kind +
-                 "\" (inferscope, vllm, llamacpp, tgi, triton, sglang, litellm, dcgm, node, custom, auto)");
+             "unknown kind \"" + target->kind + "\" (" + dialect_kind_list() + ", " + std::string(kCustomKind) + ", " +
+                 std::string(kAutoKind) + ")");
     }
   }
   if (target->kind == kCustomKind) {
@@ -43,7 +42,7 @@ QueueTargetConfig read_queue_target(const Reader& r, const YAML::Node& node, con
     target->name = r.non_empty(node["name"], path + ".name");
     if (!valid_name(target->name)) r.fail(node["name"], path + ".name", "use letters, digits, '_', '-', '.'");
   }
-  if (node["kind"] && r.scalar(node["kind"], path + ".kind") != "redis") {
+  if (node["kind"] && r.scalar(node["kind"], path + ".kind") != kRedisKind) {
     r.fail(node["kind"], path + ".kind", "a redis:// target has kind redis (or no kind)");
   }
   if (node["password_file"]) target->password.file = r.non_empty(node["password_file"], path + ".password_file");

@@ -59,7 +59,8 @@ std::string render_prometheus_yml(const config::StackConfig& config, const Stack
   // Redis targets: up's queue collector serves each one's series on up's own API.
   if (ports.api != 0) {
     for (const config::QueueTargetConfig& t : config.queue_targets) {
-      add_static_job(out, t.name, "127.0.0.1:" + std::to_string(ports.api), "redis", "http", "/queues/" + t.name + "/metrics");
+      add_static_job(out, t.name, "127.0.0.1:" + std::to_string(ports.api), std::string(config::kRedisKind), "http",
+                     "/queues/" + t.name + "/metrics");
     }
   }
   if (ports.api != 0) add_static_job(out, "inferscope-up", "127.0.0.1:" + std::to_string(ports.api), "inferscope-up");

@@ -74,7 +74,7 @@ KindFollower::KindFollower(config::StackConfig config, std::vector<std::string> 
     f.next_probe = start + options_.interval;
     if (const auto probe = rules.probes.find(job); probe != rules.probes.end()) {
       f.families = probe->second.families;
-      if (it->kind == "auto") {
+      if (it->kind == config::kAutoKind) {
         if (probe->second.answered) {
           f.note = "kind unknown yet (" + probe->second.error + ")";
         } else {
@@ -122,7 +122,7 @@ void KindFollower::tick(std::chrono::steady_clock::time_point now) {
   for (Followed& f : followed_) {
     const std::string& job = config_.targets[f.index].name;
     const std::optional<std::set<std::string>> names = hooks_.scraped_names(job);
-    if (config_.targets[f.index].kind == "auto") {
+    if (config_.targets[f.index].kind == config::kAutoKind) {
       follow_unknown(f, names, now);
     } else {
       follow_known(f, names);
@@ -143,7 +143,7 @@ void KindFollower::follow_unknown(Followed& f, const std::optional<std::set<std:
   if (names) f.last_names = names;
   if (now < f.next_probe && !scraped) return;
   const config::TargetConfig& target = config_.targets[f.index];
-  const TargetProbe probe = hooks_.probe(target, "auto");
+  const TargetProbe probe = hooks_.probe(target, std::string(config::kAutoKind));
   if (probe.kind) {
     if (switch_kind(f, *probe.kind, "")) {
       f.families = probe.families;

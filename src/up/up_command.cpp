@@ -41,7 +41,7 @@ namespace {
 struct UpFlags {
   std::string config_file;
   std::vector<std::string> targets;
-  std::string kind = "auto";
+  std::string kind{config::kAutoKind};
   bool check = false;
   bool status = false;
   bool json = false;
@@ -98,7 +98,7 @@ config::StackConfig build_config(const UpFlags& f, const CLI::App& cmd) {
     }
     auto target = config::parse_target_url(text);
     if (!target) fail("--target: " + target.error().message);
-    if (target->kind == "auto") target->kind = f.kind;  // NAME=KIND@URL wins over --kind
+    if (target->kind == config::kAutoKind) target->kind = f.kind;  // NAME=KIND@URL wins over --kind
     config.targets.push_back(std::move(*target));
   }
   if (given(cmd, "--port")) config.port = f.port;
@@ -209,7 +209,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   config::StackConfig config = build_config(f, cmd);
   std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
   for (const config::TargetConfig& t : config.targets) {
-    if (t.kind == "auto") followed.push_back(t.name);
+    if (t.kind == config::kAutoKind) followed.push_back(t.name);
   }
   auto rules = make_up_rules(config);
   if (!rules) fail(rules.error().message);
@@ -426,13 +426,15 @@ void add_up_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("up", "run the monitoring stack: Prometheus, Alertmanager, rules, alert relay");
   cmd->add_option("--config", flags->config_file, "YAML config (see deploy/inferscope.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--target", flags->targets,
-                  "[NAME=][KIND@]URL of a /metrics endpoint to scrape (repeatable); KIND (inferscope, vllm, llamacpp, "
-                  "tgi, triton, sglang, litellm, dcgm, node) skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics; "
-                  "or NAME=redis://HOST:PORT/DB: collect its job queues (RQ, Celery; password only via the config)");
+                  "[NAME=][KIND@]URL of a /metrics endpoint to scrape (repeatable); KIND (" + config::dialect_kind_list() +
+                      ") skips detection, e.g. demo=vllm@http://10.0.0.5:8000/metrics; "
+                      "or NAME=redis://HOST:PORT/DB: collect its job queues (RQ, Celery; password only via the config)");
+  std::vector<std::string> kind_flag_values = config::dialect_kinds();
+  kind_flag_values.emplace_back(config::kAutoKind);
   cmd->add_option("--kind", flags->kind,
                   "kind of the --target servers without KIND@; auto: detected once each answers, and followed when "
                   "its metric names change")
-      ->check(CLI::IsMember({"inferscope", "vllm", "llamacpp", "tgi", "triton", "dcgm", "node", "auto"}))
+      ->check(CLI::IsMember(kind_flag_values))
       ->capture_default_str();
   cmd->add_flag("--check", flags->check, "validate, generate and check the files with promtool, print their paths, start nothing");
   cmd->add_flag("--status", flags->status, "print the running instance's children, targets and firing alerts");

@@ -60,7 +60,7 @@ Result<UpRules> make_up_rules(config::StackConfig& config) {
   std::vector<std::string> warnings;
   std::map<std::string, TargetProbe> probes;
   for (config::TargetConfig& target : config.targets) {
-    if (target.kind != "auto") continue;
+    if (target.kind != config::kAutoKind) continue;
     TargetProbe probe = probe_target(target);
     if (probe.kind) {
       target.kind = *probe.kind;
@@ -81,7 +81,7 @@ Result<UpRules> make_up_rules(config::StackConfig& config) {
 Result<UpRules> generate_up_rules(const config::StackConfig& config) {
   UpRules rules;
   for (const config::TargetConfig& target : config.targets) rules.dialects[target.name] = target.kind;
-  for (const config::QueueTargetConfig& target : config.queue_targets) rules.dialects[target.name] = "redis";
+  for (const config::QueueTargetConfig& target : config.queue_targets) rules.dialects[target.name] = std::string(config::kRedisKind);
   for (const auto& [name, duration] : config.alert_for) {
     bool known = name == alerts::kWatchdog || name == alerts::kNotificationsFailing;
     for (const char* alert : alerts::kTargetAlerts) known = known || name == alert;
