@@ -6,19 +6,20 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> data_presence_causes() {
-  return {
-      {.id = CauseId::kTargetDown, .name = "target_down", .needs_slowdown = false,
-       .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
-                      "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
-                      "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
-      {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .needs_slowdown = false,
-       .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
-                      "with --metrics; inferscope gateway in front of servers without latency histograms).",
-                      "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",
-                      "Check relabeling/metric_relabel_configs that may drop the families."}},
-  };
-}
+constexpr CauseSpec kDataPresenceCauses[] = {
+    {.id = CauseId::kTargetDown, .name = "target_down", .needs_slowdown = false,
+     .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
+                    "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
+                    "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
+    {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .needs_slowdown = false,
+     .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
+                    "with --metrics; inferscope gateway in front of servers without latency histograms).",
+                    "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",
+                    "Check relabeling/metric_relabel_configs that may drop the families."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kDataPresenceCauses, INFERSCOPE_DOCTOR_DATA_PRESENCE_CAUSES);
+
+std::span<const CauseSpec> data_presence_causes() { return kDataPresenceCauses; }
 
 namespace {
 
@@ -26,7 +27,7 @@ namespace {
 Finding finding(CauseId id) {
   Finding f;
   f.cause = std::string(to_string(id));
-  f.next_steps = spec(id).next_steps;
+  f.next_steps = next_steps_of(id);
   return f;
 }
 

@@ -17,26 +17,27 @@ double waiting_rise(const Quantity& waiting) {
 
 }  // namespace
 
-std::vector<CauseSpec> kv_capacity_causes() {
-  return {
-      {.id = CauseId::kKvCachePressure, .name = "kv_cache_pressure", .stage = Stage::kQueue,
-       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.5}, {Stage::kDecode, 0.5}, {Stage::kInference, 0.5}},
-       .next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
-                      "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
-                      "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
-                      "allocated on demand, so it does not help ordinary requests).",
-                      "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
-      {.id = CauseId::kCapacityDrop, .name = "capacity_drop", .stage = Stage::kQueue,
-       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
-       .next_steps = {"Compare the serving config with the last known good one: a lowered --max-num-seqs or "
-                      "--max-num-batched-tokens caps the running batch, a lowered --gpu-memory-utilization or "
-                      "--max-model-len change shrinks the KV cache (vllm:cache_config_info shows num_gpu_blocks).",
-                      "Check that every replica is in rotation (load balancer targets, readiness, a replica "
-                      "restarting or drained): the survivors take its share with their own caps.",
-                      "Look for a rollout or config push at the onset; roll it back, or raise the cap again if the "
-                      "KV cache leaves room (costs some ITL)."}},
-  };
-}
+constexpr CauseSpec kKvCapacityCauses[] = {
+    {.id = CauseId::kKvCachePressure, .name = "kv_cache_pressure", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.5}, {Stage::kDecode, 0.5}, {Stage::kInference, 0.5}},
+     .next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
+                    "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
+                    "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
+                    "allocated on demand, so it does not help ordinary requests).",
+                    "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
+    {.id = CauseId::kCapacityDrop, .name = "capacity_drop", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
+     .next_steps = {"Compare the serving config with the last known good one: a lowered --max-num-seqs or "
+                    "--max-num-batched-tokens caps the running batch, a lowered --gpu-memory-utilization or "
+                    "--max-model-len change shrinks the KV cache (vllm:cache_config_info shows num_gpu_blocks).",
+                    "Check that every replica is in rotation (load balancer targets, readiness, a replica "
+                    "restarting or drained): the survivors take its share with their own caps.",
+                    "Look for a rollout or config push at the onset; roll it back, or raise the cap again if the "
+                    "KV cache leaves room (costs some ITL)."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kKvCapacityCauses, INFERSCOPE_DOCTOR_KV_CAPACITY_CAUSES);
+
+std::span<const CauseSpec> kv_capacity_causes() { return kKvCapacityCauses; }
 
 void evaluate_kv_capacity(Evaluation& e) {
   const Quantity* kv = e.find(SignalId::kKvUsage);

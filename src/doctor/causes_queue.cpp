@@ -16,7 +16,7 @@
 namespace inferscope::doctor::detail {
 namespace {
 
-const Stage kWaitStage = Stage::kQueueWait;
+constexpr Stage kWaitStage = Stage::kQueueWait;
 
 // Tail compares the last quarter of the incident window with the whole baseline: an incident
 // that began inside the window shows there first (workers killed a minute ago).
@@ -355,28 +355,29 @@ void weigh_failures(Evaluation& e, const QueueView& q) {
 
 }  // namespace
 
-std::vector<CauseSpec> queue_causes() {
-  return {
-      {.id = CauseId::kWorkersDown, .name = "workers_down", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
-       .needs_slowdown = false,
-       .next_steps = {"Check the workers: are their processes running (systemctl/kubectl), which queues they listen "
-                      "to, and their logs for crashes, OOM kills or a stuck job.",
-                      "Restart or scale the workers; jobs waiting in the queue are kept and run once a worker takes "
-                      "them (mind the job timeout and result TTLs of old jobs).",
-                      "Alert on it: InferscopeQueueNotConsumed fires when jobs wait and none starts."}},
-      {.id = CauseId::kQueueBacklog, .name = "queue_backlog", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
-       .needs_slowdown = false,
-       .next_steps = {"Add workers (or worker concurrency) until completions match arrivals; if the model server is "
-                      "saturated already, add server capacity (replicas, batch size) instead.",
-                      "Find where the burst came from (producers, retries) and rate-limit or prioritise it.",
-                      "Watch the oldest job's age: it is the earliest sign that the backlog outgrows the workers."}},
-      {.id = CauseId::kWorkerFailures, .name = "worker_failures", .needs_slowdown = false,
-       .next_steps = {"Read the failed jobs' exceptions (RQ: the failed registry, rq info; Celery: task results) and "
-                      "the workers' logs.",
-                      "Check what the jobs call: the model server's errors and timeouts, the job timeout against "
-                      "the server's latency."}},
-  };
-}
+constexpr CauseSpec kQueueCauses[] = {
+    {.id = CauseId::kWorkersDown, .name = "workers_down", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
+     .needs_slowdown = false,
+     .next_steps = {"Check the workers: are their processes running (systemctl/kubectl), which queues they listen "
+                    "to, and their logs for crashes, OOM kills or a stuck job.",
+                    "Restart or scale the workers; jobs waiting in the queue are kept and run once a worker takes "
+                    "them (mind the job timeout and result TTLs of old jobs).",
+                    "Alert on it: InferscopeQueueNotConsumed fires when jobs wait and none starts."}},
+    {.id = CauseId::kQueueBacklog, .name = "queue_backlog", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
+     .needs_slowdown = false,
+     .next_steps = {"Add workers (or worker concurrency) until completions match arrivals; if the model server is "
+                    "saturated already, add server capacity (replicas, batch size) instead.",
+                    "Find where the burst came from (producers, retries) and rate-limit or prioritise it.",
+                    "Watch the oldest job's age: it is the earliest sign that the backlog outgrows the workers."}},
+    {.id = CauseId::kWorkerFailures, .name = "worker_failures", .needs_slowdown = false,
+     .next_steps = {"Read the failed jobs' exceptions (RQ: the failed registry, rq info; Celery: task results) and "
+                    "the workers' logs.",
+                    "Check what the jobs call: the model server's errors and timeouts, the job timeout against "
+                    "the server's latency."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kQueueCauses, INFERSCOPE_DOCTOR_QUEUE_CAUSES);
+
+std::span<const CauseSpec> queue_causes() { return kQueueCauses; }
 
 void evaluate_queue(Evaluation& e) {
   QueueView q(e);

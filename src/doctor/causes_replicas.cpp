@@ -14,16 +14,17 @@
 namespace inferscope::doctor {
 namespace detail {
 
-std::vector<CauseSpec> replica_causes() {
-  return {
-      {.id = CauseId::kReplicaSlowdown, .name = "replica_slowdown",
-       .next_steps = {"Drain the slow replica (take it out of the load balancer) and check that the fleet's latency "
-                      "recovers.",
-                      "Check its GPU: clocks, temperature and XID errors (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
-                      "DCGM_FI_DEV_XID_ERRORS of its node; nvidia-smi -q -d CLOCK,TEMPERATURE,ECC).",
-                      "Compare its server version, flags and model revision with its peers'."}},
-  };
-}
+constexpr CauseSpec kReplicaCauses[] = {
+    {.id = CauseId::kReplicaSlowdown, .name = "replica_slowdown",
+     .next_steps = {"Drain the slow replica (take it out of the load balancer) and check that the fleet's latency "
+                    "recovers.",
+                    "Check its GPU: clocks, temperature and XID errors (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
+                    "DCGM_FI_DEV_XID_ERRORS of its node; nvidia-smi -q -d CLOCK,TEMPERATURE,ECC).",
+                    "Compare its server version, flags and model revision with its peers'."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kReplicaCauses, INFERSCOPE_DOCTOR_REPLICA_CAUSES);
+
+std::span<const CauseSpec> replica_causes() { return kReplicaCauses; }
 
 }  // namespace detail
 
