@@ -7,11 +7,13 @@
 namespace inferscope::doctor::detail {
 
 constexpr CauseSpec kDataPresenceCauses[] = {
-    {.id = CauseId::kTargetDown, .name = "target_down", .needs_slowdown = false,
+    {.id = CauseId::kTargetDown, .name = "target_down", .group = CauseGroup::kDataPresence, .needs_slowdown = false,
      .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
                     "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
                     "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
-    {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .needs_slowdown = false,
+    // Missing metrics say nothing of what slowed down: the headline does not name them.
+    {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .group = CauseGroup::kDataPresence,
+     .needs_slowdown = false, .headline = {.names = ""},
      .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
                     "with --metrics; inferscope gateway in front of servers without latency histograms).",
                     "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",

@@ -9,7 +9,8 @@ namespace inferscope::doctor::detail {
 
 constexpr CauseSpec kErrorCauses[] = {
     // The last next step depends on which kind of error rose (evaluate_errors).
-    {.id = CauseId::kErrorSpike, .name = "error_spike", .needs_slowdown = false,
+    {.id = CauseId::kErrorSpike, .name = "error_spike", .group = CauseGroup::kErrors, .needs_slowdown = false,
+     .examples = ExampleRequests::kFailed,
      .next_steps = {"Look at the error kinds (status class, finish_reason=error) and the server log at these times.",
                     "Failed requests end fast and can hide a slowdown: compare successful-request latency."}},
 };

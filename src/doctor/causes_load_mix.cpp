@@ -12,6 +12,7 @@ constexpr CauseSpec kLoadMixCauses[] = {
                     "Put an admission limit at the gateway so excess load waits visibly instead of timing out."}},
     {.id = CauseId::kLongPrompts, .name = "long_prompts", .stage = Stage::kPrefill,
      .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
      .next_steps = {"Find the client or feature sending longer prompts (RAG context, chat history); cap prompt length "
                     "or lower --max-model-len.",
                     "Route long prompts to a separate pool, or lower --max-num-batched-tokens (e.g. 2048; vLLM V1 "
@@ -20,6 +21,7 @@ constexpr CauseSpec kLoadMixCauses[] = {
                     "Enable prefix caching (--enable-prefix-caching) if the long prompts share a prefix."}},
     {.id = CauseId::kLongOutputs, .name = "long_outputs", .stage = Stage::kDecode,
      .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
      .next_steps = {"Check max_tokens sent by clients and whether a client stopped sending stop sequences.",
                     "Set a server-side cap on output length for the affected route/model.",
                     "Add decode capacity (replicas) if the longer answers are expected."}},

@@ -33,8 +33,9 @@ namespace {
 using detail::percent;
 using detail::seconds;
 
-bool is_data_presence(const std::string& cause) {
-  return cause == to_string(CauseId::kTargetDown) || cause == to_string(CauseId::kMetricsMissing);
+bool is_data_presence(const Finding& f) {
+  const CauseSpec* cause = spec_named(f.cause);
+  return cause && cause->group == CauseGroup::kDataPresence;
 }
 
 // Judged is one slice diagnosed against its own baseline.
@@ -58,7 +59,7 @@ Judged judge(const Slice& slice, const DiagnoseOptions& o) {
              j.diagnosis.verdict != "no_data";
   if (!j.enough) return j;
   for (std::size_t i = 0; i < j.diagnosis.findings.size(); ++i)
-    if (!is_data_presence(j.diagnosis.findings[i].cause)) {
+    if (!is_data_presence(j.diagnosis.findings[i])) {
       j.top_index = static_cast<int>(i);
       break;
     }

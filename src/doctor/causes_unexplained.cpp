@@ -10,7 +10,8 @@
 namespace inferscope::doctor::detail {
 
 constexpr CauseSpec kUnexplainedCauses[] = {
-    {.id = CauseId::kUnexplained, .name = "unexplained",
+    {.id = CauseId::kUnexplained, .name = "unexplained", .group = CauseGroup::kUnexplained,
+     .headline = {.names = "no known cause fits[ ({stage} moved most)]"},
      .next_steps = {"Look at what changed at the window's start for the stage named here: deployments, configuration "
                     "and flag changes, traffic sources, the host and its neighbours.",
                     "Read the ruled-out causes' reasons: one just under the bar may fit with a longer window or "
