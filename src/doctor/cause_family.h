@@ -19,6 +19,10 @@
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_stats.h"
 
+namespace inferscope::doctor {
+struct Slice;  // localize.h
+}  // namespace inferscope::doctor
+
 namespace inferscope::doctor::detail {
 
 // Hypothesis is one cause being weighed.
@@ -106,12 +110,16 @@ std::string percent(double v);
 double mean_of(const Quantity* q, bool incident);
 // next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend.
 std::vector<std::string> next_steps_of(CauseId id);
+// find_stage_or_latency finds a stage or a latency distribution by its id ("decode", "e2e").
+const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id);
 
 // --- the families, in evaluation order -----------------------------------------------------
 // Data presence (targets down, metrics missing) is judged before there is a slowdown to weigh:
 // it adds findings directly and returns true when every target is down (nothing else to read).
+// localize_data_presence names where the one down target is (localize()).
 std::span<const CauseSpec> data_presence_causes();
 bool evaluate_data_presence(const Snapshot& snapshot, std::vector<Finding>& findings);
+void localize_data_presence(Diagnosis& d);
 
 // Load and request mix: load_increase (arrivals), long_prompts, long_outputs. Sets Found's rate,
 // load ratio and strengths.
@@ -119,9 +127,10 @@ std::span<const CauseSpec> load_mix_causes();
 void evaluate_load_mix(Evaluation& e);
 
 // KV and capacity: kv_cache_pressure (discounted when longer or more requests explain it).
-// evaluate_capacity_drop runs after every other capacity-losing cause: requests waiting behind
-// a running batch that fell (or, at unchanged demand, did not grow) with none of them is
-// capacity_drop (a lowered batch cap, a smaller KV cache, a replica out of rotation).
+// evaluate_capacity_drop runs after the causes that leave requests waiting behind a batch that
+// does not grow (CauseSpec::queues_behind_batch): requests waiting behind a running batch that
+// fell (or, at unchanged demand, did not grow) with none of them is capacity_drop (a lowered
+// batch cap, a smaller KV cache, a replica out of rotation).
 std::span<const CauseSpec> kv_capacity_causes();
 void evaluate_kv_capacity(Evaluation& e);
 void evaluate_capacity_drop(Evaluation& e);
@@ -141,9 +150,18 @@ void evaluate_engine_speed(Evaluation& e);
 std::span<const CauseSpec> direct_stage_causes();
 void evaluate_direct_stages(Evaluation& e);
 
-// Errors: error_spike (server-side failures or a burst of 4xx).
+// Where: replica_slowdown, one replica of several that slowed alone. Not weighed here: localize()
+// (localize.h) diagnoses the slices and asks replica_finding for the finding of a replica that
+// slowed in `stage` while its peers in `group` (itself included) stayed at `peer_median` (spread
+// `peer_spread`); `slow_top` is its own diagnosis' top finding, if any. replica_group_name:
+// "replicas of model sim-a (job serve)".
 std::span<const CauseSpec> replica_causes();
+Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
+                        const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
+                        double peer_spread);
+std::string replica_group_name(const Where& w);
 
+// Errors: error_spike (server-side failures or a burst of 4xx).
 std::span<const CauseSpec> error_causes();
 void evaluate_errors(Evaluation& e);
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "doctor/cause_family.h"
+#include "doctor/localize.h"
 
 namespace inferscope::doctor::detail {
 
@@ -58,6 +59,22 @@ bool evaluate_data_presence(const Snapshot& s, std::vector<Finding>& findings) {
   for (const auto& r : s.renamed) f.evidence.push_back({r, kNaN, kNaN, "renamed"});
   findings.push_back(f);
   return false;
+}
+
+// A single down target is where target_down is (Prometheus: "job/instance: error"; scrapes: "URL: error").
+void localize_data_presence(Diagnosis& d) {
+  if (d.snapshot.targets_down.size() != 1) return;
+  const std::string& line = d.snapshot.targets_down.front();
+  const std::string target = line.substr(0, line.find(": "));
+  Where w;
+  if (target.find("://") != std::string::npos) {
+    w.instance = instance_of(target);
+  } else if (auto slash = target.find('/'); slash != std::string::npos) {
+    w.job = target.substr(0, slash);
+    w.instance = target.substr(slash + 1);
+  }
+  for (Finding& f : d.findings)
+    if (f.cause == to_string(CauseId::kTargetDown)) f.where = w;
 }
 
 }  // namespace inferscope::doctor::detail

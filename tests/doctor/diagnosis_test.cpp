@@ -10,8 +10,8 @@
 #include "doctor/alert_diagnosis.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
+#include "doctor/localize.h"
 #include "doctor/sampled_roles.h"
-#include "doctor/where.h"
 
 namespace inferscope::doctor {
 namespace {
