@@ -1,10 +1,11 @@
 // File: cause_family.h
-// The doctor weighs its causes in families, one file each: load and request mix, KV and
-// capacity, stalls, engine speed, direct stages, errors, data presence. Each family defines its
-// causes' CauseSpecs and an evaluate that reads the Snapshot through an Evaluation and adds one
-// Hypothesis per cause it can judge, with its strength, evidence and text. Families run in the
-// order below; a later one reads what earlier ones measured (Found) where its cause is what
-// remains once theirs are accounted for. Internal to the doctor; not thread-safe (one per call).
+// The doctor weighs its causes in families: data presence, load and request mix, KV and capacity,
+// stalls, engine speed, direct stages, where, errors, the job queue, unexplained. Each family's
+// causes_<family>.h lists its causes, and its causes_<family>.cpp defines their CauseSpecs and an
+// evaluate that reads the Snapshot through an Evaluation and adds one Hypothesis per cause it can
+// judge, with its strength, evidence and text. Families run in the order below; a later one reads
+// what earlier ones measured (Found) where its cause is what remains once theirs are accounted
+// for. Internal to the doctor; not thread-safe (one per call).
 // Example: Evaluation e(snapshot, options); evaluate_load_mix(e); ... e.hypotheses
 #pragma once
 

@@ -42,6 +42,11 @@ const CauseSpec* spec_named(std::string_view name) {
   return nullptr;
 }
 
+std::optional<CauseGroup> group_of(std::string_view name) {
+  if (const CauseSpec* c = spec_named(name)) return c->group;
+  return std::nullopt;
+}
+
 std::string_view to_string(CauseId id) { return spec(id).name; }
 
 std::optional<CauseId> cause_from_string(std::string_view id) {

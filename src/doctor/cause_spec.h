@@ -244,4 +244,8 @@ const CauseSpec& spec(CauseId id);
 // spec_named returns the spec whose stable id is `name`; nullptr for an unknown id.
 const CauseSpec* spec_named(std::string_view name);
 
+// group_of returns the group of the cause whose stable id is `name` (a Finding's cause); nullopt
+// for an unknown id.
+std::optional<CauseGroup> group_of(std::string_view name);
+
 }  // namespace inferscope::doctor

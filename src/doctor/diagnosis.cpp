@@ -30,12 +30,6 @@ std::string stage_name(const std::optional<Stage>& stage) {
   return stage ? std::string(dialect::to_string(*stage)) : std::string();
 }
 
-// in_group says whether a finding's cause is of `group` (CauseSpec::group).
-bool in_group(const Finding& f, CauseGroup group) {
-  const CauseSpec* cause = spec_named(f.cause);
-  return cause && cause->group == group;
-}
-
 class Reasoner {
  public:
   Reasoner(const Snapshot& s, const DiagnoseOptions& o) : s_(s), o_(o), e_(s, o) { d_.snapshot = s; }
@@ -132,7 +126,7 @@ class Reasoner {
                              h.next_steps});
     }
     if (std::none_of(d_.findings.begin(), d_.findings.end(),
-                     [](const Finding& f) { return in_group(f, CauseGroup::kJobQueue); })) {
+                     [](const Finding& f) { return group_of(f.cause) == CauseGroup::kJobQueue; })) {
       e_.hypotheses.clear();
       d_.considered.clear();
       return false;
@@ -372,7 +366,7 @@ class Reasoner {
                      [](const Finding& a, const Finding& b) { return a.score > b.score; });
     bool has_cause = false, only_data = true;
     for (const auto& f : d_.findings) {
-      if (!in_group(f, CauseGroup::kDataPresence)) only_data = false;
+      if (group_of(f.cause) != CauseGroup::kDataPresence) only_data = false;
       has_cause = true;
     }
     if (latency_changed || (has_cause && !only_data)) {

@@ -21,11 +21,6 @@ using detail::find_stage_or_latency;
 using detail::replica_group_name;
 using detail::seconds;
 
-bool is_data_presence(const Finding& f) {
-  const CauseSpec* cause = spec_named(f.cause);
-  return cause && cause->group == CauseGroup::kDataPresence;
-}
-
 // Judged is one slice diagnosed against its own baseline.
 struct Judged {
   const Slice* slice = nullptr;
@@ -47,7 +42,7 @@ Judged judge(const Slice& slice, const DiagnoseOptions& o) {
              j.diagnosis.verdict != "no_data";
   if (!j.enough) return j;
   for (std::size_t i = 0; i < j.diagnosis.findings.size(); ++i)
-    if (!is_data_presence(j.diagnosis.findings[i])) {
+    if (group_of(j.diagnosis.findings[i].cause) != CauseGroup::kDataPresence) {
       j.top_index = static_cast<int>(i);
       break;
     }

@@ -97,9 +97,8 @@ TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
   EXPECT_TRUE(said) << to_text(st);
 }
 
-// Tests queue_backlog: a burst beyond what two saturated workers can run. The server behind sees
-// the same load (the workers cap it), the queue grows, and the finding names the capacity gap.
-TEST(QueueDiagnosisTest, BacklogWhenArrivalsOutpaceBusyWorkers) {
+// backlogged is queued() in a burst beyond what its two workers can run, both busy throughout.
+Snapshot backlogged() {
   Snapshot s = queued();
   s.signals["queue_depth"].incident = line(1, 1800);
   s.signals["queue_oldest_age"].incident = line(0.4, 280);
@@ -108,7 +107,21 @@ TEST(QueueDiagnosisTest, BacklogWhenArrivalsOutpaceBusyWorkers) {
   s.signals["queue_in_progress"].incident = line(2, 2);
   s.signals["queue_workers_busy"].incident = line(2, 2);
   s.signals["queue_workers_idle"].incident = line(0, 0);
-  Diagnosis d = run(s);
+  return s;
+}
+
+// failing_jobs is queued() with a fifth of its jobs failing in the window (none in the baseline).
+Snapshot failing_jobs() {
+  Snapshot s = queued();
+  s.signals["queue_jobs_finished"].incident = rate(4, 300);
+  s.signals["queue_jobs_failed"].incident = rate(1, 300);
+  return s;
+}
+
+// Tests queue_backlog: a burst beyond what two saturated workers can run. The server behind sees
+// the same load (the workers cap it), the queue grows, and the finding names the capacity gap.
+TEST(QueueDiagnosisTest, BacklogWhenArrivalsOutpaceBusyWorkers) {
+  Diagnosis d = run(backlogged());
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings.front().cause, "queue_backlog") << to_text(d);
@@ -154,10 +167,7 @@ TEST(QueueDiagnosisTest, DecodeSlowdownBehindQueueIsTheServersCause) {
 
 // Tests worker_failures: the failed share of jobs rises while the server's own errors do not.
 TEST(QueueDiagnosisTest, WorkerFailuresWhenFailedShareRises) {
-  Snapshot s = queued();
-  s.signals["queue_jobs_finished"].incident = rate(4, 300);
-  s.signals["queue_jobs_failed"].incident = rate(1, 300);
-  Diagnosis d = run(s);
+  Diagnosis d = run(failing_jobs());
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings.front().cause, "worker_failures") << to_text(d);
@@ -168,14 +178,8 @@ TEST(QueueDiagnosisTest, WorkerFailuresWhenFailedShareRises) {
 // users feel: the queue's depth and oldest job for a backlog, the failed share's own sentence for
 // worker_failures.
 TEST(QueueDiagnosisTest, HeadlineLeadsWithTheQueueWhileLatencyIsFlat) {
-  Snapshot backlog = queued();
+  Snapshot backlog = backlogged();
   backlog.stages.erase("queue_wait");
-  backlog.signals["queue_depth"].incident = line(1, 1800);
-  backlog.signals["queue_oldest_age"].incident = line(0.4, 280);
-  backlog.signals["queue_jobs_finished"].incident = rate(6.5, 300);
-  backlog.signals["queue_in_progress"].incident = line(2, 2);
-  backlog.signals["queue_workers_busy"].incident = line(2, 2);
-  backlog.signals["queue_workers_idle"].incident = line(0, 0);
   Diagnosis b = run(backlog);
   ASSERT_EQ(b.verdict, "degraded") << to_text(b);
   EXPECT_EQ(b.headline,
@@ -183,10 +187,7 @@ TEST(QueueDiagnosisTest, HeadlineLeadsWithTheQueueWhileLatencyIsFlat) {
             "queue_backlog (queue_wait)")
       << to_text(b);
 
-  Snapshot failing = queued();
-  failing.signals["queue_jobs_finished"].incident = rate(4, 300);
-  failing.signals["queue_jobs_failed"].incident = rate(1, 300);
-  Diagnosis f = run(failing);
+  Diagnosis f = run(failing_jobs());
   ASSERT_FALSE(f.findings.empty()) << to_text(f);
   EXPECT_EQ(f.headline, "degraded: " + f.findings.front().summary + "; top cause worker_failures") << to_text(f);
 }
@@ -194,9 +195,7 @@ TEST(QueueDiagnosisTest, HeadlineLeadsWithTheQueueWhileLatencyIsFlat) {
 // Tests that failed jobs beside the server's own errors are the server's: worker_failures says
 // so, naming the server's error cause, and is weighed at half its strength.
 TEST(QueueDiagnosisTest, WorkerFailuresBesideServerErrorsNameTheServersCause) {
-  Snapshot s = queued();
-  s.signals["queue_jobs_finished"].incident = rate(4, 300);
-  s.signals["queue_jobs_failed"].incident = rate(1, 300);
+  Snapshot s = failing_jobs();
   s.signals["error_rate"] = quantity(0.0, 1.0, 100, "req/s");
   s.signals["error_rate"].baseline = window(0, 0);
   Diagnosis d = run(s);
