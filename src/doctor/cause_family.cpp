@@ -8,7 +8,7 @@
 
 namespace inferscope::doctor::detail {
 
-Hypothesis::Hypothesis(CauseId id) : cause(id), stage(spec(id).stage), next_steps(spec(id).next_steps) {}
+Hypothesis::Hypothesis(CauseId id) : cause(id), stage(spec(id).stage), next_steps(next_steps_of(id)) {}
 
 Hypothesis* Evaluation::find(CauseId id) {
   for (auto& h : hypotheses)
@@ -108,6 +108,17 @@ Evidence Evaluation::ev(const Quantity* q, const std::string& fallback_name, boo
 }
 
 std::string percent(double v) { return std::isnan(v) ? "n/a" : common::format_printf("%.0f%%", v * 100); }
+
+const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id) {
+  if (auto it = s.stages.find(id); it != s.stages.end()) return &it->second;
+  if (auto it = s.latency.find(id); it != s.latency.end()) return &it->second;
+  return nullptr;
+}
+
+std::vector<std::string> next_steps_of(CauseId id) {
+  const NextSteps& steps = spec(id).next_steps;
+  return {steps.begin(), steps.end()};
+}
 
 double mean_of(const Quantity* q, bool incident) {
   if (!q) return kNaN;

@@ -1,15 +1,17 @@
 // File: cause_family.h
-// The doctor weighs its causes in families, one file each: load and request mix, KV and
-// capacity, stalls, engine speed, direct stages, errors, data presence. Each family defines its
-// causes' CauseSpecs and an evaluate that reads the Snapshot through an Evaluation and adds one
-// Hypothesis per cause it can judge, with its strength, evidence and text. Families run in the
-// order below; a later one reads what earlier ones measured (Found) where its cause is what
-// remains once theirs are accounted for. Internal to the doctor; not thread-safe (one per call).
+// The doctor weighs its causes in families: data presence, load and request mix, KV and capacity,
+// stalls, engine speed, direct stages, where, errors, the job queue, unexplained. Each family's
+// causes_<family>.h lists its causes, and its causes_<family>.cpp defines their CauseSpecs and an
+// evaluate that reads the Snapshot through an Evaluation and adds one Hypothesis per cause it can
+// judge, with its strength, evidence and text. Families run in the order below; a later one reads
+// what earlier ones measured (Found) where its cause is what remains once theirs are accounted
+// for. Internal to the doctor; not thread-safe (one per call).
 // Example: Evaluation e(snapshot, options); evaluate_load_mix(e); ... e.hypotheses
 #pragma once
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,10 @@
 #include "doctor/cause_spec.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_stats.h"
+
+namespace inferscope::doctor {
+struct Slice;  // localize.h
+}  // namespace inferscope::doctor
 
 namespace inferscope::doctor::detail {
 
@@ -103,45 +109,61 @@ inline std::string (&seconds)(double) = common::format_seconds_readable;
 inline std::string (&number)(double) = common::format_number_readable;
 std::string percent(double v);
 double mean_of(const Quantity* q, bool incident);
+// next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend.
+std::vector<std::string> next_steps_of(CauseId id);
+// find_stage_or_latency finds a stage or a latency distribution by its id ("decode", "e2e").
+const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id);
 
 // --- the families, in evaluation order -----------------------------------------------------
 // Data presence (targets down, metrics missing) is judged before there is a slowdown to weigh:
 // it adds findings directly and returns true when every target is down (nothing else to read).
-std::vector<CauseSpec> data_presence_causes();
+// localize_data_presence names where the one down target is (localize()).
+std::span<const CauseSpec> data_presence_causes();
 bool evaluate_data_presence(const Snapshot& snapshot, std::vector<Finding>& findings);
+void localize_data_presence(Diagnosis& d);
 
 // Load and request mix: load_increase (arrivals), long_prompts, long_outputs. Sets Found's rate,
 // load ratio and strengths.
-std::vector<CauseSpec> load_mix_causes();
+std::span<const CauseSpec> load_mix_causes();
 void evaluate_load_mix(Evaluation& e);
 
 // KV and capacity: kv_cache_pressure (discounted when longer or more requests explain it).
-// evaluate_capacity_drop runs after every other capacity-losing cause: requests waiting behind
-// a running batch that fell (or, at unchanged demand, did not grow) with none of them is
-// capacity_drop (a lowered batch cap, a smaller KV cache, a replica out of rotation).
-std::vector<CauseSpec> kv_capacity_causes();
+// evaluate_capacity_drop runs after the causes that leave requests waiting behind a batch that
+// does not grow (CauseSpec::queues_behind_batch): requests waiting behind a running batch that
+// fell (or, at unchanged demand, did not grow) with none of them is capacity_drop (a lowered
+// batch cap, a smaller KV cache, a replica out of rotation).
+std::span<const CauseSpec> kv_capacity_causes();
 void evaluate_kv_capacity(Evaluation& e);
 void evaluate_capacity_drop(Evaluation& e);
 
 // Stalls: worker_stall (stuck scheduling) or engine_stall (stuck working), whichever fits.
 // stall_hypothesis is also the answer when requests stopped finishing (`from_pending`).
-std::vector<CauseSpec> stall_causes();
+std::span<const CauseSpec> stall_causes();
 void evaluate_stalls(Evaluation& e);
 Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending);
 
 // Engine speed: decode_slowdown and prefill_slowdown, what is left of a per-token rise once
 // load, KV and stalls are accounted for. Sets Found's decode caps of the prefill-side causes.
-std::vector<CauseSpec> engine_speed_causes();
+std::span<const CauseSpec> engine_speed_causes();
 void evaluate_engine_speed(Evaluation& e);
 
 // Direct stages: a stage of its own got slower (preprocess, dependency, send, gateway queue).
-std::vector<CauseSpec> direct_stage_causes();
+std::span<const CauseSpec> direct_stage_causes();
 void evaluate_direct_stages(Evaluation& e);
 
-// Errors: error_spike (server-side failures or a burst of 4xx).
-std::vector<CauseSpec> replica_causes();
+// Where: replica_slowdown, one replica of several that slowed alone. Not weighed here: localize()
+// (localize.h) diagnoses the slices and asks replica_finding for the finding of a replica that
+// slowed in `stage` while its peers in `group` (itself included) stayed at `peer_median` (spread
+// `peer_spread`); `slow_top` is its own diagnosis' top finding, if any. replica_group_name:
+// "replicas of model sim-a (job serve)".
+std::span<const CauseSpec> replica_causes();
+Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
+                        const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
+                        double peer_spread);
+std::string replica_group_name(const Where& w);
 
-std::vector<CauseSpec> error_causes();
+// Errors: error_spike (server-side failures or a burst of 4xx).
+std::span<const CauseSpec> error_causes();
 void evaluate_errors(Evaluation& e);
 
 // The job queue in front: workers_down (jobs wait, nothing consumes them), queue_backlog
@@ -149,13 +171,13 @@ void evaluate_errors(Evaluation& e);
 // then the server's own cause carries the queue's evidence) and worker_failures. Runs last: it
 // reads which server-side causes were found. queue_hypotheses judges the queue alone (no server
 // requests to compare, as when workers stopped calling it).
-std::vector<CauseSpec> queue_causes();
+std::span<const CauseSpec> queue_causes();
 void evaluate_queue(Evaluation& e);
 
 // Unexplained: the verdict is degraded and no cause above was reported. Not weighed like the
 // others: the flow's last step builds it from what moved (the stage table, else the symptoms)
 // and what was ruled out (considered[]), so a degraded verdict always carries a finding.
-std::vector<CauseSpec> unexplained_causes();
+std::span<const CauseSpec> unexplained_causes();
 Finding unexplained_finding(const Evaluation& e, const Diagnosis& d);
 
 }  // namespace inferscope::doctor::detail

@@ -3,22 +3,26 @@
 #include <string>
 
 #include "doctor/cause_family.h"
+#include "doctor/localize.h"
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> data_presence_causes() {
-  return {
-      {.id = CauseId::kTargetDown, .name = "target_down", .needs_slowdown = false,
-       .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
-                      "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
-                      "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
-      {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .needs_slowdown = false,
-       .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
-                      "with --metrics; inferscope gateway in front of servers without latency histograms).",
-                      "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",
-                      "Check relabeling/metric_relabel_configs that may drop the families."}},
-  };
-}
+constexpr CauseSpec kDataPresenceCauses[] = {
+    {.id = CauseId::kTargetDown, .name = "target_down", .group = CauseGroup::kDataPresence, .needs_slowdown = false,
+     .next_steps = {"Check that the server process is running and listening (systemd/kubectl status, its log).",
+                    "Check that Prometheus can reach it: the Targets page shows the last scrape error.",
+                    "Until it is back, its latency is unknown: do not read an empty panel as healthy."}},
+    // Missing metrics say nothing of what slowed down: the headline does not name them.
+    {.id = CauseId::kMetricsMissing, .name = "metrics_missing", .group = CauseGroup::kDataPresence,
+     .needs_slowdown = false, .headline = {.names = ""},
+     .next_steps = {"Check that the server exposes its metrics (vLLM: /metrics on the API port; llama.cpp: start it "
+                    "with --metrics; inferscope gateway in front of servers without latency histograms).",
+                    "Update dashboards and rules that still query renamed metrics (inferscope doctor --check-metrics URL).",
+                    "Check relabeling/metric_relabel_configs that may drop the families."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kDataPresenceCauses, INFERSCOPE_DOCTOR_DATA_PRESENCE_CAUSES);
+
+std::span<const CauseSpec> data_presence_causes() { return kDataPresenceCauses; }
 
 namespace {
 
@@ -26,7 +30,7 @@ namespace {
 Finding finding(CauseId id) {
   Finding f;
   f.cause = std::string(to_string(id));
-  f.next_steps = spec(id).next_steps;
+  f.next_steps = next_steps_of(id);
   return f;
 }
 
@@ -55,6 +59,22 @@ bool evaluate_data_presence(const Snapshot& s, std::vector<Finding>& findings) {
   for (const auto& r : s.renamed) f.evidence.push_back({r, kNaN, kNaN, "renamed"});
   findings.push_back(f);
   return false;
+}
+
+// A single down target is where target_down is (Prometheus: "job/instance: error"; scrapes: "URL: error").
+void localize_data_presence(Diagnosis& d) {
+  if (d.snapshot.targets_down.size() != 1) return;
+  const std::string& line = d.snapshot.targets_down.front();
+  const std::string target = line.substr(0, line.find(": "));
+  Where w;
+  if (target.find("://") != std::string::npos) {
+    w.instance = instance_of(target);
+  } else if (auto slash = target.find('/'); slash != std::string::npos) {
+    w.job = target.substr(0, slash);
+    w.instance = target.substr(slash + 1);
+  }
+  for (Finding& f : d.findings)
+    if (f.cause == to_string(CauseId::kTargetDown)) f.where = w;
 }
 
 }  // namespace inferscope::doctor::detail

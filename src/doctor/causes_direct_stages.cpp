@@ -7,31 +7,32 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> direct_stage_causes() {
-  return {
-      {.id = CauseId::kPreprocessSlowdown, .name = "preprocess_slowdown", .stage = Stage::kPreprocess,
-       .weights = {{Stage::kPreprocess, 1}, {Stage::kPostprocess, 0.5}}, .cpu_side = true,
-       .next_steps = {"Tokenization/templating is CPU-bound: check host CPU saturation and the API server's CPU time.",
-                      "Add API server processes (vLLM --api-server-count) or move tokenization off the serving process.",
-                      "Check for a changed chat template or tokenizer version."}},
-      // The first next step names the dependency that slowed most (evaluate_direct_stages).
-      {.id = CauseId::kDependencySlowdown, .name = "dependency_slowdown", .stage = Stage::kDependency,
-       .weights = {{Stage::kDependency, 1}},
-       .next_steps = {"Give the call a timeout and a fallback, or cache its results.",
-                      "Call it concurrently with other pre-processing if the request allows."}},
-      {.id = CauseId::kNetworkSlowdown, .name = "network_slowdown", .stage = Stage::kSend,
-       .weights = {{Stage::kPostprocess, 1}, {Stage::kSend, 1}}, .cpu_side = true,
-       .next_steps = {"Check the network path to clients: load balancer, proxy buffering (nginx proxy_buffering off for "
-                      "SSE), TLS.",
-                      "Check for slow readers (clients on poor links) and socket send buffers.",
-                      "Compare client-side TTFT with server-side TTFT to locate the gap."}},
-      {.id = CauseId::kGatewayQueue, .name = "gateway_queue", .stage = Stage::kGatewayQueue,
-       .weights = {{Stage::kGatewayQueue, 1}}, .cpu_side = true,
-       .next_steps = {"Raise the gateway's concurrency limit if the upstream has headroom (its queue and KV usage are low).",
-                      "Otherwise add upstream replicas; the gateway queue only shows that demand exceeds the limit.",
-                      "Check that the gateway's limit matches the upstream's --max-num-seqs across replicas."}},
-  };
-}
+constexpr CauseSpec kDirectStageCauses[] = {
+    {.id = CauseId::kPreprocessSlowdown, .name = "preprocess_slowdown", .stage = Stage::kPreprocess,
+     .weights = {{Stage::kPreprocess, 1}, {Stage::kPostprocess, 0.5}}, .cpu_side = true,
+     .next_steps = {"Tokenization/templating is CPU-bound: check host CPU saturation and the API server's CPU time.",
+                    "Add API server processes (vLLM --api-server-count) or move tokenization off the serving process.",
+                    "Check for a changed chat template or tokenizer version."}},
+    // The first next step names the dependency that slowed most (evaluate_direct_stages).
+    {.id = CauseId::kDependencySlowdown, .name = "dependency_slowdown", .stage = Stage::kDependency,
+     .weights = {{Stage::kDependency, 1}},
+     .next_steps = {"Give the call a timeout and a fallback, or cache its results.",
+                    "Call it concurrently with other pre-processing if the request allows."}},
+    {.id = CauseId::kNetworkSlowdown, .name = "network_slowdown", .stage = Stage::kSend,
+     .weights = {{Stage::kPostprocess, 1}, {Stage::kSend, 1}}, .cpu_side = true,
+     .next_steps = {"Check the network path to clients: load balancer, proxy buffering (nginx proxy_buffering off for "
+                    "SSE), TLS.",
+                    "Check for slow readers (clients on poor links) and socket send buffers.",
+                    "Compare client-side TTFT with server-side TTFT to locate the gap."}},
+    {.id = CauseId::kGatewayQueue, .name = "gateway_queue", .stage = Stage::kGatewayQueue,
+     .weights = {{Stage::kGatewayQueue, 1}}, .cpu_side = true,
+     .next_steps = {"Raise the gateway's concurrency limit if the upstream has headroom (its queue and KV usage are low).",
+                    "Otherwise add upstream replicas; the gateway queue only shows that demand exceeds the limit.",
+                    "Check that the gateway's limit matches the upstream's --max-num-seqs across replicas."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kDirectStageCauses, INFERSCOPE_DOCTOR_DIRECT_STAGE_CAUSES);
+
+std::span<const CauseSpec> direct_stage_causes() { return kDirectStageCauses; }
 
 namespace {
 

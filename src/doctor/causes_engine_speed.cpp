@@ -7,22 +7,25 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> engine_speed_causes() {
-  return {
-      {.id = CauseId::kDecodeSlowdown, .name = "decode_slowdown", .stage = Stage::kDecode,
-       .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
-       .cpu_side = true,  // a step loop that waits for a core decodes slower
-       .next_steps = {"Check GPU clocks, power and thermals (nvidia-smi -q -d CLOCK,PERFORMANCE; "
-                      "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): throttling cuts clocks 2x or more.",
-                      "Look for another process sharing the GPU or memory bandwidth (nvidia-smi pmon).",
-                      "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."}},
-      {.id = CauseId::kPrefillSlowdown, .name = "prefill_slowdown", .stage = Stage::kPrefill,
-       .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
-       .next_steps = {"Check GPU clocks, power and thermals (prefill is compute-bound: clocks matter most).",
-                      "Check --max-num-batched-tokens / chunked-prefill settings and recent engine changes.",
-                      "Look for a co-located job on the same GPU."}},
-  };
-}
+constexpr CauseSpec kEngineSpeedCauses[] = {
+    {.id = CauseId::kDecodeSlowdown, .name = "decode_slowdown", .stage = Stage::kDecode,
+     .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
+     .cpu_side = true,  // a step loop that waits for a core decodes slower
+     .queues_behind_batch = true,
+     .next_steps = {"Check GPU clocks, power and thermals (nvidia-smi -q -d CLOCK,PERFORMANCE; "
+                    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): throttling cuts clocks 2x or more.",
+                    "Look for another process sharing the GPU or memory bandwidth (nvidia-smi pmon).",
+                    "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."}},
+    {.id = CauseId::kPrefillSlowdown, .name = "prefill_slowdown", .stage = Stage::kPrefill,
+     .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
+     .next_steps = {"Check GPU clocks, power and thermals (prefill is compute-bound: clocks matter most).",
+                    "Check --max-num-batched-tokens / chunked-prefill settings and recent engine changes.",
+                    "Look for a co-located job on the same GPU."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kEngineSpeedCauses, INFERSCOPE_DOCTOR_ENGINE_SPEED_CAUSES);
+
+std::span<const CauseSpec> engine_speed_causes() { return kEngineSpeedCauses; }
 
 namespace {
 

@@ -7,14 +7,16 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> error_causes() {
-  return {
-      // The last next step depends on which kind of error rose (evaluate_errors).
-      {.id = CauseId::kErrorSpike, .name = "error_spike", .needs_slowdown = false,
-       .next_steps = {"Look at the error kinds (status class, finish_reason=error) and the server log at these times.",
-                      "Failed requests end fast and can hide a slowdown: compare successful-request latency."}},
-  };
-}
+constexpr CauseSpec kErrorCauses[] = {
+    // The last next step depends on which kind of error rose (evaluate_errors).
+    {.id = CauseId::kErrorSpike, .name = "error_spike", .group = CauseGroup::kErrors, .needs_slowdown = false,
+     .examples = ExampleRequests::kFailed,
+     .next_steps = {"Look at the error kinds (status class, finish_reason=error) and the server log at these times.",
+                    "Failed requests end fast and can hide a slowdown: compare successful-request latency."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kErrorCauses, INFERSCOPE_DOCTOR_ERROR_CAUSES);
+
+std::span<const CauseSpec> error_causes() { return kErrorCauses; }
 
 void evaluate_errors(Evaluation& e) {
   const Quantity* errors = e.find(SignalId::kErrorRatio);

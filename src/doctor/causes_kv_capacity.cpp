@@ -17,26 +17,28 @@ double waiting_rise(const Quantity& waiting) {
 
 }  // namespace
 
-std::vector<CauseSpec> kv_capacity_causes() {
-  return {
-      {.id = CauseId::kKvCachePressure, .name = "kv_cache_pressure", .stage = Stage::kQueue,
-       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.5}, {Stage::kDecode, 0.5}, {Stage::kInference, 0.5}},
-       .next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
-                      "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
-                      "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
-                      "allocated on demand, so it does not help ordinary requests).",
-                      "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
-      {.id = CauseId::kCapacityDrop, .name = "capacity_drop", .stage = Stage::kQueue,
-       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
-       .next_steps = {"Compare the serving config with the last known good one: a lowered --max-num-seqs or "
-                      "--max-num-batched-tokens caps the running batch, a lowered --gpu-memory-utilization or "
-                      "--max-model-len change shrinks the KV cache (vllm:cache_config_info shows num_gpu_blocks).",
-                      "Check that every replica is in rotation (load balancer targets, readiness, a replica "
-                      "restarting or drained): the survivors take its share with their own caps.",
-                      "Look for a rollout or config push at the onset; roll it back, or raise the cap again if the "
-                      "KV cache leaves room (costs some ITL)."}},
-  };
-}
+constexpr CauseSpec kKvCapacityCauses[] = {
+    {.id = CauseId::kKvCachePressure, .name = "kv_cache_pressure", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.5}, {Stage::kDecode, 0.5}, {Stage::kInference, 0.5}},
+     .queues_behind_batch = true,
+     .next_steps = {"Raise --gpu-memory-utilization if the GPU has free memory (more KV blocks).",
+                    "Lower --max-num-seqs or --max-num-batched-tokens so fewer sequences compete for KV blocks; "
+                    "lower --max-model-len only if a few very long sequences hold most blocks (paged KV is "
+                    "allocated on demand, so it does not help ordinary requests).",
+                    "Use an FP8 KV cache (--kv-cache-dtype fp8) or more tensor parallelism; or scale out."}},
+    {.id = CauseId::kCapacityDrop, .name = "capacity_drop", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
+     .next_steps = {"Compare the serving config with the last known good one: a lowered --max-num-seqs or "
+                    "--max-num-batched-tokens caps the running batch, a lowered --gpu-memory-utilization or "
+                    "--max-model-len change shrinks the KV cache (vllm:cache_config_info shows num_gpu_blocks).",
+                    "Check that every replica is in rotation (load balancer targets, readiness, a replica "
+                    "restarting or drained): the survivors take its share with their own caps.",
+                    "Look for a rollout or config push at the onset; roll it back, or raise the cap again if the "
+                    "KV cache leaves room (costs some ITL)."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kKvCapacityCauses, INFERSCOPE_DOCTOR_KV_CAPACITY_CAUSES);
+
+std::span<const CauseSpec> kv_capacity_causes() { return kKvCapacityCauses; }
 
 void evaluate_kv_capacity(Evaluation& e) {
   const Quantity* kv = e.find(SignalId::kKvUsage);
@@ -67,9 +69,7 @@ void evaluate_kv_capacity(Evaluation& e) {
 
   // KV pressure that comes with longer requests or more of them is the mechanism, not the
   // change: the change ranks first and both are reported.
-  double root = 0;
-  for (CauseId c : {CauseId::kLongPrompts, CauseId::kLongOutputs, CauseId::kLoadIncrease})
-    if (const Hypothesis* h = e.find(c)) root = std::max(root, h->strength);
+  const double root = std::max({e.found.load, e.found.prompt, e.found.output});
   Hypothesis& h = e.add(CauseId::kKvCachePressure);
   h.strength = e.found.kv * (1 - 0.4 * root);
   if (kv) h.evidence.push_back(e.ev(kv, "kv usage", /*use_max=*/true));
@@ -105,11 +105,11 @@ void evaluate_capacity_drop(Evaluation& e) {
   double queue_grew = ramp(waiting->incident.mean - waiting->baseline.mean, 0.25, 1.0);
   double s_capacity = ramp(queue_share, 0.2, 0.5) * queue_grew * s_batch;
   // A slower engine, stalls, KV pressure or longer requests also leave requests waiting behind a
-  // batch that does not grow: capacity_drop is what remains when none of them fits.
+  // batch that does not grow (CauseSpec::queues_behind_batch): capacity_drop is what remains when
+  // none of them fits.
   double others = 0;
-  for (CauseId c : {CauseId::kKvCachePressure, CauseId::kWorkerStall, CauseId::kEngineStall, CauseId::kDecodeSlowdown,
-                    CauseId::kPrefillSlowdown, CauseId::kLongPrompts, CauseId::kLongOutputs})
-    if (const Hypothesis* h = e.find(c)) others = std::max(others, h->strength);
+  for (const Hypothesis& other : e.hypotheses)
+    if (spec(other.cause).queues_behind_batch) others = std::max(others, other.strength);
   const Quantity* kv = e.find(SignalId::kKvUsage);
   Hypothesis& h = e.add(CauseId::kCapacityDrop);
   h.strength = std::max(0.0, s_capacity) * (1 - std::min(1.0, 2 * others));

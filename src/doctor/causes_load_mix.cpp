@@ -4,28 +4,31 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> load_mix_causes() {
-  return {
-      {.id = CauseId::kLoadIncrease, .name = "load_increase", .stage = Stage::kQueue,
-       .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
-       .next_steps = {"Scale out (more replicas) or shed/rate-limit load at the gateway; the engine is at capacity.",
-                      "If KV usage leaves room and the batch is capped, raise --max-num-seqs (costs some ITL).",
-                      "Put an admission limit at the gateway so excess load waits visibly instead of timing out."}},
-      {.id = CauseId::kLongPrompts, .name = "long_prompts", .stage = Stage::kPrefill,
-       .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
-       .next_steps = {"Find the client or feature sending longer prompts (RAG context, chat history); cap prompt length "
-                      "or lower --max-model-len.",
-                      "Route long prompts to a separate pool, or lower --max-num-batched-tokens (e.g. 2048; vLLM V1 "
-                      "always chunks prefills) so each step carries less prefill and running requests' ITL suffers "
-                      "less (costs TTFT).",
-                      "Enable prefix caching (--enable-prefix-caching) if the long prompts share a prefix."}},
-      {.id = CauseId::kLongOutputs, .name = "long_outputs", .stage = Stage::kDecode,
-       .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
-       .next_steps = {"Check max_tokens sent by clients and whether a client stopped sending stop sequences.",
-                      "Set a server-side cap on output length for the affected route/model.",
-                      "Add decode capacity (replicas) if the longer answers are expected."}},
-  };
-}
+constexpr CauseSpec kLoadMixCauses[] = {
+    {.id = CauseId::kLoadIncrease, .name = "load_increase", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.3}},
+     .next_steps = {"Scale out (more replicas) or shed/rate-limit load at the gateway; the engine is at capacity.",
+                    "If KV usage leaves room and the batch is capped, raise --max-num-seqs (costs some ITL).",
+                    "Put an admission limit at the gateway so excess load waits visibly instead of timing out."}},
+    {.id = CauseId::kLongPrompts, .name = "long_prompts", .stage = Stage::kPrefill,
+     .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
+     .next_steps = {"Find the client or feature sending longer prompts (RAG context, chat history); cap prompt length "
+                    "or lower --max-model-len.",
+                    "Route long prompts to a separate pool, or lower --max-num-batched-tokens (e.g. 2048; vLLM V1 "
+                    "always chunks prefills) so each step carries less prefill and running requests' ITL suffers "
+                    "less (costs TTFT).",
+                    "Enable prefix caching (--enable-prefix-caching) if the long prompts share a prefix."}},
+    {.id = CauseId::kLongOutputs, .name = "long_outputs", .stage = Stage::kDecode,
+     .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
+     .next_steps = {"Check max_tokens sent by clients and whether a client stopped sending stop sequences.",
+                    "Set a server-side cap on output length for the affected route/model.",
+                    "Add decode capacity (replicas) if the longer answers are expected."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kLoadMixCauses, INFERSCOPE_DOCTOR_LOAD_MIX_CAUSES);
+
+std::span<const CauseSpec> load_mix_causes() { return kLoadMixCauses; }
 
 void evaluate_load_mix(Evaluation& e) {
   const Quantity* rate = e.find(SignalId::kArrivalRate);

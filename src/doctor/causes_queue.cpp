@@ -16,7 +16,7 @@
 namespace inferscope::doctor::detail {
 namespace {
 
-const Stage kWaitStage = Stage::kQueueWait;
+constexpr Stage kWaitStage = Stage::kQueueWait;
 
 // Tail compares the last quarter of the incident window with the whole baseline: an incident
 // that began inside the window shows there first (workers killed a minute ago).
@@ -217,16 +217,17 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   return h;
 }
 
+// strongest_of: the hypothesis of `group` that carries most strength; nullptr when none.
+Hypothesis* strongest_of(Evaluation& e, CauseGroup group) {
+  Hypothesis* best = nullptr;
+  for (Hypothesis& h : e.hypotheses)
+    if (spec(h.cause).group == group && (!best || h.strength > best->strength)) best = &h;
+  return best;
+}
+
 // The server cause that carries most strength (the queue's backlog is then its consequence).
 Hypothesis* strongest_server_cause(Evaluation& e) {
-  Hypothesis* best = nullptr;
-  for (Hypothesis& h : e.hypotheses) {
-    if (h.cause == CauseId::kWorkersDown || h.cause == CauseId::kQueueBacklog || h.cause == CauseId::kWorkerFailures)
-      continue;
-    if (h.cause == CauseId::kErrorSpike || h.cause == CauseId::kMetricsMissing || h.cause == CauseId::kTargetDown)
-      continue;
-    if (!best || h.strength > best->strength) best = &h;
-  }
+  Hypothesis* best = strongest_of(e, CauseGroup::kSlowdown);
   return best && best->strength >= 0.3 ? best : nullptr;
 }
 
@@ -328,7 +329,7 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
 }
 
 // worker_failures: a larger share of jobs ends failed. When the server's own errors rose, jobs
-// fail because their calls fail: error_spike is the cause then.
+// fail because their calls fail: the server's error cause (error_spike) is the cause then.
 void weigh_failures(Evaluation& e, const QueueView& q) {
   if (!q.failed) return;
   Hypothesis& h = e.add(CauseId::kWorkerFailures);
@@ -339,11 +340,11 @@ void weigh_failures(Evaluation& e, const QueueView& q) {
   double fb = or_zero(share(false)), fi = share(true);
   double failed_jobs = q.failed->incident.count;
   if (!std::isnan(fi) && fi >= 2 * fb && failed_jobs >= 3) h.strength = ramp(fi - fb, 0.02, 0.2);
-  double server_errors = 0;
-  if (const Hypothesis* errors = e.find(CauseId::kErrorSpike)) server_errors = errors->strength;
-  if (server_errors >= 0.5) {
+  const Hypothesis* server_errors = strongest_of(e, CauseGroup::kErrors);
+  if (server_errors && server_errors->strength >= 0.5) {
     h.strength *= 0.5;
-    h.summary = "; the server's own errors rose too (error_spike): jobs fail because their calls fail";
+    h.summary = "; the server's own errors rose too (" + std::string(to_string(server_errors->cause)) +
+                "): jobs fail because their calls fail";
   }
   h.evidence.push_back({"inferscope_queue_jobs_total{outcome=\"failed\"} / all ended (failed share)", fb,
                         or_zero(fi), "ratio"});
@@ -355,28 +356,31 @@ void weigh_failures(Evaluation& e, const QueueView& q) {
 
 }  // namespace
 
-std::vector<CauseSpec> queue_causes() {
-  return {
-      {.id = CauseId::kWorkersDown, .name = "workers_down", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
-       .needs_slowdown = false,
-       .next_steps = {"Check the workers: are their processes running (systemctl/kubectl), which queues they listen "
-                      "to, and their logs for crashes, OOM kills or a stuck job.",
-                      "Restart or scale the workers; jobs waiting in the queue are kept and run once a worker takes "
-                      "them (mind the job timeout and result TTLs of old jobs).",
-                      "Alert on it: InferscopeQueueNotConsumed fires when jobs wait and none starts."}},
-      {.id = CauseId::kQueueBacklog, .name = "queue_backlog", .stage = kWaitStage, .weights = {{kWaitStage, 1}},
-       .needs_slowdown = false,
-       .next_steps = {"Add workers (or worker concurrency) until completions match arrivals; if the model server is "
-                      "saturated already, add server capacity (replicas, batch size) instead.",
-                      "Find where the burst came from (producers, retries) and rate-limit or prioritise it.",
-                      "Watch the oldest job's age: it is the earliest sign that the backlog outgrows the workers."}},
-      {.id = CauseId::kWorkerFailures, .name = "worker_failures", .needs_slowdown = false,
-       .next_steps = {"Read the failed jobs' exceptions (RQ: the failed registry, rq info; Celery: task results) and "
-                      "the workers' logs.",
-                      "Check what the jobs call: the model server's errors and timeouts, the job timeout against "
-                      "the server's latency."}},
-  };
-}
+constexpr CauseSpec kQueueCauses[] = {
+    {.id = CauseId::kWorkersDown, .name = "workers_down", .group = CauseGroup::kJobQueue, .stage = kWaitStage,
+     .weights = {{kWaitStage, 1}}, .needs_slowdown = false, .headline = {.lead_without_slowdown = "{queue}"},
+     .next_steps = {"Check the workers: are their processes running (systemctl/kubectl), which queues they listen "
+                    "to, and their logs for crashes, OOM kills or a stuck job.",
+                    "Restart or scale the workers; jobs waiting in the queue are kept and run once a worker takes "
+                    "them (mind the job timeout and result TTLs of old jobs).",
+                    "Alert on it: InferscopeQueueNotConsumed fires when jobs wait and none starts."}},
+    {.id = CauseId::kQueueBacklog, .name = "queue_backlog", .group = CauseGroup::kJobQueue, .stage = kWaitStage,
+     .weights = {{kWaitStage, 1}}, .needs_slowdown = false, .headline = {.lead_without_slowdown = "{queue}"},
+     .next_steps = {"Add workers (or worker concurrency) until completions match arrivals; if the model server is "
+                    "saturated already, add server capacity (replicas, batch size) instead.",
+                    "Find where the burst came from (producers, retries) and rate-limit or prioritise it.",
+                    "Watch the oldest job's age: it is the earliest sign that the backlog outgrows the workers."}},
+    // Failed jobs need not wait longer: their own sentence leads.
+    {.id = CauseId::kWorkerFailures, .name = "worker_failures", .group = CauseGroup::kJobQueue, .needs_slowdown = false,
+     .headline = {.lead_without_slowdown = "{summary}"},
+     .next_steps = {"Read the failed jobs' exceptions (RQ: the failed registry, rq info; Celery: task results) and "
+                    "the workers' logs.",
+                    "Check what the jobs call: the model server's errors and timeouts, the job timeout against "
+                    "the server's latency."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kQueueCauses, INFERSCOPE_DOCTOR_QUEUE_CAUSES);
+
+std::span<const CauseSpec> queue_causes() { return kQueueCauses; }
 
 void evaluate_queue(Evaluation& e) {
   QueueView q(e);

@@ -73,23 +73,26 @@ double waiting_beside_free_slots(const WindowStat& waiting, const WindowStat& ru
 
 }  // namespace
 
-std::vector<CauseSpec> stall_causes() {
-  // Both kinds hold up every running sequence and the queue behind it alike.
-  const std::vector<StageWeight> weights = {
-      {Stage::kQueue, 1}, {Stage::kPrefill, 0.7}, {Stage::kDecode, 1}, {Stage::kInference, 1}};
-  return {
-      {.id = CauseId::kWorkerStall, .name = "worker_stall", .stage = Stage::kQueue, .weights = weights, .cpu_side = true,
-       .next_steps = {"Look for a blocked scheduler/worker: py-spy dump of the engine process, GC pauses, a stuck "
-                      "tokenizer or detokenizer thread, a hung collective (NCCL) between workers.",
-                      "Check host CPU and memory pressure (node-exporter: CPU steal, swap) on the serving host.",
-                      "If it repeats, restart the replica and capture its log around the gaps."}},
-      {.id = CauseId::kEngineStall, .name = "engine_stall", .stage = Stage::kDecode, .weights = weights, .cpu_side = true,
-       .next_steps = {"Look at the server log at the stall times for CUDA errors, hung kernels or NCCL timeouts; "
-                      "check dmesg for GPU XID errors.",
-                      "Check GPU health (nvidia-smi -q: ECC, retired pages, clocks) and host swap/IO stalls.",
-                      "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
-  };
-}
+// Both kinds hold up every running sequence and the queue behind it alike.
+constexpr StageWeights kStallWeights = {
+    {Stage::kQueue, 1}, {Stage::kPrefill, 0.7}, {Stage::kDecode, 1}, {Stage::kInference, 1}};
+constexpr CauseSpec kStallCauses[] = {
+    {.id = CauseId::kWorkerStall, .name = "worker_stall", .stage = Stage::kQueue, .weights = kStallWeights, .cpu_side = true,
+     .queues_behind_batch = true,
+     .next_steps = {"Look for a blocked scheduler/worker: py-spy dump of the engine process, GC pauses, a stuck "
+                    "tokenizer or detokenizer thread, a hung collective (NCCL) between workers.",
+                    "Check host CPU and memory pressure (node-exporter: CPU steal, swap) on the serving host.",
+                    "If it repeats, restart the replica and capture its log around the gaps."}},
+    {.id = CauseId::kEngineStall, .name = "engine_stall", .stage = Stage::kDecode, .weights = kStallWeights, .cpu_side = true,
+     .queues_behind_batch = true,
+     .next_steps = {"Look at the server log at the stall times for CUDA errors, hung kernels or NCCL timeouts; "
+                    "check dmesg for GPU XID errors.",
+                    "Check GPU health (nvidia-smi -q: ECC, retired pages, clocks) and host swap/IO stalls.",
+                    "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kStallCauses, INFERSCOPE_DOCTOR_STALL_CAUSES);
+
+std::span<const CauseSpec> stall_causes() { return kStallCauses; }
 
 Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   const Quantity* step = e.find(SignalId::kStep);

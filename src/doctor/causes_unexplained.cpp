@@ -9,17 +9,19 @@
 
 namespace inferscope::doctor::detail {
 
-std::vector<CauseSpec> unexplained_causes() {
-  return {
-      {.id = CauseId::kUnexplained, .name = "unexplained",
-       .next_steps = {"Look at what changed at the window's start for the stage named here: deployments, configuration "
-                      "and flag changes, traffic sources, the host and its neighbours.",
-                      "Read the ruled-out causes' reasons: one just under the bar may fit with a longer window or "
-                      "baseline (--window, --baseline).",
-                      "If the stage is not split further by the server, add a span or a dependency metric around it so "
-                      "the next incident names its part."}},
-  };
-}
+constexpr CauseSpec kUnexplainedCauses[] = {
+    {.id = CauseId::kUnexplained, .name = "unexplained", .group = CauseGroup::kUnexplained,
+     .headline = {.names = "no known cause fits[ ({stage} moved most)]"},
+     .next_steps = {"Look at what changed at the window's start for the stage named here: deployments, configuration "
+                    "and flag changes, traffic sources, the host and its neighbours.",
+                    "Read the ruled-out causes' reasons: one just under the bar may fit with a longer window or "
+                    "baseline (--window, --baseline).",
+                    "If the stage is not split further by the server, add a span or a dependency metric around it so "
+                    "the next incident names its part."}},
+};
+INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kUnexplainedCauses, INFERSCOPE_DOCTOR_UNEXPLAINED_CAUSES);
+
+std::span<const CauseSpec> unexplained_causes() { return kUnexplainedCauses; }
 
 namespace {
 
@@ -107,7 +109,7 @@ std::string ruled_out(const std::vector<Considered>& considered) {
 Finding unexplained_finding(const Evaluation& e, const Diagnosis& d) {
   Finding f;
   f.cause = std::string(to_string(CauseId::kUnexplained));
-  f.next_steps = spec(CauseId::kUnexplained).next_steps;
+  f.next_steps = next_steps_of(CauseId::kUnexplained);
   std::optional<Moved> moved = biggest_stage_rise(e, d);
   if (!moved) moved = biggest_relative_rise(e);
   std::string what = "latency rose and no known cause fits the evidence";

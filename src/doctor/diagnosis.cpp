@@ -30,10 +30,6 @@ std::string stage_name(const std::optional<Stage>& stage) {
   return stage ? std::string(dialect::to_string(*stage)) : std::string();
 }
 
-bool is_data_presence(const std::string& cause) {
-  return cause == to_string(CauseId::kMetricsMissing) || cause == to_string(CauseId::kTargetDown);
-}
-
 class Reasoner {
  public:
   Reasoner(const Snapshot& s, const DiagnoseOptions& o) : s_(s), o_(o), e_(s, o) { d_.snapshot = s; }
@@ -94,10 +90,6 @@ class Reasoner {
     return false;
   }
 
-  static bool is_queue_cause(CauseId id) {
-    return id == CauseId::kWorkersDown || id == CauseId::kQueueBacklog || id == CauseId::kWorkerFailures;
-  }
-
   // queue_phrase: what users of the queue feel, "jobs wait in the queue (peak depth 1 -> 40,
   // oldest job 500 ms -> 60.00 s)".
   std::string queue_phrase() const {
@@ -107,6 +99,17 @@ class Reasoner {
                        " -> " + number(depth ? depth->incident.max : kNaN);
     if (age) text += ", oldest job " + seconds(age->baseline.max) + " -> " + seconds(age->incident.max);
     return text + ")";
+  }
+
+  // headline_fields are what a cause's Headline templates fill in for finding `f`.
+  HeadlineFields headline_fields(const Finding& f) const { return {f.cause, f.stage, f.summary, queue_phrase()}; }
+
+  // named_in_headline: how the headline names the top finding after its lead, "; top cause
+  // decode_slowdown (decode)" (CauseSpec::headline); empty when its cause is not named.
+  std::string named_in_headline(const Finding& top) const {
+    const CauseSpec* cause = spec_named(top.cause);
+    const std::string_view names = cause ? cause->headline.names : Headline{}.names;
+    return names.empty() ? std::string() : "; " + fill_headline(names, headline_fields(top));
   }
 
   // queue_alone weighs the queue in front when the server gives nothing to compare: workers
@@ -122,11 +125,8 @@ class Reasoner {
       d_.findings.push_back({cause, stage_name(h.stage), std::min(1.0, h.strength), kNaN, h.summary, h.evidence,
                              h.next_steps});
     }
-    if (d_.findings.empty() ||
-        std::none_of(d_.findings.begin(), d_.findings.end(), [](const Finding& f) {
-          auto id = cause_from_string(f.cause);
-          return id && is_queue_cause(*id);
-        })) {
+    if (std::none_of(d_.findings.begin(), d_.findings.end(),
+                     [](const Finding& f) { return group_of(f.cause) == CauseGroup::kJobQueue; })) {
       e_.hypotheses.clear();
       d_.considered.clear();
       return false;
@@ -134,9 +134,7 @@ class Reasoner {
     std::stable_sort(d_.findings.begin(), d_.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.score > b.score; });
     d_.verdict = "degraded";
-    const Finding& top = d_.findings.front();
-    d_.headline = "degraded: " + queue_phrase() + "; top cause " + top.cause +
-                  (top.stage.empty() ? "" : " (" + top.stage + ")");
+    d_.headline = "degraded: " + queue_phrase() + named_in_headline(d_.findings.front());
     d_.notes.push_back(why + ": the queue in front was weighed on its own");
     return true;
   }
@@ -368,7 +366,7 @@ class Reasoner {
                      [](const Finding& a, const Finding& b) { return a.score > b.score; });
     bool has_cause = false, only_data = true;
     for (const auto& f : d_.findings) {
-      if (!is_data_presence(f.cause)) only_data = false;
+      if (group_of(f.cause) != CauseGroup::kDataPresence) only_data = false;
       has_cause = true;
     }
     if (latency_changed || (has_cause && !only_data)) {
@@ -381,9 +379,9 @@ class Reasoner {
                          [](const Finding& a, const Finding& b) { return a.score > b.score; });
       }
       const Finding& top = d_.findings.front();
-      auto top_id = cause_from_string(top.cause);
-      if (!latency_changed && top_id && is_queue_cause(*top_id)) {
-        d_.headline = "degraded: " + (*top_id == CauseId::kWorkerFailures ? top.summary : queue_phrase());
+      const CauseSpec* top_cause = spec_named(top.cause);
+      if (!latency_changed && top_cause && !top_cause->headline.lead_without_slowdown.empty()) {
+        d_.headline = "degraded: " + fill_headline(top_cause->headline.lead_without_slowdown, headline_fields(top));
       } else if (symptom_only) {
         d_.headline = "degraded: " + symptom_phrase();
       } else if (e2e_ && !std::isnan(change)) {
@@ -392,10 +390,7 @@ class Reasoner {
       } else {
         d_.headline = "degraded";
       }
-      if (top.cause == to_string(CauseId::kUnexplained))
-        d_.headline += "; no known cause fits" + (top.stage.empty() ? "" : " (" + top.stage + " moved most)");
-      else if (top.cause != to_string(CauseId::kMetricsMissing))
-        d_.headline += "; top cause " + top.cause + (top.stage.empty() ? "" : " (" + top.stage + ")");
+      d_.headline += named_in_headline(top);
     } else if (has_cause) {
       d_.verdict = "no_data";
       d_.headline = "no data: cannot confirm health, metrics are missing or renamed";

@@ -39,7 +39,7 @@ struct Finding {
   std::string summary;  // one sentence
   std::vector<Evidence> evidence;
   std::vector<std::string> next_steps;
-  Where where = {};     // filled when the evidence localizes the finding (localize(), where.h)
+  Where where = {};     // filled when the evidence localizes the finding (localize(), localize.h)
   std::vector<TraceExample> examples = {};  // up to 3, longest first (attach_examples); empty without traces
 };
 

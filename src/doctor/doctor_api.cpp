@@ -12,9 +12,9 @@
 #include "common/prom_duration.h"
 #include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
+#include "doctor/localize.h"
 #include "doctor/prometheus_collector.h"
 #include "doctor/trace_examples.h"
-#include "doctor/where.h"
 #include "promapi/api_response.h"
 #include "promapi/prometheus_client.h"
 
@@ -151,7 +151,7 @@ std::string with_matcher(const std::string& selector, const std::string& key, co
 }
 
 // localize_from_prometheus reads each slice worth comparing (instances of a job+model, models)
-// over the same windows as `d` and localizes its findings (where.h).
+// over the same windows as `d` and localizes its findings (localize.h).
 void localize_from_prometheus(const promapi::PrometheusClient& client, const PrometheusWindow& w, Diagnosis& d) {
   std::vector<Where> sources;
   for (const Where& s : d.snapshot.sources)

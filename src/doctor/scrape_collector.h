@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "doctor/exposition_sampling.h"
+#include "doctor/localize.h"
 #include "doctor/snapshot.h"
-#include "doctor/where.h"
 #include "inferscope/common/result.h"
 #include "net/blocking_client.h"
 
@@ -58,7 +58,7 @@ Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult&
                                const Snapshot* baseline);
 
 // localize_scrapes breaks one run down by URL (each URL is one instance, host:port) and, without
-// `model`, by model, each slice first half vs second half, and localizes `d`'s findings (where.h).
+// `model`, by model, each slice first half vs second half, and localizes `d`'s findings (localize.h).
 void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
                       Diagnosis& d);
 

@@ -92,7 +92,6 @@ void attach_examples(Diagnosis& d, const std::vector<TraceListing>& traces) {
     if (!(t.start >= start && t.start <= end)) continue;
     in_window.push_back(&t);
   }
-  const std::string error_spike(to_string(CauseId::kErrorSpike));
   for (Finding& f : d.findings) {
     f.examples.clear();
     std::vector<std::pair<double, const TraceListing*>> shown;  // (how strongly it shows, trace)
@@ -104,7 +103,7 @@ void attach_examples(Diagnosis& d, const std::vector<TraceListing>& traces) {
         if (!std::isnan(usual) && !(stage->second > usual)) continue;  // its stage did not grow
         shown.emplace_back(stage->second, t);
       }
-    } else if (f.cause == error_spike) {
+    } else if (const CauseSpec* cause = spec_named(f.cause); cause && cause->examples == ExampleRequests::kFailed) {
       for (const TraceListing* t : in_window) {
         if (t->failed) shown.emplace_back(t->duration_s, t);
       }

@@ -1,12 +1,18 @@
 // Unit tests of the cause table and the typed ids: every CauseId has its one spec, the stable
-// ids round-trip, and the shares a spec's weights give behave as docs/doctor.md says (a gateway
-// stage carries the engine stages it stands for, only where those are not measured).
+// ids round-trip, headline templates fill as their comment says, no file but a family's names a
+// cause, and the shares a spec's weights give behave as docs/doctor.md says (a gateway stage
+// carries the engine stages it stands for, only where those are not measured).
 #include "doctor/cause_spec.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "doctor/diagnosis.h"
 #include "doctor/signal_id.h"
@@ -46,6 +52,96 @@ TEST(CauseSpecTest, PipelineCausesWeighTheirOwnStageFully) {
   EXPECT_EQ(to_string(CauseId::kQueueBacklog), "queue_backlog");
   EXPECT_EQ(to_string(CauseId::kWorkerFailures), "worker_failures");
   EXPECT_EQ(to_string(CauseId::kUnexplained), "unexplained");
+}
+
+// Tests that a headline template fills its fields, drops a [part] whose field is empty, and that
+// the compile-time parse rejects an unknown field or an unclosed or nested part.
+TEST(CauseSpecTest, HeadlineTemplatesFillAndDropEmptyParts) {
+  const HeadlineFields decode{"decode_slowdown", "decode", "each token takes longer", "jobs wait"};
+  const std::string_view names = Headline{}.names;
+  EXPECT_EQ(fill_headline(names, decode), "top cause decode_slowdown (decode)");
+  EXPECT_EQ(fill_headline(names, {"error_spike", "", "", ""}), "top cause error_spike");
+  EXPECT_EQ(fill_headline("no known cause fits[ ({stage} moved most)]", decode), "no known cause fits (decode moved most)");
+  EXPECT_EQ(fill_headline("{summary}; {queue}", decode), "each token takes longer; jobs wait");
+  EXPECT_EQ(fill_headline("", decode), "");
+  static_assert(headline_template_parses("top cause {cause}[ ({stage})]"));
+  for (std::string_view bad : {"{nope}", "{cause", "cause}", "[ ({stage})", "a]", "[[{stage}]]"})
+    EXPECT_FALSE(headline_template_parses(bad)) << bad;
+  for (const CauseSpec& c : cause_table()) {
+    EXPECT_TRUE(headline_template_parses(c.headline.names)) << c.name;
+    EXPECT_TRUE(headline_template_parses(c.headline.lead_without_slowdown)) << c.name;
+  }
+}
+
+// code_of returns a C++ file's code with comments blanked and every string literal replaced by
+// "\x01<contents>\x01" (raw strings included), so a search sees code and literals apart.
+std::string code_of(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "//") == 0) {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (text.compare(i, 2, "/*") == 0) {
+      i = text.find("*/", i);
+      i = i == std::string::npos ? text.size() : i + 2;
+    } else if (text.compare(i, 2, "R\"") == 0) {
+      const std::size_t open = text.find('(', i);
+      const std::string close = ")" + text.substr(i + 2, open - i - 2) + "\"";
+      const std::size_t end = text.find(close, open);
+      out += '\x01' + text.substr(open + 1, end - open - 1) + '\x01';
+      i = end + close.size();
+    } else if (text[i] == '"' || text[i] == '\'') {
+      const char quote = text[i];
+      std::string literal;
+      for (++i; i < text.size() && text[i] != quote; ++i) {
+        if (text[i] == '\\') literal += text[i++];
+        literal += text[i];
+      }
+      ++i;
+      out += quote == '"' ? '\x01' + literal + '\x01' : std::string("' '");
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+// Tests that no source file but a family's (src/doctor/causes_<family>.*) names a cause: neither a
+// CauseId enumerator anywhere in src/ nor a stable id as a string literal in src/doctor/. The
+// flow asks the spec instead, so adding a cause touches its family's files only.
+TEST(CauseSpecTest, OnlyFamilyFilesNameACause) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(INFERSCOPE_SOURCE_DIR) / "src";
+  const std::regex enumerator(R"(CauseId::k[A-Z]\w*)");
+  std::vector<std::string> named;
+  std::size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    const fs::path& path = entry.path();
+    if (!entry.is_regular_file() || (path.extension() != ".cpp" && path.extension() != ".h")) continue;
+    const bool in_doctor = path.parent_path().filename() == "doctor";
+    if (in_doctor && path.filename().string().starts_with("causes_")) continue;
+    ++files;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string code = code_of(text.str());
+    const std::string where = fs::relative(path, src).string();
+    for (std::sregex_iterator m(code.begin(), code.end(), enumerator), end; m != end; ++m)
+      named.push_back(where + ": " + m->str());
+    if (!in_doctor) continue;
+    for (const CauseSpec& c : cause_table())
+      if (code.find('\x01' + std::string(c.name) + '\x01') != std::string::npos)
+        named.push_back(where + ": \"" + std::string(c.name) + "\"");
+  }
+  EXPECT_GT(files, 100u) << "read " << src;
+  EXPECT_TRUE(named.empty()) << ::testing::PrintToString(named);
+  // The scan finds what it looks for: a family file names its causes both ways.
+  std::ifstream family(src / "doctor" / "causes_errors.cpp");
+  std::stringstream family_text;
+  family_text << family.rdbuf();
+  const std::string family_code = code_of(family_text.str());
+  EXPECT_TRUE(std::regex_search(family_code, enumerator));
+  EXPECT_NE(family_code.find('\x01' + std::string("error_spike") + '\x01'), std::string::npos);
 }
 
 // Tests that signal ids round-trip and land in the right Snapshot map.

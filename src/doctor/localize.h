@@ -1,4 +1,4 @@
-// File: where.h
+// File: localize.h
 // localize() says *where* a diagnosis' change sits. It diagnoses each slice of the data against
 // its own baseline (each instance of a job serving one model; each model) and compares the
 // slices: a minority of instances slower than their peers in one stage, far beyond the peers'

@@ -1,0 +1,10 @@
+// File: causes_engine_speed.h
+// The engine speed family's causes, in table order (the order of ties): cause_spec.h makes each one
+// a CauseId, and causes_engine_speed.cpp gives each its CauseSpec in this order (checked there at
+// compile time) and weighs its evidence. Adding a cause to the family is one line here. A
+// preprocessor list only: cause_spec.h includes it before CauseId exists, so it includes nothing.
+#pragma once
+
+#define INFERSCOPE_DOCTOR_ENGINE_SPEED_CAUSES(CAUSE) \
+  CAUSE(kDecodeSlowdown)                             \
+  CAUSE(kPrefillSlowdown)

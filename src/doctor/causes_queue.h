@@ -1,0 +1,12 @@
+// File: causes_queue.h
+// The job queue family's causes (the queue in front of the server), in table order (the order of
+// ties): cause_spec.h makes each one a CauseId, and causes_queue.cpp gives each its CauseSpec in
+// this order (checked there at compile time) and weighs its evidence. Adding a cause to the family
+// is one line here. A preprocessor list only: cause_spec.h includes it before CauseId exists, so it
+// includes nothing.
+#pragma once
+
+#define INFERSCOPE_DOCTOR_QUEUE_CAUSES(CAUSE) \
+  CAUSE(kWorkersDown)                         \
+  CAUSE(kQueueBacklog)                        \
+  CAUSE(kWorkerFailures)

@@ -1,0 +1,215 @@
+// Unit tests of the job queue family (causes_queue.cpp): workers_down, queue_backlog and
+// worker_failures told apart by what the workers and the server behind do meanwhile.
+#include "doctor/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include "doctor/diagnosis_support.h"
+
+namespace inferscope::doctor {
+namespace {
+
+using namespace testing;
+
+// Tests that a healthy queue in front changes nothing, and that the queue's wait is the first
+// stage of the table.
+TEST(QueueDiagnosisTest, HealthyQueueIsHealthy) {
+  Diagnosis d = run(queued());
+  EXPECT_EQ(d.verdict, "healthy") << to_text(d);
+  ASSERT_FALSE(d.stages.empty());
+  EXPECT_EQ(d.stages.front().stage, "queue_wait");
+  EXPECT_TRUE(std::isnan(d.stages.front().share)) << "the queue's wait is outside the server's e2e change";
+}
+
+// Tests workers_down: the workers stop, jobs pile up and age a second per second, the server
+// behind idles. Both when the server still finished enough requests early in the window and when
+// it got none at all (then only the queue tells).
+TEST(QueueDiagnosisTest, WorkersDownWhenNothingConsumes) {
+  Snapshot late = queued();  // workers killed three quarters into the window
+  late.signals["queue_depth"].incident = line(1, 75, 0.75);
+  late.signals["queue_oldest_age"].incident = line(0.4, 75, 0.75);
+  late.signals["queue_jobs_finished"].incident = rate(5, 300, 0.75);
+  late.signals["queue_in_progress"].incident = line(1.5, 0, 0.75);
+  late.signals["queue_workers_busy"].incident = line(1.5, 0, 0.75);
+  late.signals["queue_workers_idle"].incident = line(0.5, 0, 0.75);
+  late.signals["request_rate"] = quantity(5, 3.75, 100, "req/s", 0.02);
+  late.signals["running"].incident = line(2, 0, 0.75);
+  Diagnosis d = run(late);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue_wait");
+  EXPECT_FALSE(reports(d, "queue_backlog")) << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("no live worker"), std::string::npos) << d.findings.front().summary;
+
+  Snapshot idle = queued();  // gone for the whole window; their hashes have not expired yet
+  idle.signals["queue_depth"].incident = line(20, 320);
+  idle.signals["queue_oldest_age"].incident = line(4, 304);
+  idle.signals["queue_jobs_finished"].incident = rate(0, 300);
+  idle.signals["queue_in_progress"].incident = line(0, 0);
+  idle.signals["queue_workers_busy"].incident = line(0, 0);
+  idle.signals["queue_workers_idle"].incident = line(2, 2);
+  idle.stages["queue_wait"].incident = window(kNaN, 0);
+  idle.latency["e2e"].incident = window(kNaN, 0);
+  idle.signals["request_rate"].incident = window(0, 0);
+  idle.signals["running"].incident = window(0, 100);
+  Diagnosis i = run(idle);
+  ASSERT_EQ(i.verdict, "degraded") << to_text(i);
+  EXPECT_EQ(i.findings.front().cause, "workers_down") << to_text(i);
+  EXPECT_NE(i.headline.find("jobs wait in the queue"), std::string::npos) << i.headline;
+  EXPECT_NE(i.findings.front().summary.find("none busy"), std::string::npos) << i.findings.front().summary;
+
+  // Stopped moments before the window's end (an alert that fired within seconds): most of the
+  // window's last quarter still consumed, so only the workers' state tells; a backlog "while the
+  // workers are busy" would contradict it, even when the queue had been growing before.
+  Snapshot recent = queued();
+  recent.signals["queue_depth"].incident = line(1, 40);  // already behind before they stopped
+  recent.signals["queue_oldest_age"].incident = line(0.4, 30, 0.9);
+  recent.signals["queue_jobs_finished"].incident = rate(5, 300, 0.92);
+  recent.signals["queue_in_progress"].incident = line(1.5, 0, 0.9);
+  recent.signals["queue_workers_busy"].incident = line(2, 0, 0.9);
+  recent.signals["queue_workers_busy"].baseline = line(2, 2);
+  recent.signals["queue_workers_idle"].baseline = line(0, 0);
+  recent.signals["queue_workers_idle"].incident = line(0, 0);
+  recent.signals["running"].incident = line(2, 0, 0.9);
+  Diagnosis r = run(recent);
+  ASSERT_EQ(r.verdict, "degraded") << to_text(r);
+  EXPECT_EQ(r.findings.front().cause, "workers_down") << to_text(r);
+  EXPECT_FALSE(reports(r, "queue_backlog")) << to_text(r);
+
+  // SIGKILLed mid-job: RQ still lists them busy with their jobs in progress for up to 90 s, but
+  // nothing ends for far longer than a job runs.
+  Snapshot killed = late;
+  killed.signals["queue_in_progress"].incident = line(1.5, 2, 0.75);
+  killed.signals["queue_workers_busy"].incident = line(1.5, 2, 0.75);
+  Diagnosis k = run(killed);
+  ASSERT_EQ(k.verdict, "degraded") << to_text(k);
+  EXPECT_EQ(k.findings.front().cause, "workers_down") << to_text(k);
+  EXPECT_NE(k.findings.front().summary.find("still registered busy"), std::string::npos) << k.findings.front().summary;
+
+  // The same silence while the server holds the workers' requests is the server's stall.
+  Snapshot stalled = killed;
+  stalled.signals["running"].incident = line(2, 2);
+  Diagnosis st = run(stalled);
+  for (const auto& f : st.findings) EXPECT_TRUE(f.cause != "workers_down" && f.cause != "queue_backlog") << to_text(st);
+  bool said = false;
+  for (const auto& c : st.considered) said |= c.cause == "workers_down" && c.reason.find("the server holds") == 0;
+  EXPECT_TRUE(said) << to_text(st);
+}
+
+// backlogged is queued() in a burst beyond what its two workers can run, both busy throughout.
+Snapshot backlogged() {
+  Snapshot s = queued();
+  s.signals["queue_depth"].incident = line(1, 1800);
+  s.signals["queue_oldest_age"].incident = line(0.4, 280);
+  s.stages["queue_wait"].incident = window(60, 1950, 0);
+  s.signals["queue_jobs_finished"].incident = rate(6.5, 300);
+  s.signals["queue_in_progress"].incident = line(2, 2);
+  s.signals["queue_workers_busy"].incident = line(2, 2);
+  s.signals["queue_workers_idle"].incident = line(0, 0);
+  return s;
+}
+
+// failing_jobs is queued() with a fifth of its jobs failing in the window (none in the baseline).
+Snapshot failing_jobs() {
+  Snapshot s = queued();
+  s.signals["queue_jobs_finished"].incident = rate(4, 300);
+  s.signals["queue_jobs_failed"].incident = rate(1, 300);
+  return s;
+}
+
+// Tests queue_backlog: a burst beyond what two saturated workers can run. The server behind sees
+// the same load (the workers cap it), the queue grows, and the finding names the capacity gap.
+TEST(QueueDiagnosisTest, BacklogWhenArrivalsOutpaceBusyWorkers) {
+  Diagnosis d = run(backlogged());
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "queue_backlog") << to_text(d);
+  EXPECT_EQ(d.findings.front().stage, "queue_wait");
+  EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
+  const std::string& summary = d.findings.front().summary;
+  EXPECT_NE(summary.find("/s short"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("more workers"), std::string::npos) << summary;
+}
+
+// Tests the trap: the server behind the queue decodes slower, so every job runs longer, the same
+// workers finish fewer and the queue backs up. The cause is decode_slowdown; the backlog is its
+// consequence, said in its finding, not a queue cause of its own.
+TEST(QueueDiagnosisTest, DecodeSlowdownBehindQueueIsTheServersCause) {
+  Snapshot s = queued();
+  s.latency["e2e"] = quantity(0.300, 0.750, 100, "s", 0.02);
+  s.stages["decode"] = quantity(0.245, 0.695);
+  s.latency["tpot"] = quantity(0.008, 0.022);
+  s.latency["itl"] = quantity(0.008, 0.022);
+  s.latency["queue_run"] = quantity(0.31, 0.76, 1500);
+  s.signals["request_rate"] = quantity(5, 2.6, 100, "req/s", 0.02);
+  s.signals["queue_jobs_finished"].incident = rate(2.6, 300);
+  s.signals["queue_depth"].incident = line(1, 720);
+  s.signals["queue_oldest_age"].incident = line(0.4, 140);
+  s.stages["queue_wait"].incident = window(40, 780, 0);
+  s.signals["queue_in_progress"].incident = line(2, 2);
+  s.signals["queue_workers_busy"].incident = line(2, 2);
+  s.signals["queue_workers_idle"].incident = line(0, 0);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "decode_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "decode");
+  EXPECT_NE(top.summary.find("backlog is its consequence"), std::string::npos) << top.summary;
+  for (const auto& f : d.findings)
+    EXPECT_TRUE(f.cause != "queue_backlog" && f.cause != "workers_down") << to_text(d);
+  bool said = false;
+  for (const auto& c : d.considered)
+    said |= c.cause == "queue_backlog" && c.reason.find("a consequence of decode_slowdown") != std::string::npos;
+  EXPECT_TRUE(said) << to_text(d);
+}
+
+// Tests worker_failures: the failed share of jobs rises while the server's own errors do not.
+TEST(QueueDiagnosisTest, WorkerFailuresWhenFailedShareRises) {
+  Diagnosis d = run(failing_jobs());
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "worker_failures") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("from 0% to 20%"), std::string::npos) << d.findings.front().summary;
+}
+
+// Tests that with latency flat (no wait stage measured) the headline leads with what the queue's
+// users feel: the queue's depth and oldest job for a backlog, the failed share's own sentence for
+// worker_failures.
+TEST(QueueDiagnosisTest, HeadlineLeadsWithTheQueueWhileLatencyIsFlat) {
+  Snapshot backlog = backlogged();
+  backlog.stages.erase("queue_wait");
+  Diagnosis b = run(backlog);
+  ASSERT_EQ(b.verdict, "degraded") << to_text(b);
+  EXPECT_EQ(b.headline,
+            "degraded: jobs wait in the queue (peak depth 1 -> 1800, oldest job 400 ms -> 280.00 s); top cause "
+            "queue_backlog (queue_wait)")
+      << to_text(b);
+
+  Diagnosis f = run(failing_jobs());
+  ASSERT_FALSE(f.findings.empty()) << to_text(f);
+  EXPECT_EQ(f.headline, "degraded: " + f.findings.front().summary + "; top cause worker_failures") << to_text(f);
+}
+
+// Tests that failed jobs beside the server's own errors are the server's: worker_failures says
+// so, naming the server's error cause, and is weighed at half its strength.
+TEST(QueueDiagnosisTest, WorkerFailuresBesideServerErrorsNameTheServersCause) {
+  Snapshot s = failing_jobs();
+  s.signals["error_rate"] = quantity(0.0, 1.0, 100, "req/s");
+  s.signals["error_rate"].baseline = window(0, 0);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_TRUE(reports(d, "error_spike")) << to_text(d);
+  const Finding* failures = nullptr;
+  for (const Finding& f : d.findings)
+    if (f.cause == "worker_failures") failures = &f;
+  ASSERT_NE(failures, nullptr) << to_text(d);
+  EXPECT_NEAR(failures->score, 0.5, 1e-9) << to_text(d);
+  EXPECT_NE(failures->summary.find("; the server's own errors rose too (error_spike): jobs fail because their calls fail"),
+            std::string::npos)
+      << failures->summary;
+}
+
+}  // namespace
+}  // namespace inferscope::doctor
