@@ -1,7 +1,7 @@
 // `inferscope up` (INFERSCOPE_BINARY) following its targets' kinds while it runs, with Debian's
 // Prometheus and Alertmanager: a serve that starts after up (3 s, or down for the first 60 s) gets
 // the full serve rule set and its error-ratio alert fires; a target that switches from inferscope's
-// names to a replayed vLLM recording (../shared/samples) gets vLLM's rules, while a target with an
+// names to a replayed vLLM recording (tests/dialect/testdata) gets vLLM's rules, while a target with an
 // explicit kind on the same exposition keeps its rules.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -238,8 +238,8 @@ TEST(UpLateTargetIntegrationTest, TargetSwitchedToVllmNamesGetsVllmRules) {
   ASSERT_TRUE(serve);
   auto inferscope_names = net::blocking_http_request("GET", "http://127.0.0.1:" + std::to_string(serve->port()) + "/metrics");
   ASSERT_TRUE(inferscope_names && inferscope_names->status == 200);
-  std::ifstream sample(std::string(INFERSCOPE_SHARED_DIR) + "/samples/vllm-0.11.0-qwen2.5-3b-metrics.txt");
-  ASSERT_TRUE(sample) << "missing ../shared/samples/vllm-0.11.0-qwen2.5-3b-metrics.txt";
+  std::ifstream sample(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/dialect/testdata/vllm-0.11.0-qwen2.5-3b-metrics.txt");
+  ASSERT_TRUE(sample) << "missing tests/dialect/testdata/vllm-0.11.0-qwen2.5-3b-metrics.txt";
   const std::string vllm_names((std::istreambuf_iterator<char>(sample)), std::istreambuf_iterator<char>());
   SwitchingTarget target(inferscope_names->body);
   ASSERT_TRUE(target.running());
