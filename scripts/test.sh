@@ -6,13 +6,42 @@
 #      ones (metrics core, timeline, engine driver) under ThreadSanitizer,
 #   3. each libFuzzer target for a bounded time (FUZZ_SECONDS, default 20) over its corpus,
 #   4. each micro-benchmark once, briefly, to prove it runs and prints its figures.
-# Exits non-zero on the first failing step.
+# Exits non-zero on the first failing step. Each step prints its wall time when it ends, and the
+# script ends with a table of all of them (also on failure), so every CI log shows where time goes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 fuzz_seconds=${FUZZ_SECONDS:-20}
 jobs=$(nproc)
-step() { printf '\n==== %s ====\n' "$*"; }
+step_names=()
+step_seconds=()
+step_started=
+script_started=$SECONDS
+# end_step closes the running step: its wall time on one line, and in the table printed at exit.
+end_step() {
+  [ -n "$step_started" ] || return 0
+  local took=$((SECONDS - step_started))
+  step_seconds+=("$took")
+  printf -- '---- %s: %d s\n' "${step_names[-1]}" "$took"
+  step_started=
+}
+step() {
+  end_step
+  step_names+=("$*")
+  step_started=$SECONDS
+  printf '\n==== %s ====\n' "$*"
+}
+print_step_times() {
+  local rc=$?
+  end_step
+  printf '\n==== step times ====\n'
+  local i
+  for i in "${!step_seconds[@]}"; do
+    printf '%6d s  %s\n' "${step_seconds[$i]}" "${step_names[$i]}"
+  done
+  printf '%6d s  total (exit %d)\n' "$((SECONDS - script_started))" "$rc"
+}
+trap print_step_times EXIT
 
 step "packages"
 scripts/install-deps.sh
@@ -42,8 +71,8 @@ step "integration tests (release)"
 # they run in parallel like the unit tests.
 run_ctest --test-dir "$release" -L integration --output-on-failure -j"$jobs"
 
-step "sanitizer build (ASan + UBSan)"
-sanitize=$(scripts/build.sh sanitize unit_tests)
+step "sanitizer build (clang, ASan + UBSan: unit tests and fuzz targets)"
+sanitize=$(scripts/build.sh sanitize unit_tests fuzzers)
 step "unit tests (sanitizers)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_ctest --test-dir "$sanitize" -L unit --output-on-failure -j"$jobs"
@@ -59,7 +88,7 @@ while read -r test_binary; do
 done < "$tsan/tsan_tests.txt"
 
 step "fuzzers (${fuzz_seconds}s each, ${jobs} at a time)"
-fuzz=$(scripts/build.sh fuzz fuzzers)
+fuzz=$sanitize
 # fuzz_one TARGET: runs one libFuzzer target over a copy of its corpus; its output is printed
 # whole when it ends, so the outputs of targets running side by side do not interleave.
 fuzz_one() {
@@ -99,4 +128,5 @@ for bench in "$release"/bench/*/*_bench; do
   echo "ran $(basename "$bench")"
 done
 
-step "all test steps passed"
+end_step
+printf '\n==== all test steps passed ====\n'
