@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Times inferscope's build the way a new contributor and CI meet it: a fresh clone of one revision,
+# an empty private ccache, this machine's cores. Steps:
+#   1. cold   `scripts/build.sh release` (configure + every target);
+#   2. touch  one .cpp under src/doctor/ changed (a comment appended), release rebuilt;
+#   3. full   (FULL=1 only) the whole `scripts/test.sh` in the clone, which has no ../shared beside
+#             it; its own step-time table is appended to the report.
+# Usage: bench/build/build_time.sh [REV] (default HEAD); OUT=FILE (default build-time.txt) gets
+# the report. Wall seconds and the CPU seconds of the step's processes (user + system) per step.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+rev=${1:-HEAD}
+out=${OUT:-$PWD/build-time.txt}
+commit=$(git -C "$root" rev-parse --verify "$rev^{commit}")
+work=$(mktemp -d /tmp/inferscope-build-time.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# The clone sits one level down so that nothing named ../shared is beside it.
+git clone -q --no-checkout "$root" "$work/clone"
+git -C "$work/clone" checkout -q "$commit"
+export CCACHE_DIR="$work/ccache"
+mkdir -p "$CCACHE_DIR"
+
+report=()
+# timed NAME COMMAND...: runs COMMAND in the clone and records its wall time and the CPU time
+# (user + system) of its processes: the inner shell reads its children's cutime and cstime, fields
+# 16 and 17 of /proc/<pid>/stat, in clock ticks. The step's output goes to $work/step<N>.log.
+timed() {
+  local name=$1; shift
+  local wall0=$SECONDS rc=0 cpu
+  last_log="$work/step${#report[@]}.log"
+  cpu=$(bash -c 'log=$1 dir=$2; shift 2; cd "$dir"; "$@" >"$log" 2>&1; rc=$?
+                 awk -v t="$(getconf CLK_TCK)" "{ printf \"%.0f\", (\$16 + \$17) / t }" /proc/$$/stat; exit $rc' \
+        timed "$last_log" "$work/clone" "$@") || rc=$?
+  report+=("$(printf '%-58s %6d s wall %7s s CPU  exit %d' "$name" "$((SECONDS - wall0))" "$cpu" "$rc")")
+  echo "${report[-1]}" >&2
+  return "$rc"
+}
+
+{
+  echo "inferscope build times: $(git -C "$root" log -1 --format='%h %s' "$commit")"
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load before: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M UTC')"
+} > "$out"
+status=0
+timed "cold scripts/build.sh release (empty ccache)" scripts/build.sh release || status=$?
+if [ "$status" -eq 0 ]; then
+  touched=$(cd "$work/clone" && ls src/doctor/*.cpp | head -n 1)
+  echo "// build_time.sh: touched" >> "$work/clone/$touched"
+  timed "rebuild after touching $touched" scripts/build.sh release || status=$?
+fi
+if [ "$status" -eq 0 ] && [ "${FULL:-0}" = 1 ]; then
+  # Undo the touch so the test run builds the revision as committed.
+  git -C "$work/clone" checkout -q -- "$touched"
+  timed "scripts/test.sh (fresh clone, no ../shared)" scripts/test.sh || status=$?
+  printf '%s\n' "${report[@]}" >> "$out"
+  echo "scripts/test.sh's own step table:" >> "$out"
+  sed -n '/^==== step times ====$/,$p' "$last_log" | tail -n +2 >> "$out"
+else
+  printf '%s\n' "${report[@]}" >> "$out"
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out"
+if [ "$status" -ne 0 ]; then
+  { echo "build_time.sh: a step failed (exit $status); the end of its log:"; tail -n 40 "$last_log"; } >> "$out"
+fi
+cat "$out"
+exit "$status"
