@@ -157,6 +157,20 @@ void evaluate_direct_stages(Evaluation& e);
 // `peer_spread`); `slow_top` is its own diagnosis' top finding, if any. replica_group_name:
 // "replicas of model sim-a (job serve)".
 std::span<const CauseSpec> replica_causes();
+// PeerGap is one replica's engine time per unit of work (decode seconds per output token, prefill
+// seconds per prompt token) against its peers' in the same window: what replica_gap_finding names
+// without any baseline. The baseline fields are the same figures in the baseline window (NaN when
+// the replica has no baseline of its own).
+struct PeerGap {
+  std::string stage;    // "decode" or "prefill"
+  std::string measure;  // "decode time per output token (inferscope_time_per_output_token_seconds)"
+  double mine = kNaN, peer_median = kNaN, peer_spread = kNaN;
+  double mine_baseline = kNaN, peer_median_baseline = kNaN;
+  double ratio() const { return mine / peer_median; }
+  double baseline_ratio() const { return mine_baseline / peer_median_baseline; }
+};
+Finding replica_gap_finding(const Diagnosis& whole, const Slice& slow, const std::vector<const Slice*>& group,
+                            const PeerGap& gap);
 Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
                         const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
                         double peer_spread);
