@@ -44,6 +44,7 @@ class Reasoner {
     bool llamacpp_style = !e2e_ && (s_.find(SignalId::kTpot) || s_.find(SignalId::kPrefillTimePerToken));
     if (!e2e_ && !llamacpp_style) {
       if (queue_alone("no end-to-end latency metric of a server")) return finish();
+      if (failing_alone("no end-to-end latency metric found")) return finish();
       no_data("no end-to-end latency metric found" + std::string(s_.dialect.empty() ? " (no known dialect)" : ""));
       return finish();
     }
@@ -86,7 +87,7 @@ class Reasoner {
     std::string few = "too few finished requests to compare (baseline " + number(base_n) + ", incident " +
                       number(inc_n) + ", need " + number(o_.min_requests) + ")";
     // Workers that stopped consuming leave the server idle: the queue in front tells why.
-    if (!queue_alone("the server behind the queue has " + few)) no_data(few);
+    if (!queue_alone("the server behind the queue has " + few) && !failing_alone(few)) no_data(few);
     return false;
   }
 
@@ -136,6 +137,28 @@ class Reasoner {
     d_.verdict = "degraded";
     d_.headline = "degraded: " + queue_phrase() + named_in_headline(d_.findings.front());
     d_.notes.push_back(why + ": the queue in front was weighed on its own");
+    return true;
+  }
+
+  // failing_alone weighs the failures when latency gives nothing to compare: a server that
+  // rejects every request has no TTFT, and too few of its requests may finish to compare. True
+  // when they are a finding (the verdict is then degraded, never no_data while requests count).
+  bool failing_alone(const std::string& why) {
+    detail::evaluate_errors(e_);
+    const auto failing = std::find_if(e_.hypotheses.begin(), e_.hypotheses.end(), [&](const Hypothesis& h) {
+      return group_of(to_string(h.cause)) == CauseGroup::kErrors && h.strength >= o_.min_score;
+    });
+    if (failing == e_.hypotheses.end()) {
+      e_.hypotheses.clear();
+      return false;
+    }
+    const Hypothesis& h = *failing;
+    d_.findings.insert(d_.findings.begin(), Finding{std::string(to_string(h.cause)), stage_name(h.stage),
+                                                    std::min(1.0, h.strength), kNaN, h.summary, h.evidence,
+                                                    h.next_steps});
+    d_.verdict = "degraded";
+    d_.headline = "degraded: " + h.summary + named_in_headline(d_.findings.front());
+    d_.notes.push_back(why + ": the failures were weighed on their own");
     return true;
   }
 
