@@ -289,6 +289,9 @@ void localize_replicas(Diagnosis& d, const std::vector<Slice>& instances, const 
   }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first.score > b.first.score; });
   for (auto it = found.rbegin(); it != found.rend(); ++it) put_first(d, it->first, it->second);
+  // The whole data's `unexplained` stood for the fleet's diluted change, which a named replica now explains.
+  if (!found.empty())
+    std::erase_if(d.findings, [](const Finding& f) { return group_of(f.cause) == CauseGroup::kUnexplained; });
 }
 
 void localize_models(Diagnosis& d, const std::vector<Slice>& models, const DiagnoseOptions& o) {
