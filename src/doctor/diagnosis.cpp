@@ -423,6 +423,40 @@ class Reasoner {
                                " (within noise)"
                          : "healthy: per-token times unchanged";
     }
+    note_stages_outside_noise();
+  }
+
+  // note_stages_outside_noise: a stage whose time per request multiplied far outside its own
+  // noise is never silent. The verdict's symptom rule also asks that a stage add a real part of
+  // e2e (4 %), so a send stage x100 at +10 ms beside 2 s of decode does not call the server
+  // degraded; but it is a change of its own (the network, a slow client, a proxy), and a reader
+  // must see it. Only adds: a note where no finding names the stage.
+  void note_stages_outside_noise() {
+    // Multiplied, beyond twice its own floor (10 % of it, 3 standard errors of its chunks: not the
+    // share of e2e the verdict asks), and by at least half a millisecond: below that, a stage's
+    // change is scheduling jitter whatever its ratio.
+    constexpr double kMultiplied = 2, kFarNoise = 2, kNoticeable_s = 5e-4;
+    for (Stage stage : detail::pipeline()) {
+      const Quantity* q = s_.find(stage);
+      if (!q || std::isnan(q->baseline.per_request) || std::isnan(q->incident.per_request)) continue;
+      const std::string name(dialect::to_string(stage));
+      const double base = q->baseline.per_request, now = q->incident.per_request, delta = now - base;
+      detail::Change own = compare(q, o_.min_relative_change, o_.noise_sigmas, 0);
+      double floor = o_.min_relative_change * base;
+      if (!std::isnan(own.threshold) && q->baseline.mean > 0) floor = std::max(floor, own.threshold * base / q->baseline.mean);
+      const double ratio = detail::ratio(base, now);
+      if (!(delta >= kNoticeable_s && delta > kFarNoise * floor && (!(ratio < kMultiplied)))) continue;
+      if (std::any_of(d_.findings.begin(), d_.findings.end(), [&](const Finding& f) { return f.stage == name; })) continue;
+      const std::string why =
+          d_.verdict == "healthy"
+              ? "under 4% of the baseline e2e (" + seconds(e2e_ ? e2e_->baseline.mean : kNaN) +
+                    "), so it does not make the verdict, but it is a change of its own"
+              : "no finding names it";
+      d_.notes.push_back(name + " " +
+                         (std::isfinite(ratio) ? common::format_printf("x%.1f", ratio) : std::string("new")) +
+                         " per request (" + seconds(base) + " -> " + seconds(now) + ", +" + seconds(delta) +
+                         "), far outside its own noise (floor " + seconds(floor) + "): " + why);
+    }
   }
 
   Diagnosis finish() {

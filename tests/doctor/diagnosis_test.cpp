@@ -25,6 +25,35 @@ TEST(DiagnosisTest, HealthyAndBelowNoise) {
   EXPECT_NE(d.notes.front().find("below the noise floor"), std::string::npos) << d.notes.front();
 }
 
+// Tests that a stage multiplied far outside its own noise is never silent: send x100 (+9.9 ms on
+// a 300 ms e2e, under the 4 % the verdict asks) leaves the verdict healthy and adds a note naming
+// it; a sub-millisecond doubling is jitter and adds nothing; and beside a degraded verdict whose
+// findings name other stages the note says that none names it.
+TEST(DiagnosisTest, StageFarOutsideItsNoiseIsNeverSilent) {
+  Snapshot sent = steady();
+  sent.stages["send"] = quantity(0.0001, 0.010);
+  sent.latency["e2e"] = quantity(0.300, 0.310, 100, "s", 0.02);
+  Diagnosis d = run(sent);
+  EXPECT_EQ(d.verdict, "healthy") << to_text(d);
+  bool noted = false;
+  for (const auto& n : d.notes)
+    noted |= n.rfind("send x100.0 per request (100 us -> 10 ms, +9.90 ms), far outside its own noise", 0) == 0 &&
+             n.find("does not make the verdict") != std::string::npos;
+  EXPECT_TRUE(noted) << to_text(d);
+
+  Snapshot jitter = steady();
+  jitter.stages["send"] = quantity(0.0001, 0.0003);
+  for (const auto& n : run(jitter).notes) EXPECT_EQ(n.rfind("send", 0), std::string::npos) << n;
+
+  Snapshot both = decode_slowed(3);
+  both.stages["send"] = quantity(0.0001, 0.010);
+  Diagnosis b = run(both);
+  ASSERT_EQ(b.verdict, "degraded");
+  noted = false;
+  for (const auto& n : b.notes) noted |= n.rfind("send x100.0", 0) == 0 && n.ends_with("no finding names it");
+  EXPECT_TRUE(noted) << to_text(b);
+}
+
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.
 TEST(DiagnosisFormatTest, JsonSchemaAndMarkdownSize) {
   Snapshot slow = steady();
