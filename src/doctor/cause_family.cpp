@@ -16,7 +16,11 @@ Hypothesis* Evaluation::find(CauseId id) {
   return nullptr;
 }
 
-Hypothesis& Evaluation::add(CauseId id) { return hypotheses.emplace_back(id); }
+Hypothesis& Evaluation::add(CauseId id) {
+  Hypothesis& h = hypotheses.emplace_back(id);
+  if (!gpu_visible(snapshot)) h.next_steps = next_steps_of(id, false);
+  return h;
+}
 
 bool Evaluation::measured(Stage stage) const { return stage_deltas.count(std::string(dialect::to_string(stage))) > 0; }
 
@@ -115,9 +119,15 @@ const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id) 
   return nullptr;
 }
 
-std::vector<std::string> next_steps_of(CauseId id) {
-  const NextSteps& steps = spec(id).next_steps;
+std::vector<std::string> next_steps_of(CauseId id, bool gpu) {
+  const NextSteps& steps = gpu || spec(id).next_steps_without_gpu.empty() ? spec(id).next_steps
+                                                                          : spec(id).next_steps_without_gpu;
   return {steps.begin(), steps.end()};
+}
+
+bool gpu_visible(const Snapshot& s) {
+  const Quantity* gpu = s.find(SignalId::kGpuUtil);
+  return (gpu && (gpu->baseline.has_data() || gpu->incident.has_data())) || s.dialect.find("dcgm") != std::string::npos;
 }
 
 double mean_of(const Quantity* q, bool incident) {

@@ -109,8 +109,12 @@ inline std::string (&seconds)(double) = common::format_seconds_readable;
 inline std::string (&number)(double) = common::format_number_readable;
 std::string percent(double v);
 double mean_of(const Quantity* q, bool incident);
-// next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend.
-std::vector<std::string> next_steps_of(CauseId id);
+// next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend;
+// with `gpu` false, its steps without GPU commands where the spec has them.
+std::vector<std::string> next_steps_of(CauseId id, bool gpu = true);
+// gpu_visible says whether the snapshot shows a GPU (utilization series from DCGM, Triton or
+// inferscope serve's emulation): only then do next steps name GPU commands.
+bool gpu_visible(const Snapshot& s);
 // find_stage_or_latency finds a stage or a latency distribution by its id ("decode", "e2e").
 const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id);
 

@@ -15,13 +15,25 @@ constexpr CauseSpec kEngineSpeedCauses[] = {
      .next_steps = {"Check GPU clocks, power and thermals (nvidia-smi -q -d CLOCK,PERFORMANCE; "
                     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): throttling cuts clocks 2x or more.",
                     "Look for another process sharing the GPU or memory bandwidth (nvidia-smi pmon).",
-                    "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."}},
+                    "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."},
+     .next_steps_without_gpu = {"Look for other processes on the server's cores or memory bandwidth (top -H, pidstat "
+                                "-t 1 on its host): a CPU backend decodes each token with every core it has, and "
+                                "loses speed with each one taken.",
+                                "Check the device the model runs on: its clocks and thermal limits (on CPU: cpupower "
+                                "frequency-info, the server's thread count against the free cores).",
+                                "Compare with the last deploy: model, quantization, engine version, thread and "
+                                "batch settings, speculative decoding."}},
     {.id = CauseId::kPrefillSlowdown, .name = "prefill_slowdown", .stage = Stage::kPrefill,
      .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
      .queues_behind_batch = true,
      .next_steps = {"Check GPU clocks, power and thermals (prefill is compute-bound: clocks matter most).",
                     "Check --max-num-batched-tokens / chunked-prefill settings and recent engine changes.",
-                    "Look for a co-located job on the same GPU."}},
+                    "Look for a co-located job on the same GPU."},
+     .next_steps_without_gpu = {"Look for other processes on the server's cores (top -H, pidstat -t 1 on its host): "
+                                "prefill is compute-bound, so every core taken slows it.",
+                                "Check batch and chunked-prefill settings (--max-num-batched-tokens, llama.cpp "
+                                "--batch-size / --ubatch-size) and recent engine changes.",
+                                "Check the device the model runs on: its clocks and thermal limits."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kEngineSpeedCauses, INFERSCOPE_DOCTOR_ENGINE_SPEED_CAUSES);
 

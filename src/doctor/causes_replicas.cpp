@@ -72,13 +72,20 @@ Finding replica_base(const Diagnosis& whole, const Slice& slow, const std::strin
   }
   const std::string host = host_of(where.instance);
   const bool dcgm = whole.snapshot.dialect.find("dcgm") != std::string::npos;
+  const std::string device =
+      dcgm ? "Check the GPU of " + host + " in its DCGM series (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
+                                          "DCGM_FI_DEV_XID_ERRORS of that node): a throttled or failing GPU slows one "
+                                          "replica alone."
+      : gpu_visible(whole.snapshot)
+          ? "Check the GPU of " + host + ": clocks, temperature, ECC and XID errors (nvidia-smi -q -d "
+                                         "CLOCK,TEMPERATURE,ECC; no DCGM series here): a throttled or failing GPU "
+                                         "slows one replica alone."
+          : "Check the host of " + where.instance + ": other processes on its cores (top -H, pidstat -t 1), its "
+                                                    "clocks and thermal limits: a starved or throttled host slows one "
+                                                    "replica alone (no GPU series here).";
   f.next_steps = {
       "Drain " + where.instance + " (take it out of the load balancer) and check that the fleet's latency recovers.",
-      std::string(dcgm ? "Check the GPU of " + host + " in its DCGM series (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
-                                                      "DCGM_FI_DEV_XID_ERRORS of that node)"
-                       : "Check the GPU of " + host + ": clocks, temperature, ECC and XID errors "
-                                                      "(nvidia-smi -q -d CLOCK,TEMPERATURE,ECC; no DCGM series here)") +
-          ": a throttled or failing GPU slows one replica alone.",
+      device,
       "Compare " + where.instance + "'s server version, flags and model revision with its peers'."};
   return f;
 }

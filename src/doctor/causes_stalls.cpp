@@ -88,7 +88,12 @@ constexpr CauseSpec kStallCauses[] = {
      .next_steps = {"Look at the server log at the stall times for CUDA errors, hung kernels or NCCL timeouts; "
                     "check dmesg for GPU XID errors.",
                     "Check GPU health (nvidia-smi -q: ECC, retired pages, clocks) and host swap/IO stalls.",
-                    "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
+                    "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."},
+     .next_steps_without_gpu = {"Look at the server log at the stall times for errors, hung threads or timeouts; "
+                                "check dmesg for hardware or out-of-memory events.",
+                                "Check host swap, IO stalls and other processes holding the server's cores (vmstat 1, "
+                                "pidstat -t 1).",
+                                "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kStallCauses, INFERSCOPE_DOCTOR_STALL_CAUSES);
 

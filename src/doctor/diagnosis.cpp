@@ -424,6 +424,32 @@ class Reasoner {
                          : "healthy: per-token times unchanged";
     }
     note_stages_outside_noise();
+    note_missing_views();
+  }
+
+  // note_missing_views names what the doctor could not see behind a finding that depends on the
+  // hardware: without the host's CPU series, contention from other processes cannot be told
+  // from a slower engine; without GPU series, next steps name no GPU command.
+  void note_missing_views() {
+    if (d_.verdict != "degraded") return;
+    const bool hardware_bound = std::any_of(d_.findings.begin(), d_.findings.end(), [](const Finding& f) {
+      const CauseSpec* c = spec_named(f.cause);
+      return c && (c->cpu_side || !c->next_steps_without_gpu.empty());
+    });
+    if (!hardware_bound) return;
+    const bool scraped = s_.source == "scrape";
+    if (!s_.find(SignalId::kHostCpuBusy))
+      d_.notes.push_back(scraped ? "no host CPU view: add node-exporter's URL on the server's host "
+                                   "(http://HOST:9100/metrics) as another --scrape to see whether other processes "
+                                   "take its cores"
+                                 : "no host CPU view: Prometheus has no node-exporter series for the selected "
+                                   "targets' hosts; scrape node-exporter there to see whether other processes take "
+                                   "the server's cores");
+    if (!detail::gpu_visible(s_))
+      d_.notes.push_back(std::string("no GPU series: the next steps assume no GPU; if the server runs on one, ") +
+                         (scraped ? "add dcgm-exporter's URL as another --scrape"
+                                  : "scrape dcgm-exporter on its host") +
+                         " to see its clocks and utilization");
   }
 
   // note_stages_outside_noise: a stage whose time per request multiplied far outside its own

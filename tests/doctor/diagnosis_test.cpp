@@ -54,6 +54,49 @@ TEST(DiagnosisTest, StageFarOutsideItsNoiseIsNeverSilent) {
   EXPECT_TRUE(noted) << to_text(b);
 }
 
+// Tests the stage table's text: a stage name as wide as its column still has a space before its
+// number, and a share that rounds to zero reads 0%, never -0%.
+TEST(DiagnosisFormatTest, StageTableColumnsAndZeroShares) {
+  Snapshot s = decode_slowed(3);
+  s.stages["upstream_connect"] = quantity(0.000024, 0.000024);
+  s.stages["send"] = quantity(0.000140, 0.000130);
+  const std::string text = to_text(run(s));
+  EXPECT_NE(text.find("upstream_connect 24 us"), std::string::npos) << text;
+  EXPECT_EQ(text.find("-0%"), std::string::npos) << text;
+  Snapshot flat = steady();
+  flat.latency["e2e"] = quantity(0.300, 0.299, 100, "s", 0.02);
+  EXPECT_EQ(to_text(run(flat)).find("-0%"), std::string::npos) << to_text(run(flat));
+}
+
+// Tests that next steps follow what the target shows: without GPU series (a llama.cpp-like CPU
+// backend) a decode slowdown's steps name no GPU command and notes name the missing host and GPU
+// views in the collector's own terms; with GPU and host CPU series, the GPU steps and no notes.
+TEST(DiagnosisTest, NextStepsFollowTheHardwareShown) {
+  Snapshot cpu = decode_slowed(3);
+  cpu.source = "scrape";
+  Diagnosis d = run(cpu);
+  ASSERT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  for (const auto& step : d.findings.front().next_steps) {
+    EXPECT_EQ(step.find("nvidia-smi"), std::string::npos) << step;
+    EXPECT_EQ(step.find("GPU"), std::string::npos) << step;
+  }
+  EXPECT_NE(d.findings.front().next_steps.front().find("top -H"), std::string::npos);
+  bool host = false, gpu = false;
+  for (const auto& n : d.notes) {
+    host |= n.rfind("no host CPU view: add node-exporter's URL", 0) == 0 && n.find("--scrape") != std::string::npos;
+    gpu |= n.rfind("no GPU series: the next steps assume no GPU", 0) == 0;
+  }
+  EXPECT_TRUE(host && gpu) << to_text(d);
+
+  Snapshot gpu_host = decode_slowed(3);
+  gpu_host.signals["gpu_util"] = quantity(0.6, 0.9, 100, "ratio");
+  gpu_host.signals["host_cpu_busy"] = quantity(0.3, 0.3, 100, "ratio");
+  Diagnosis g = run(gpu_host);
+  ASSERT_EQ(g.findings.front().cause, "decode_slowdown") << to_text(g);
+  EXPECT_NE(g.findings.front().next_steps.front().find("nvidia-smi"), std::string::npos);
+  for (const auto& n : g.notes) EXPECT_EQ(n.rfind("no ", 0), std::string::npos) << n;
+}
+
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.
 TEST(DiagnosisFormatTest, JsonSchemaAndMarkdownSize) {
   Snapshot slow = steady();
