@@ -211,5 +211,29 @@ TEST(QueueDiagnosisTest, WorkerFailuresBesideServerErrorsNameTheServersCause) {
       << failures->summary;
 }
 
+// Tests a Celery queue (no enqueue time: no oldest age, no wait stage, no job counters) in front
+// of an unchanged server: a burst takes the depth from about 6 to 128 while both workers stay
+// busy. The server's finished requests (one per job) stand for completions, Little's law
+// (mean depth / completions) estimates the wait, and the verdict is degraded with queue_backlog.
+TEST(QueueDiagnosisTest, CeleryBacklogWithoutEnqueueTimes) {
+  Snapshot s = queued();
+  for (const char* id : {"queue_oldest_age", "queue_jobs_finished", "queue_jobs_failed"}) s.signals.erase(id);
+  s.latency.erase("queue_run");
+  s.stages.erase("queue_wait");
+  s.signals["queue_depth"].baseline = line(6, 6);
+  s.signals["queue_depth"].incident = line(6, 128);
+  s.signals["queue_workers_busy"] = quantity(2, 2, 12, "workers");
+  s.signals["queue_workers_idle"] = quantity(0, 0, 12, "workers");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d, true);
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "queue_backlog") << to_text(d, true);
+  // 67 jobs waiting on average against 5 ending per second: about 13 s, from 1.2 s.
+  EXPECT_NE(f.summary.find("estimated wait 1.20 s -> 13.40 s (Little's law"), std::string::npos) << f.summary;
+  bool evidence = false;
+  for (const auto& ev : f.evidence) evidence |= ev.metric.find("finished server requests/s, one per job") != std::string::npos;
+  EXPECT_TRUE(evidence) << to_text(d);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor
