@@ -72,7 +72,8 @@ std::string record_to_json(const FiringRecord& record);
 std::optional<FiringRecord> record_from_json(const std::string& json);
 
 // render_recovery is recovery_markdown's text for figures with "after" filled (`after_note`:
-// why "after" is missing, or "").
+// why "after" is missing, or ""). Figures without a value before, during or after are left out;
+// with none left it returns "" (the notification then has no "Recovered" part).
 std::string render_recovery(const FiringRecord& record, double resolved_at, const std::string& after_note);
 
 }  // namespace inferscope::doctor

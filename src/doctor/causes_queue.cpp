@@ -35,15 +35,20 @@ Tail tail_of(const WindowStat& w, double window_seconds) {
   std::size_t from = n - k;
   double sum = 0;
   int with = 0;
+  std::size_t first_at = n, last_at = n;
   for (std::size_t i = from; i < n; ++i)
     if (!std::isnan(v[i])) {
-      if (std::isnan(t.first)) t.first = v[i];
+      if (std::isnan(t.first)) t.first = v[i], first_at = i;
       t.last = v[i];
+      last_at = i;
       sum += v[i];
       ++with;
     }
   if (with > 0) t.mean = sum / with;
-  t.seconds = window_seconds * static_cast<double>(k - 1) / static_cast<double>(std::max<std::size_t>(1, n - 1));
+  // The time between the two samples read, not the quarter's: a quarter that starts without a
+  // sample (no job waiting yet) would otherwise spread the same rise over more seconds.
+  if (first_at < n)
+    t.seconds = window_seconds * static_cast<double>(last_at - first_at) / static_cast<double>(std::max<std::size_t>(1, n - 1));
   return t;
 }
 
@@ -140,8 +145,9 @@ struct QueueView {
 };
 
 void add_queue_evidence(const Evaluation& e, const QueueView& q, Hypothesis& h) {
-  h.evidence.push_back(e.ev(q.depth, "queue depth"));
-  h.evidence.back().metric += " (jobs waiting)";
+  // The peak, as the headline's "peak depth" says it: one figure, one statistic.
+  h.evidence.push_back(e.ev(q.depth, "queue depth", /*use_max=*/true));
+  h.evidence.back().metric += " (jobs waiting, peak)";
   if (q.age) {
     h.evidence.push_back(e.ev(q.age, "oldest job age", /*use_max=*/true));
     h.evidence.back().metric += " (oldest waiting job, max)";

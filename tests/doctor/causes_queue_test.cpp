@@ -235,5 +235,32 @@ TEST(QueueDiagnosisTest, CeleryBacklogWithoutEnqueueTimes) {
   EXPECT_TRUE(evidence) << to_text(d);
 }
 
+// Tests that the oldest job's age slope is read over the time between the samples it uses: jobs
+// that began to wait inside the last quarter (no age sample before) of a queue nothing consumes
+// age one second per second, not half that; and the depth's evidence is its peak, as the headline.
+TEST(QueueDiagnosisTest, AgeSlopeOverTheSamplesRead) {
+  Snapshot s = queued();
+  const double step = 300.0 / 11;  // line() spreads 12 samples over the 300 s window
+  WindowStat age = line(0.4, 0.4);
+  age.intervals[9] = kNaN;
+  age.intervals[10] = 0;
+  age.intervals[11] = step;
+  age.max = step;
+  s.signals["queue_oldest_age"].incident = age;
+  s.signals["queue_depth"].incident = line(0, 15, 0.8);
+  s.signals["queue_jobs_finished"].incident = rate(5, 300, 0.7);
+  for (const char* id : {"queue_in_progress", "queue_workers_busy"}) s.signals[id].incident = line(1.5, 0, 0.7);
+  s.signals["queue_workers_idle"].incident = line(0.5, 0, 0.7);
+  s.signals["running"].incident = line(2, 0, 0.7);  // the server finished what the workers sent
+  Diagnosis d = run(s);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d, true);
+  ASSERT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("the oldest job ages 1.00 s per s"), std::string::npos)
+      << d.findings.front().summary;
+  EXPECT_NE(d.headline.find("peak depth 1 -> 15"), std::string::npos) << d.headline;
+  EXPECT_EQ(d.findings.front().evidence.front().metric, "inferscope_queue_depth (jobs waiting, peak)");
+  EXPECT_DOUBLE_EQ(d.findings.front().evidence.front().incident, 15);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor
