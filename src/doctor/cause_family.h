@@ -92,6 +92,9 @@ struct Evaluation {
   double stage_delta(Stage stage) const;  // its rise in seconds per request, 0 when none
   // direct_stage_strength: how clearly one stage of its own got slower.
   double direct_stage_strength(Stage stage) const;
+  // lagging_stage_strength: a stage in front of the first token whose time per finished request
+  // lags the change (long answers) judged by the TTFT rise queue and prefill leave unexplained.
+  double lagging_stage_strength(const Quantity* stage, const Quantity* ttft) const;
   // median_ratio compares a distribution's median with the baseline's in the quarter of the
   // incident window where it moved most; with `rate`, beyond that quarter's load (see .cpp).
   double median_ratio(const Quantity* q, const Quantity* rate = nullptr, double load_ratio = 1) const;
