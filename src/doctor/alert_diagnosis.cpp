@@ -264,4 +264,12 @@ std::string recovery_markdown(const std::string& prometheus_url, const std::stri
   return render_recovery(*r, resolved_at, "");
 }
 
+std::string recovery_without_record(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
+                                    const std::string& generator_url, double fired_at, double at,
+                                    const net::TlsOptions& tls, const CustomTargets& custom_targets) {
+  if (!(fired_at > 0)) return {};
+  const AlertDiagnosis firing = diagnose_alert(prometheus_url, labels, generator_url, fired_at, 0, tls, custom_targets);
+  return recovery_markdown(prometheus_url, firing.record, at, tls, custom_targets);
+}
+
 }  // namespace inferscope::doctor
