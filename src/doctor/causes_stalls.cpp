@@ -199,7 +199,9 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   }
   bool worker = s_worker > s_engine;
   Hypothesis h(worker ? CauseId::kWorkerStall : CauseId::kEngineStall);
+  if (!gpu_visible(e.snapshot)) h.next_steps = next_steps_of(h.cause, false);
   h.strength = std::max(s_worker, s_engine);
+  const std::string engine_word = busy && busy->metric.find("DCGM") != std::string::npos ? "the GPU" : "the engine";
   if (!step_ev.metric.empty()) h.evidence.push_back(step_ev);
   if (steps)
     h.evidence.push_back({steps->metric + " (share of intervals without a step)", idle_b, idle_i, "ratio"});
@@ -214,7 +216,18 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
     h.summary = "the engine stopped scheduling: requests waited beside free batch slots in " +
                 (held_known ? percent(held_i) : std::string("?")) + " of samples (baseline " +
                 (held_known ? percent(held_b) : std::string("?")) + "), " + percent(idle_i) +
-                " of intervals without a step (baseline " + percent(idle_b) + "), while the GPU idled";
+                " of intervals without a step (baseline " + percent(idle_b) + "), while " + engine_word + " idled";
+    // The server has no direct signal of a pause (the time it held work beside free slots):
+    // say how much sampled evidence stands behind it and what it may miss.
+    const std::size_t samples = waiting ? waiting->incident.intervals.size() : 0;
+    if (samples > 0) {
+      const double seen = std::round((held_known ? held_i : idle_i) * static_cast<double>(samples));
+      h.summary += "; from sampled gauges only: " + common::format_printf("%.0f", seen) + " of " +
+                   std::to_string(samples) + " samples showed it" +
+                   (seen < 3 ? " (few: a pause shorter than the scrape interval shows only by chance, and a "
+                               "starved host also leaves work waiting)"
+                             : "");
+    }
   } else {
     h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
                 seconds(step_ev.baseline) + "); every running sequence saw the same gap";
