@@ -208,10 +208,17 @@ AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<
 }
 
 std::string render_recovery(const FiringRecord& r, double resolved_at, const std::string& after_note) {
+  // A figure with no value at any time tells the reader nothing (the server behind a queue whose
+  // workers stopped served no request to time): it is left out, and with no figure left, the part.
+  std::vector<const RecoveredFigure*> shown;
+  for (const RecoveredFigure& f : r.figures)
+    if (!std::isnan(f.before) || !std::isnan(f.during) || (after_note.empty() && !std::isnan(f.after))) shown.push_back(&f);
+  if (shown.empty()) return {};
   std::string out = "It fired with ";
   out += r.cause.empty() ? "no cause named by the doctor" : "`" + r.cause + "`" + (r.stage.empty() ? "" : " (stage " + r.stage + ")");
   out += "; before / during / after:\n";
-  for (const RecoveredFigure& f : r.figures) {
+  for (const RecoveredFigure* figure : shown) {
+    const RecoveredFigure& f = *figure;
     out += "- " + (f.name.ends_with(kAlertExpression) ? "`" + f.name.substr(0, f.name.size() - std::strlen(kAlertExpression)) +
                                                             "`" + kAlertExpression
                                                       : f.name);
@@ -255,6 +262,14 @@ std::string recovery_markdown(const std::string& prometheus_url, const std::stri
     else if (f.name == r->stage + kPerRequest) f.after = stage_per_request(*after, r->stage, true);
   }
   return render_recovery(*r, resolved_at, "");
+}
+
+std::string recovery_without_record(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
+                                    const std::string& generator_url, double fired_at, double at,
+                                    const net::TlsOptions& tls, const CustomTargets& custom_targets) {
+  if (!(fired_at > 0)) return {};
+  const AlertDiagnosis firing = diagnose_alert(prometheus_url, labels, generator_url, fired_at, 0, tls, custom_targets);
+  return recovery_markdown(prometheus_url, firing.record, at, tls, custom_targets);
 }
 
 }  // namespace inferscope::doctor

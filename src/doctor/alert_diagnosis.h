@@ -62,6 +62,14 @@ AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<
 std::string recovery_markdown(const std::string& prometheus_url, const std::string& record, double at = 0,
                               const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
 
+// recovery_without_record says what recovered for an alert whose firing left no record (it fired
+// before Prometheus was ready, or its diagnosis could not run): the firing is diagnosed now, at
+// `fired_at` (the alert's startsAt, Unix seconds), and that record's figures are read before,
+// during and after as recovery_markdown does. "" when even that cannot run.
+std::string recovery_without_record(const std::string& prometheus_url, const std::map<std::string, std::string>& labels,
+                                    const std::string& generator_url, double fired_at, double at = 0,
+                                    const net::TlsOptions& tls = {}, const CustomTargets& custom_targets = {});
+
 // alert_expression returns the left side of the final top-level comparison against a number in
 // a generatorURL's g0.expr ("inferscope:e2e_seconds:p95{job=\"serve\"}" from "...p95{job=\"serve\"}
 // > 2"), or "" when the URL has no expression or it does not end in such a comparison.
@@ -72,7 +80,8 @@ std::string record_to_json(const FiringRecord& record);
 std::optional<FiringRecord> record_from_json(const std::string& json);
 
 // render_recovery is recovery_markdown's text for figures with "after" filled (`after_note`:
-// why "after" is missing, or "").
+// why "after" is missing, or ""). Figures without a value before, during or after are left out;
+// with none left it returns "" (the notification then has no "Recovered" part).
 std::string render_recovery(const FiringRecord& record, double resolved_at, const std::string& after_note);
 
 }  // namespace inferscope::doctor

@@ -16,7 +16,11 @@ Hypothesis* Evaluation::find(CauseId id) {
   return nullptr;
 }
 
-Hypothesis& Evaluation::add(CauseId id) { return hypotheses.emplace_back(id); }
+Hypothesis& Evaluation::add(CauseId id) {
+  Hypothesis& h = hypotheses.emplace_back(id);
+  if (!gpu_visible(snapshot)) h.next_steps = next_steps_of(id, false);
+  return h;
+}
 
 bool Evaluation::measured(Stage stage) const { return stage_deltas.count(std::string(dialect::to_string(stage))) > 0; }
 
@@ -31,17 +35,39 @@ double Evaluation::direct_stage_strength(Stage stage) const {
   double delta = stage_delta(stage);
   Change c = compare_per_request(q);
   double threshold = std::isnan(c.threshold) ? 0.02 * e2e->baseline.mean : c.threshold;
-  if (!(delta > threshold)) return 0;
+  bool before_first_token = stage == Stage::kGatewayQueue || stage == Stage::kPreprocess || stage == Stage::kDependency;
+  const Quantity* ttft = find(SignalId::kTtft);
+  if (!(delta > threshold)) {
+    if (!before_first_token || !ttft) return 0;
+    return lagging_stage_strength(q, ttft);
+  }
   // How much the stage alone adds to what a request felt before, not its share of a change
   // other causes may dominate (two causes at once must both show).
   double strength = ramp(delta / std::max(e2e->baseline.mean, 1e-9), 0.04, 0.25);
   // A stage in front of the first token is what a streaming user waits for before any output:
   // it also counts by how far it moves TTFT (x1.5 starts, x3 is full), however long decode is.
-  bool before_first_token = stage == Stage::kGatewayQueue || stage == Stage::kPreprocess || stage == Stage::kDependency;
-  const Quantity* ttft = find(SignalId::kTtft);
   if (before_first_token && ttft && ttft->baseline.mean > 0)
     strength = std::max(strength, ramp(delta / ttft->baseline.mean, 0.5, 2.0));
   return strength;
+}
+
+// A stage's time per finished request counts the requests that finished in the window, and with
+// long answers most of them started before the change: the stage lags by a whole request. TTFT
+// is observed at the first token, so it shows a slower stage in front of it within one prefill.
+// Such a stage, multiplied far outside its own noise (x2, twice its own floor), is judged by the
+// TTFT rise that neither the queue nor the prefill explains (half the baseline TTFT starts, twice
+// it is full).
+double Evaluation::lagging_stage_strength(const Quantity* q, const Quantity* ttft) const {
+  const double base = q->baseline.per_request, now = q->incident.per_request;
+  if (!(base >= 0) || !(now > base) || !(ttft->baseline.mean > 0)) return 0;
+  Change own = compare(q, 0.10, options.noise_sigmas, 0);
+  double floor = 0.1 * base;
+  if (!std::isnan(own.threshold) && q->baseline.mean > 0) floor = std::max(floor, own.threshold * base / q->baseline.mean);
+  if (!(now - base > 2 * floor) || !(now >= 2 * base)) return 0;
+  double ttft_rise = ttft->incident.mean - ttft->baseline.mean;
+  for (Stage other : {Stage::kQueue, Stage::kPrefill})
+    if (const Quantity* o = find(other)) ttft_rise -= std::max(0.0, o->incident.mean - o->baseline.mean);
+  return ramp(ttft_rise / ttft->baseline.mean, 0.5, 2.0);
 }
 
 // An incident that began late in the window (an alert fires soon after the onset) moves the
@@ -115,9 +141,15 @@ const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id) 
   return nullptr;
 }
 
-std::vector<std::string> next_steps_of(CauseId id) {
-  const NextSteps& steps = spec(id).next_steps;
+std::vector<std::string> next_steps_of(CauseId id, bool gpu) {
+  const NextSteps& steps = gpu || spec(id).next_steps_without_gpu.empty() ? spec(id).next_steps
+                                                                          : spec(id).next_steps_without_gpu;
   return {steps.begin(), steps.end()};
+}
+
+bool gpu_visible(const Snapshot& s) {
+  const Quantity* gpu = s.find(SignalId::kGpuUtil);
+  return (gpu && (gpu->baseline.has_data() || gpu->incident.has_data())) || s.dialect.find("dcgm") != std::string::npos;
 }
 
 double mean_of(const Quantity* q, bool incident) {

@@ -92,6 +92,9 @@ struct Evaluation {
   double stage_delta(Stage stage) const;  // its rise in seconds per request, 0 when none
   // direct_stage_strength: how clearly one stage of its own got slower.
   double direct_stage_strength(Stage stage) const;
+  // lagging_stage_strength: a stage in front of the first token whose time per finished request
+  // lags the change (long answers) judged by the TTFT rise queue and prefill leave unexplained.
+  double lagging_stage_strength(const Quantity* stage, const Quantity* ttft) const;
   // median_ratio compares a distribution's median with the baseline's in the quarter of the
   // incident window where it moved most; with `rate`, beyond that quarter's load (see .cpp).
   double median_ratio(const Quantity* q, const Quantity* rate = nullptr, double load_ratio = 1) const;
@@ -109,8 +112,12 @@ inline std::string (&seconds)(double) = common::format_seconds_readable;
 inline std::string (&number)(double) = common::format_number_readable;
 std::string percent(double v);
 double mean_of(const Quantity* q, bool incident);
-// next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend.
-std::vector<std::string> next_steps_of(CauseId id);
+// next_steps_of copies a cause's next steps from its spec, for a finding or hypothesis to extend;
+// with `gpu` false, its steps without GPU commands where the spec has them.
+std::vector<std::string> next_steps_of(CauseId id, bool gpu = true);
+// gpu_visible says whether the snapshot shows a GPU (utilization series from DCGM, Triton or
+// inferscope serve's emulation): only then do next steps name GPU commands.
+bool gpu_visible(const Snapshot& s);
 // find_stage_or_latency finds a stage or a latency distribution by its id ("decode", "e2e").
 const Quantity* find_stage_or_latency(const Snapshot& s, const std::string& id);
 
@@ -157,6 +164,20 @@ void evaluate_direct_stages(Evaluation& e);
 // `peer_spread`); `slow_top` is its own diagnosis' top finding, if any. replica_group_name:
 // "replicas of model sim-a (job serve)".
 std::span<const CauseSpec> replica_causes();
+// PeerGap is one replica's engine time per unit of work (decode seconds per output token, prefill
+// seconds per prompt token) against its peers' in the same window: what replica_gap_finding names
+// without any baseline. The baseline fields are the same figures in the baseline window (NaN when
+// the replica has no baseline of its own).
+struct PeerGap {
+  std::string stage;    // "decode" or "prefill"
+  std::string measure;  // "decode time per output token (inferscope_time_per_output_token_seconds)"
+  double mine = kNaN, peer_median = kNaN, peer_spread = kNaN;
+  double mine_baseline = kNaN, peer_median_baseline = kNaN;
+  double ratio() const { return mine / peer_median; }
+  double baseline_ratio() const { return mine_baseline / peer_median_baseline; }
+};
+Finding replica_gap_finding(const Diagnosis& whole, const Slice& slow, const std::vector<const Slice*>& group,
+                            const PeerGap& gap);
 Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
                         const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
                         double peer_spread);

@@ -201,6 +201,10 @@ struct CauseSpec {
   ExampleRequests examples = ExampleRequests::kLongestInStage;
   // What to do, most likely first. A family may pick among variants or name what it found.
   NextSteps next_steps = {};
+  // What to do when the target shows no GPU (no GPU series: a CPU backend such as llama.cpp on
+  // CPU, or a server whose GPU nobody scrapes): the same advice without GPU commands, which would
+  // send a reader to a device that may not exist. Empty: next_steps name no GPU.
+  NextSteps next_steps_without_gpu = {};
 
   // weight_on returns the listed weight on `stage`, 0 when not listed.
   constexpr double weight_on(Stage s) const {

@@ -15,13 +15,25 @@ constexpr CauseSpec kEngineSpeedCauses[] = {
      .next_steps = {"Check GPU clocks, power and thermals (nvidia-smi -q -d CLOCK,PERFORMANCE; "
                     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): throttling cuts clocks 2x or more.",
                     "Look for another process sharing the GPU or memory bandwidth (nvidia-smi pmon).",
-                    "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."}},
+                    "Compare with the last deploy: model, quantization, driver, engine version, speculative decoding."},
+     .next_steps_without_gpu = {"Look for other processes on the server's cores or memory bandwidth (top -H, pidstat "
+                                "-t 1 on its host): a CPU backend decodes each token with every core it has, and "
+                                "loses speed with each one taken.",
+                                "Check the device the model runs on: its clocks and thermal limits (on CPU: cpupower "
+                                "frequency-info, the server's thread count against the free cores).",
+                                "Compare with the last deploy: model, quantization, engine version, thread and "
+                                "batch settings, speculative decoding."}},
     {.id = CauseId::kPrefillSlowdown, .name = "prefill_slowdown", .stage = Stage::kPrefill,
      .weights = {{Stage::kQueue, 0.8}, {Stage::kPrefill, 1}, {Stage::kDecode, 0.5}, {Stage::kInference, 1}},
      .queues_behind_batch = true,
      .next_steps = {"Check GPU clocks, power and thermals (prefill is compute-bound: clocks matter most).",
                     "Check --max-num-batched-tokens / chunked-prefill settings and recent engine changes.",
-                    "Look for a co-located job on the same GPU."}},
+                    "Look for a co-located job on the same GPU."},
+     .next_steps_without_gpu = {"Look for other processes on the server's cores (top -H, pidstat -t 1 on its host): "
+                                "prefill is compute-bound, so every core taken slows it.",
+                                "Check batch and chunked-prefill settings (--max-num-batched-tokens, llama.cpp "
+                                "--batch-size / --ubatch-size) and recent engine changes.",
+                                "Check the device the model runs on: its clocks and thermal limits."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kEngineSpeedCauses, INFERSCOPE_DOCTOR_ENGINE_SPEED_CAUSES);
 
@@ -82,6 +94,43 @@ void set_decode_caps(Evaluation& e, const PrefillCost& cost, const Quantity* pro
     e.found.decode_caps[CauseId::kPrefillSlowdown] = std::clamp(pr_i * std::max(0.0, cap_i - cap_b), 0.0, 0.95) * span;
 }
 
+// PrefillSharing is the share of engine time spent prefilling in each window and what it makes
+// of a decoding request's per-token time. A decoding sequence gets one token per engine step, and
+// a step that also carries prefill work lasts longer: with a share u of the engine's busy time
+// spent on prefill, each token of every decoding sequence takes 1 / (1 - u) times the decode work
+// alone. When prompts grow at a rate that fills the steps (u from 0.1 to 0.9), per-token decode
+// time rises x9 on an engine that works exactly as fast. u = prompt tokens/s x prefill seconds per
+// prompt token / busy share, at the smaller of the two windows' measured prefill cost per prompt
+// token: each is an upper bound of the engine's (it includes the steps a prompt shares with
+// decoding), and the engine under test is the one that did not change. Capped at 0.95.
+// It excuses a per-token rise only on a saturated engine (busy 90 % of the time or more; without
+// a busy share, requests waiting): below saturation steps carry prefill now and then, and the
+// per-token median and the decode caps (set_decode_caps) already tell the shared steps apart.
+struct PrefillSharing {
+  double baseline = kNaN, incident = kNaN;
+  // ratio: the per-token decode ratio prefill sharing explains at unchanged engine speed (>= 1).
+  double ratio() const { return baseline >= 0 && incident > baseline ? (1 - baseline) / (1 - incident) : 1.0; }
+};
+
+PrefillSharing prefill_sharing(const Evaluation& e, const PrefillCost& cost, const Quantity* prompt) {
+  const double per_token = std::min(cost.baseline, cost.incident);
+  if (!(per_token > 0)) return {};
+  const Quantity* prompt_rate = e.find(SignalId::kPromptTokenRate);
+  const Quantity* busy = e.find(SignalId::kEngineBusy);
+  if (!busy) busy = e.find(SignalId::kGpuUtil);
+  const double busy_now = mean_of(busy, true);
+  const bool saturated = busy ? busy_now >= 0.9 : mean_of(e.find(SignalId::kWaiting), true) >= 1;
+  if (!saturated) return {};
+  auto share = [&](bool incident) {
+    double rate = mean_of(prompt_rate, incident);
+    if (!(rate >= 0)) rate = mean_of(prompt, incident) * mean_of(e.found.rate, incident);
+    double busy_share = mean_of(busy, incident);
+    if (!(busy_share > 0.05)) busy_share = 1;  // unknown (or idle): the whole second is the engine's
+    return rate >= 0 ? std::clamp(rate * per_token / std::min(1.0, busy_share), 0.0, 0.95) : kNaN;
+  };
+  return {share(false), share(true)};
+}
+
 // load_phrase says what the load did, as its figures show: " at higher load (arrivals 3.46 -> 4.55
 // req/s)", " at unchanged load (...)" only when arrivals moved by under 5 %, and a move inside
 // the noise is given with its size rather than called unchanged.
@@ -106,19 +155,23 @@ void evaluate_engine_speed(Evaluation& e) {
   const Quantity* prefill = e.find(Stage::kPrefill);
   const Quantity* hit = e.find(SignalId::kPrefixHitRate);
 
-  // Per-token decode time: only the rise beyond the arrival ratio is evidence of a slower engine
-  // (found.load_ratio); load explains the rest.
+  // Per-token prefill cost, and what more prefill work sharing the steps does to decoding.
+  PrefillCost cost = prefill_cost(e, prefill, prompt);
+  const PrefillSharing sharing = prefill_sharing(e, cost, prompt);
+
+  // Per-token decode time: only the rise beyond what more work explains is evidence of a slower
+  // engine: the arrival ratio (bigger batches, found.load_ratio) or prefill work sharing every
+  // step (sharing.ratio()), whichever is larger; they are two views of one busier engine.
+  const double excused = std::max(found.load_ratio, sharing.ratio());
   PerToken per_token = e.per_token();
   const Change& tok_c = per_token.change;
-  double itl_p50_ratio = e.median_ratio(itl, found.rate, found.load_ratio);  // beyond load already
-  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / found.load_ratio, 1.2, 2.0) : 0;
+  double itl_p50_ratio = e.median_ratio(itl, found.rate, excused);  // beyond load and prefill sharing already
+  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / excused, 1.2, 2.0) : 0;
   // A slower decode step moves the median gap between tokens of every request, short prompts
   // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
   // a few long gaps and move the mean only. With a per-token median at hand, it decides.
   if (!std::isnan(itl_p50_ratio)) s_decode_raw = std::min(s_decode_raw, log_ramp(itl_p50_ratio, 1.2, 1.8));
 
-  // Per-prompt-token prefill time.
-  PrefillCost cost = prefill_cost(e, prefill, prompt);
   double ppt_ratio = detail::ratio(cost.baseline, cost.incident);
   set_decode_caps(e, cost, prompt);
   bool prefill_up = prefill ? e.compare_per_request(prefill).delta > e.compare_per_request(prefill).threshold
@@ -149,7 +202,11 @@ void evaluate_engine_speed(Evaluation& e) {
     h.summary = "each output token takes longer: " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
                 " per token (" + common::format_printf("x%.2f", tok_c.ratio) + ")" + load_phrase(found);
     h.why_not = "per-token time " + seconds(tok_c.baseline) + " -> " + seconds(tok_c.incident) +
-                (s_decode_raw > 0 ? " (explained by load, KV preemptions or stalls)" : "");
+                (sharing.ratio() > found.load_ratio && sharing.ratio() >= 1.2
+                     ? " (prefill work shares the steps: " + percent(sharing.baseline) + " -> " +
+                           percent(sharing.incident) + " of engine time, " +
+                           common::format_printf("x%.1f", sharing.ratio()) + " per token at unchanged engine speed)"
+                     : s_decode_raw > 0 ? " (explained by load, KV preemptions or stalls)" : "");
   }
   if (prefill || e.find(SignalId::kPrefillTimePerToken)) {
     Hypothesis& h = e.add(CauseId::kPrefillSlowdown);

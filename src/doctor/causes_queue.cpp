@@ -35,15 +35,20 @@ Tail tail_of(const WindowStat& w, double window_seconds) {
   std::size_t from = n - k;
   double sum = 0;
   int with = 0;
+  std::size_t first_at = n, last_at = n;
   for (std::size_t i = from; i < n; ++i)
     if (!std::isnan(v[i])) {
-      if (std::isnan(t.first)) t.first = v[i];
+      if (std::isnan(t.first)) t.first = v[i], first_at = i;
       t.last = v[i];
+      last_at = i;
       sum += v[i];
       ++with;
     }
   if (with > 0) t.mean = sum / with;
-  t.seconds = window_seconds * static_cast<double>(k - 1) / static_cast<double>(std::max<std::size_t>(1, n - 1));
+  // The time between the two samples read, not the quarter's: a quarter that starts without a
+  // sample (no job waiting yet) would otherwise spread the same rise over more seconds.
+  if (first_at < n)
+    t.seconds = window_seconds * static_cast<double>(last_at - first_at) / static_cast<double>(std::max<std::size_t>(1, n - 1));
   return t;
 }
 
@@ -61,6 +66,9 @@ struct QueueView {
   const Quantity* busy = nullptr;
   const Quantity* idle = nullptr;
   const Quantity* stale = nullptr;
+  // The server behind: each job's worker makes one request to it, so its finished requests stand
+  // for the jobs that ended where the queue counts none (Celery, plain lists).
+  const Quantity* server_requests = nullptr;
   double window_s = 0, baseline_s = 0;
 
   explicit QueueView(const Evaluation& e) {
@@ -74,12 +82,14 @@ struct QueueView {
     busy = e.find(SignalId::kQueueWorkersBusy);
     idle = e.find(SignalId::kQueueWorkersIdle);
     stale = e.find(SignalId::kQueueWorkersStale);
+    server_requests = e.find(SignalId::kRequestRate);
     window_s = e.snapshot.incident_end - e.snapshot.incident_start;
     baseline_s = e.snapshot.baseline_end - e.snapshot.baseline_start;
   }
   bool present() const { return depth != nullptr; }
   bool workers_known() const { return busy || idle; }
-  // Jobs ended per second (finished + failed), else jobs started (wait observations).
+  // Jobs ended per second (finished + failed), else jobs started (wait observations), else the
+  // server's finished requests (one per job; completions_from_server()).
   double completions(bool incident) const {
     if (finished || failed) return or_zero(mean_of(finished, incident)) + or_zero(mean_of(failed, incident));
     if (wait) {
@@ -87,7 +97,14 @@ struct QueueView {
       double s = incident ? window_s : baseline_s;
       return s > 0 ? w.count / s : kNaN;
     }
-    return kNaN;
+    return mean_of(server_requests, incident);
+  }
+  bool completions_from_server() const { return !finished && !failed && !wait && server_requests; }
+  // Little's law: the mean wait is the mean number waiting over the rate they leave at. For a
+  // queue whose jobs carry no enqueue time (Celery) it is the only wait there is.
+  double estimated_wait(bool incident) const {
+    const double leaving = completions(incident), waiting = mean_of(depth, incident);
+    return leaving > 0 && waiting >= 0 ? waiting / leaving : kNaN;
   }
   // Completions in the window's last quarter (counters only; NaN when unknown).
   double tail_completions() const {
@@ -128,8 +145,9 @@ struct QueueView {
 };
 
 void add_queue_evidence(const Evaluation& e, const QueueView& q, Hypothesis& h) {
-  h.evidence.push_back(e.ev(q.depth, "queue depth"));
-  h.evidence.back().metric += " (jobs waiting)";
+  // The peak, as the headline's "peak depth" says it: one figure, one statistic.
+  h.evidence.push_back(e.ev(q.depth, "queue depth", /*use_max=*/true));
+  h.evidence.back().metric += " (jobs waiting, peak)";
   if (q.age) {
     h.evidence.push_back(e.ev(q.age, "oldest job age", /*use_max=*/true));
     h.evidence.back().metric += " (oldest waiting job, max)";
@@ -245,6 +263,10 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   if (q.age) s_wait = log_ramp((or_zero(q.age->incident.max) + 1) / (or_zero(q.age->baseline.max) + 1), 1.5, 4);
   if (q.wait && q.wait->baseline.has_data() && q.wait->incident.has_data())
     s_wait = std::max(s_wait, log_ramp((q.wait->incident.mean + 0.1) / (q.wait->baseline.mean + 0.1), 1.5, 4));
+  // Neither an oldest age nor a measured wait (Celery records no enqueue time): Little's law.
+  const double est_b = q.estimated_wait(false), est_i = q.estimated_wait(true);
+  const bool estimated = !q.age && !q.wait && !std::isnan(est_i);
+  if (estimated) s_wait = log_ramp((est_i + 0.1) / (or_zero(est_b) + 0.1), 1.5, 4);
   double done = q.completions(true), base_done = q.completions(false);
   double arrive = q.arrivals(true), base_arrive = q.arrivals(false);
   // Busy workers: the share of live ones running a job (else jobs in progress at all).
@@ -253,7 +275,7 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
     double live = q.live_workers(true);
     busy_share = live > 0 ? mean_of(q.busy, true) / live : 0;
   }
-  double working = !std::isnan(busy_share) ? ramp(busy_share, 0.5, 0.9)
+  const double working = !std::isnan(busy_share) ? ramp(busy_share, 0.5, 0.9)
                    : q.in_progress           ? (mean_of(q.in_progress, true) >= 0.5 ? 1.0 : 0.0)
                                              : (done > 0 ? 0.7 : 0.0);
   double strength = std::min(s_depth, std::max(s_wait, s_depth * 0.8)) * working;
@@ -302,11 +324,20 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   if (run) h.evidence.push_back(e.ev(run, "job run time"));
   h.evidence.push_back({"job arrivals (ended + growth of depth and in progress)", base_arrive, arrive, "jobs/s"});
   if (q.busy) h.evidence.push_back(e.ev(q.busy, "busy workers"));
+  if (estimated) {
+    h.evidence.push_back({"estimated wait (Little's law: mean " + q.depth->metric + " / " +
+                              (q.completions_from_server() ? "finished server requests/s, one per job"
+                                                           : std::string("jobs ended/s")) + ")",
+                          est_b, est_i, "s"});
+    gap_text += "; estimated wait " + seconds(est_b) + " -> " + seconds(est_i) +
+                " (Little's law: mean depth / completions; the queue records no enqueue time)";
+  }
   h.summary = "the queue backs up while the workers are busy: " + gap_text;
-  h.why_not = none_live  ? "no live worker at the window's end: the queue grows because nothing consumes it"
-              : raw <= 0 ? "the queue did not grow while workers were busy (depth " + number(db) + " -> " + number(di) +
-                               ")"
-                         : "";
+  h.why_not = none_live       ? "no live worker at the window's end: the queue grows because nothing consumes it"
+              : raw > 0       ? ""
+              : !(done > 0)   ? "no job is known to end in the window (depth " + number(db) + " -> " + number(di) + ")"
+              : working <= 0  ? "the workers are not busy (depth " + number(db) + " -> " + number(di) + ")"
+                              : "the queue did not grow (depth " + number(db) + " -> " + number(di) + ")";
   if (server_cause && server_part >= 0.5 && raw > 0) {
     // Say so on the server's cause: the queue wait is what users feel of it first.
     const std::string cause(to_string(server_cause->cause));

@@ -37,12 +37,14 @@ std::string replica_group_name(const Where& w) {
   return out;
 }
 
-// replica_finding names one replica that slowed while its peers did not.
-Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
-                        const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
-                        double peer_spread) {
-  const Where& where = slow.where;
-  const Quantity* q = find_stage_or_latency(slow.snapshot, stage);
+namespace {
+
+// Served is the share of the replicas' finished requests one replica served, in both windows.
+struct Served {
+  double baseline = kNaN, incident = kNaN;
+};
+
+Served served_by(const Slice& slow, const std::vector<const Slice*>& group) {
   double group_base = 0, group_inc = 0;
   for (const Slice* peer : group) {
     const Quantity* e2e = peer->snapshot.find(SignalId::kE2e);
@@ -50,47 +52,107 @@ Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding
     group_inc += e2e ? e2e->incident.count : 0;
   }
   const Quantity* e2e = slow.snapshot.find(SignalId::kE2e);
-  const double served_base = e2e && group_base > 0 ? e2e->baseline.count / group_base : kNaN;
-  const double served_inc = e2e && group_inc > 0 ? e2e->incident.count / group_inc : kNaN;
+  return {e2e && group_base > 0 ? e2e->baseline.count / group_base : kNaN,
+          e2e && group_inc > 0 ? e2e->incident.count / group_inc : kNaN};
+}
 
+// replica_base starts a replica_slowdown finding: where, stage, its share of the fleet's change
+// (its share of the requests times its own e2e change; null without a baseline of its own) and
+// the next steps naming it.
+Finding replica_base(const Diagnosis& whole, const Slice& slow, const std::string& stage, const Served& served) {
+  const Where& where = slow.where;
   Finding f;
   f.cause = std::string(to_string(CauseId::kReplicaSlowdown));
   f.stage = stage;
   f.where = where;
-  f.score = slow_top ? slow_top->score : 0.5;
-  // What this replica adds to the fleet's mean e2e change: its share of the requests times its own change.
-  if (e2e && whole.e2e_change_s > 0 && !std::isnan(served_inc))
-    f.share = std::clamp(served_inc * (e2e->incident.mean - e2e->baseline.mean) / whole.e2e_change_s, 0.0, 1.0);
-  f.summary = where.instance + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
-              " and slowed alone: " + stage + " mean " + seconds(q ? q->baseline.mean : kNaN) + " -> " +
-              seconds(q ? q->incident.mean : kNaN) + " while its peers stayed at " + seconds(peer_median) +
-              " (spread " + seconds(peer_spread) + ")" +
-              (slow_top ? "; on it alone the doctor reads " + slow_top->cause : std::string()) +
-              (std::isnan(served_inc) ? std::string() : "; it serves " + percent(served_inc) + " of their requests");
-  // The per-instance table: the stage's mean and p95 on each replica, the slow one first.
+  const Quantity* e2e = slow.snapshot.find(SignalId::kE2e);
+  if (e2e && whole.e2e_change_s > 0 && !std::isnan(served.incident)) {
+    const double share = served.incident * (e2e->incident.mean - e2e->baseline.mean) / whole.e2e_change_s;
+    if (!std::isnan(share)) f.share = std::clamp(share, 0.0, 1.0);
+  }
+  const std::string host = host_of(where.instance);
+  const bool dcgm = whole.snapshot.dialect.find("dcgm") != std::string::npos;
+  const std::string device =
+      dcgm ? "Check the GPU of " + host + " in its DCGM series (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
+                                          "DCGM_FI_DEV_XID_ERRORS of that node): a throttled or failing GPU slows one "
+                                          "replica alone."
+      : gpu_visible(whole.snapshot)
+          ? "Check the GPU of " + host + ": clocks, temperature, ECC and XID errors (nvidia-smi -q -d "
+                                         "CLOCK,TEMPERATURE,ECC; no DCGM series here): a throttled or failing GPU "
+                                         "slows one replica alone."
+          : "Check the host of " + where.instance + ": other processes on its cores (top -H, pidstat -t 1), its "
+                                                    "clocks and thermal limits: a starved or throttled host slows one "
+                                                    "replica alone (no GPU series here).";
+  f.next_steps = {
+      "Drain " + where.instance + " (take it out of the load balancer) and check that the fleet's latency recovers.",
+      device,
+      "Compare " + where.instance + "'s server version, flags and model revision with its peers'."};
+  return f;
+}
+
+// add_instance_rows adds the stage's mean and p95 on each replica, the slow one first, and the
+// share of requests the slow one serves.
+void add_instance_rows(Finding& f, const Slice& slow, const std::vector<const Slice*>& group, const Served& served) {
   std::vector<const Slice*> rows{&slow};
   for (const Slice* peer : group)
     if (peer != &slow) rows.push_back(peer);
   for (const Slice* row : rows) {
-    const Quantity* r = find_stage_or_latency(row->snapshot, stage);
+    const Quantity* r = find_stage_or_latency(row->snapshot, f.stage);
     if (!r) continue;
     const std::string at = " at " + row->where.instance;
-    f.evidence.push_back({stage + " mean (" + r->metric + ")" + at, r->baseline.mean, r->incident.mean, "s"});
-    f.evidence.push_back({stage + " p95 (" + r->metric + ")" + at, r->baseline.p95, r->incident.p95, "s"});
+    f.evidence.push_back({f.stage + " mean (" + r->metric + ")" + at, r->baseline.mean, r->incident.mean, "s"});
+    f.evidence.push_back({f.stage + " p95 (" + r->metric + ")" + at, r->baseline.p95, r->incident.p95, "s"});
   }
-  if (!std::isnan(served_inc))
-    f.evidence.push_back({"share of the replicas' finished requests served by " + where.instance, served_base,
-                          served_inc, "ratio"});
-  const std::string host = host_of(where.instance);
-  const bool dcgm = whole.snapshot.dialect.find("dcgm") != std::string::npos;
-  f.next_steps = {
-      "Drain " + where.instance + " (take it out of the load balancer) and check that the fleet's latency recovers.",
-      std::string(dcgm ? "Check the GPU of " + host + " in its DCGM series (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP, "
-                                                      "DCGM_FI_DEV_XID_ERRORS of that node)"
-                       : "Check the GPU of " + host + ": clocks, temperature, ECC and XID errors "
-                                                      "(nvidia-smi -q -d CLOCK,TEMPERATURE,ECC; no DCGM series here)") +
-          ": a throttled or failing GPU slows one replica alone.",
-      "Compare " + where.instance + "'s server version, flags and model revision with its peers'."};
+  if (!std::isnan(served.incident))
+    f.evidence.push_back({"share of the replicas' finished requests served by " + slow.where.instance,
+                          served.baseline, served.incident, "ratio"});
+}
+
+std::string served_text(const Served& served) {
+  return std::isnan(served.incident) ? std::string() : "; it serves " + percent(served.incident) + " of their requests";
+}
+
+}  // namespace
+
+// replica_finding names one replica that slowed while its peers did not.
+Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding* slow_top,
+                        const std::vector<const Slice*>& group, const std::string& stage, double peer_median,
+                        double peer_spread) {
+  const Where& where = slow.where;
+  const Quantity* q = find_stage_or_latency(slow.snapshot, stage);
+  const Served served = served_by(slow, group);
+  Finding f = replica_base(whole, slow, stage, served);
+  f.score = slow_top ? slow_top->score : 0.5;
+  f.summary = where.instance + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
+              " and slowed alone: " + stage + " mean " + seconds(q ? q->baseline.mean : kNaN) + " -> " +
+              seconds(q ? q->incident.mean : kNaN) + " while its peers stayed at " + seconds(peer_median) +
+              " (spread " + seconds(peer_spread) + ")" +
+              (slow_top ? "; on it alone the doctor reads " + slow_top->cause : std::string()) + served_text(served);
+  add_instance_rows(f, slow, group, served);
+  return f;
+}
+
+// replica_gap_finding names one replica whose engine works slower per unit of work than its peers
+// in the same window. No baseline is needed: peers behind one balancer serve the same model to
+// the same kind of traffic, so a per-token cost several times theirs is that replica's own.
+Finding replica_gap_finding(const Diagnosis& whole, const Slice& slow, const std::vector<const Slice*>& group,
+                            const PeerGap& gap) {
+  const Where& where = slow.where;
+  const Served served = served_by(slow, group);
+  Finding f = replica_base(whole, slow, gap.stage, served);
+  // x2 over the peers is where the rule starts (0.5), x3 and beyond is certain.
+  f.score = std::clamp((gap.ratio() - 1) / 2, 0.5, 1.0);
+  f.summary = where.instance + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
+              " and its " + gap.measure + " is " + seconds(gap.mine) + " in the window, " +
+              common::format_printf("x%.1f", gap.ratio()) + " its peers' median " + seconds(gap.peer_median) +
+              " (spread " + seconds(gap.peer_spread) + ")" +
+              (std::isnan(gap.baseline_ratio())
+                   ? std::string("; compared within the window (no baseline of its own)")
+                   : common::format_printf("; in the baseline it ran at x%.1f theirs", gap.baseline_ratio())) +
+              served_text(served);
+  f.evidence.push_back({gap.measure + " at " + where.instance, gap.mine_baseline, gap.mine, "s"});
+  f.evidence.push_back({gap.measure + ", median of its peers", gap.peer_median_baseline, gap.peer_median, "s"});
+  add_instance_rows(f, slow, group, served);
   return f;
 }
 

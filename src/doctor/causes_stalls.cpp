@@ -88,7 +88,12 @@ constexpr CauseSpec kStallCauses[] = {
      .next_steps = {"Look at the server log at the stall times for CUDA errors, hung kernels or NCCL timeouts; "
                     "check dmesg for GPU XID errors.",
                     "Check GPU health (nvidia-smi -q: ECC, retired pages, clocks) and host swap/IO stalls.",
-                    "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
+                    "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."},
+     .next_steps_without_gpu = {"Look at the server log at the stall times for errors, hung threads or timeouts; "
+                                "check dmesg for hardware or out-of-memory events.",
+                                "Check host swap, IO stalls and other processes holding the server's cores (vmstat 1, "
+                                "pidstat -t 1).",
+                                "Restart the replica if stalls repeat; drain it from the load balancer meanwhile."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kStallCauses, INFERSCOPE_DOCTOR_STALL_CAUSES);
 
@@ -194,7 +199,9 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   }
   bool worker = s_worker > s_engine;
   Hypothesis h(worker ? CauseId::kWorkerStall : CauseId::kEngineStall);
+  if (!gpu_visible(e.snapshot)) h.next_steps = next_steps_of(h.cause, false);
   h.strength = std::max(s_worker, s_engine);
+  const std::string engine_word = busy && busy->metric.find("DCGM") != std::string::npos ? "the GPU" : "the engine";
   if (!step_ev.metric.empty()) h.evidence.push_back(step_ev);
   if (steps)
     h.evidence.push_back({steps->metric + " (share of intervals without a step)", idle_b, idle_i, "ratio"});
@@ -209,7 +216,18 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
     h.summary = "the engine stopped scheduling: requests waited beside free batch slots in " +
                 (held_known ? percent(held_i) : std::string("?")) + " of samples (baseline " +
                 (held_known ? percent(held_b) : std::string("?")) + "), " + percent(idle_i) +
-                " of intervals without a step (baseline " + percent(idle_b) + "), while the GPU idled";
+                " of intervals without a step (baseline " + percent(idle_b) + "), while " + engine_word + " idled";
+    // The server has no direct signal of a pause (the time it held work beside free slots):
+    // say how much sampled evidence stands behind it and what it may miss.
+    const std::size_t samples = waiting ? waiting->incident.intervals.size() : 0;
+    if (samples > 0) {
+      const double seen = std::round((held_known ? held_i : idle_i) * static_cast<double>(samples));
+      h.summary += "; from sampled gauges only: " + common::format_printf("%.0f", seen) + " of " +
+                   std::to_string(samples) + " samples showed it" +
+                   (seen < 3 ? " (few: a pause shorter than the scrape interval shows only by chance, and a "
+                               "starved host also leaves work waiting)"
+                             : "");
+    }
   } else {
     h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
                 seconds(step_ev.baseline) + "); every running sequence saw the same gap";

@@ -24,13 +24,18 @@ struct MetricsCheck {
   std::vector<std::string> unmapped;           // --roles: usual roles the mapping does not name
   std::vector<std::string> renamed;            // old names still exposed -> current name
   std::vector<std::string> dashboard_gaps;     // old names dashboards may query that are gone
-  std::vector<std::string> problems;           // validator / parse errors
+  // Validator findings split by what they cost. problems: what loses data at ingestion (a
+  // duplicate series: Prometheus keeps one sample and drops the others) or breaks a family the
+  // dialect reads (the doctor, rules and panels would read wrong numbers); they degrade the
+  // verdict. warnings: quirks Prometheus ingests (an le label on a gauge) in families nothing
+  // reads; listed beside a healthy verdict.
+  std::vector<std::string> problems;
+  std::vector<std::string> warnings;
   std::vector<std::pair<std::string, std::size_t>> top_families;  // name, series count
   std::size_t families = 0, series = 0;
-  std::string verdict;                         // "healthy", "degraded" (problems), "no_data" (unknown)
+  std::string verdict;  // "healthy" (warnings allowed), "degraded" (missing, renamed, problems), "no_data" (unknown)
 };
 
-// check_exposition analyses one fetched exposition.
 // check_exposition analyses one fetched exposition; with `custom` (--roles) it checks the
 // mapping's names instead of detecting a dialect.
 MetricsCheck check_exposition(const std::string& url, const FetchedExposition& fetched,

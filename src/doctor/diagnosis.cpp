@@ -44,6 +44,7 @@ class Reasoner {
     bool llamacpp_style = !e2e_ && (s_.find(SignalId::kTpot) || s_.find(SignalId::kPrefillTimePerToken));
     if (!e2e_ && !llamacpp_style) {
       if (queue_alone("no end-to-end latency metric of a server")) return finish();
+      if (failing_alone("no end-to-end latency metric found")) return finish();
       no_data("no end-to-end latency metric found" + std::string(s_.dialect.empty() ? " (no known dialect)" : ""));
       return finish();
     }
@@ -86,7 +87,7 @@ class Reasoner {
     std::string few = "too few finished requests to compare (baseline " + number(base_n) + ", incident " +
                       number(inc_n) + ", need " + number(o_.min_requests) + ")";
     // Workers that stopped consuming leave the server idle: the queue in front tells why.
-    if (!queue_alone("the server behind the queue has " + few)) no_data(few);
+    if (!queue_alone("the server behind the queue has " + few) && !failing_alone(few)) no_data(few);
     return false;
   }
 
@@ -136,6 +137,28 @@ class Reasoner {
     d_.verdict = "degraded";
     d_.headline = "degraded: " + queue_phrase() + named_in_headline(d_.findings.front());
     d_.notes.push_back(why + ": the queue in front was weighed on its own");
+    return true;
+  }
+
+  // failing_alone weighs the failures when latency gives nothing to compare: a server that
+  // rejects every request has no TTFT, and too few of its requests may finish to compare. True
+  // when they are a finding (the verdict is then degraded, never no_data while requests count).
+  bool failing_alone(const std::string& why) {
+    detail::evaluate_errors(e_);
+    const auto failing = std::find_if(e_.hypotheses.begin(), e_.hypotheses.end(), [&](const Hypothesis& h) {
+      return group_of(to_string(h.cause)) == CauseGroup::kErrors && h.strength >= o_.min_score;
+    });
+    if (failing == e_.hypotheses.end()) {
+      e_.hypotheses.clear();
+      return false;
+    }
+    const Hypothesis& h = *failing;
+    d_.findings.insert(d_.findings.begin(), Finding{std::string(to_string(h.cause)), stage_name(h.stage),
+                                                    std::min(1.0, h.strength), kNaN, h.summary, h.evidence,
+                                                    h.next_steps});
+    d_.verdict = "degraded";
+    d_.headline = "degraded: " + h.summary + named_in_headline(d_.findings.front());
+    d_.notes.push_back(why + ": the failures were weighed on their own");
     return true;
   }
 
@@ -399,6 +422,66 @@ class Reasoner {
       d_.headline = e2e_ ? "healthy: mean e2e " + seconds(e2e_change.baseline) + " -> " + seconds(e2e_change.incident) +
                                " (within noise)"
                          : "healthy: per-token times unchanged";
+    }
+    note_stages_outside_noise();
+    note_missing_views();
+  }
+
+  // note_missing_views names what the doctor could not see behind a finding that depends on the
+  // hardware: without the host's CPU series, contention from other processes cannot be told
+  // from a slower engine; without GPU series, next steps name no GPU command.
+  void note_missing_views() {
+    if (d_.verdict != "degraded") return;
+    const bool hardware_bound = std::any_of(d_.findings.begin(), d_.findings.end(), [](const Finding& f) {
+      const CauseSpec* c = spec_named(f.cause);
+      return c && (c->cpu_side || !c->next_steps_without_gpu.empty());
+    });
+    if (!hardware_bound) return;
+    const bool scraped = s_.source == "scrape";
+    if (!s_.find(SignalId::kHostCpuBusy))
+      d_.notes.push_back(scraped ? "no host CPU view: add node-exporter's URL on the server's host "
+                                   "(http://HOST:9100/metrics) as another --scrape to see whether other processes "
+                                   "take its cores"
+                                 : "no host CPU view: Prometheus has no node-exporter series for the selected "
+                                   "targets' hosts; scrape node-exporter there to see whether other processes take "
+                                   "the server's cores");
+    if (!detail::gpu_visible(s_))
+      d_.notes.push_back(std::string("no GPU series: the next steps assume no GPU; if the server runs on one, ") +
+                         (scraped ? "add dcgm-exporter's URL as another --scrape"
+                                  : "scrape dcgm-exporter on its host") +
+                         " to see its clocks and utilization");
+  }
+
+  // note_stages_outside_noise: a stage whose time per request multiplied far outside its own
+  // noise is never silent. The verdict's symptom rule also asks that a stage add a real part of
+  // e2e (4 %), so a send stage x100 at +10 ms beside 2 s of decode does not call the server
+  // degraded; but it is a change of its own (the network, a slow client, a proxy), and a reader
+  // must see it. Only adds: a note where no finding names the stage.
+  void note_stages_outside_noise() {
+    // Multiplied, beyond twice its own floor (10 % of it, 3 standard errors of its chunks: not the
+    // share of e2e the verdict asks), and by at least half a millisecond: below that, a stage's
+    // change is scheduling jitter whatever its ratio.
+    constexpr double kMultiplied = 2, kFarNoise = 2, kNoticeable_s = 5e-4;
+    for (Stage stage : detail::pipeline()) {
+      const Quantity* q = s_.find(stage);
+      if (!q || std::isnan(q->baseline.per_request) || std::isnan(q->incident.per_request)) continue;
+      const std::string name(dialect::to_string(stage));
+      const double base = q->baseline.per_request, now = q->incident.per_request, delta = now - base;
+      detail::Change own = compare(q, o_.min_relative_change, o_.noise_sigmas, 0);
+      double floor = o_.min_relative_change * base;
+      if (!std::isnan(own.threshold) && q->baseline.mean > 0) floor = std::max(floor, own.threshold * base / q->baseline.mean);
+      const double ratio = detail::ratio(base, now);
+      if (!(delta >= kNoticeable_s && delta > kFarNoise * floor && (!(ratio < kMultiplied)))) continue;
+      if (std::any_of(d_.findings.begin(), d_.findings.end(), [&](const Finding& f) { return f.stage == name; })) continue;
+      const std::string why =
+          d_.verdict == "healthy"
+              ? "under 4% of the baseline e2e (" + seconds(e2e_ ? e2e_->baseline.mean : kNaN) +
+                    "), so it does not make the verdict, but it is a change of its own"
+              : "no finding names it";
+      d_.notes.push_back(name + " " +
+                         (std::isfinite(ratio) ? common::format_printf("x%.1f", ratio) : std::string("new")) +
+                         " per request (" + seconds(base) + " -> " + seconds(now) + ", +" + seconds(delta) +
+                         "), far outside its own noise (floor " + seconds(floor) + "): " + why);
     }
   }
 

@@ -75,9 +75,17 @@ std::string stages_text(const TraceExample& e) {
   return out;
 }
 
+// pad left-aligns a cell in its column; a value as wide as the column still gets one space, so it
+// never runs into the next one ("upstream_connect 24 us").
 std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
+  s.append(s.size() < width ? width - s.size() : 1, ' ');
   return s;
+}
+
+// share_text prints a share in whole percent; a share that rounds to zero is "0%", not "-0%".
+std::string share_text(double share) {
+  const double rounded = std::round(share * 100);
+  return common::format_printf("%.0f%%", rounded == 0 ? 0.0 : rounded);
 }
 
 }  // namespace
@@ -164,7 +172,7 @@ std::string to_text(const Diagnosis& d, bool explain) {
   int rank = 0;
   for (const auto& f : d.findings) {
     out << " " << ++rank << ". " << f.cause << (f.stage.empty() ? "" : " [" + f.stage + "]")
-        << common::format_printf("  score %.2f", f.score) << (std::isnan(f.share) ? "" : common::format_printf("  explains %.0f%%", f.share * 100)) << "\n";
+        << common::format_printf("  score %.2f", f.score) << (std::isnan(f.share) ? "" : "  explains " + share_text(f.share)) << "\n";
     if (!f.where.empty()) out << "    where: " << where_text(f.where) << "\n";
     out << "    " << f.summary << "\n";
     for (const auto& e : f.evidence)
@@ -174,17 +182,19 @@ std::string to_text(const Diagnosis& d, bool explain) {
       out << "    trace " << e.trace_id << " " << value(e.duration_s, "s") << ": " << stages_text(e) << "\n";
   }
   if (!d.stages.empty()) {
-    out << "\n" << pad("stage", 16) << pad("base mean", 12) << pad("inc mean", 12) << pad("base p95", 12)
+    std::size_t stage_width = 16;  // the longest stage name and a space
+    for (const auto& r : d.stages) stage_width = std::max(stage_width, r.stage.size() + 1);
+    out << "\n" << pad("stage", stage_width) << pad("base mean", 12) << pad("inc mean", 12) << pad("base p95", 12)
         << pad("inc p95", 12) << pad("delta/req", 12) << "share\n";
     for (const auto& r : d.stages)
-      out << pad(r.stage, 16) << pad(value(r.baseline.mean, "s"), 12) << pad(value(r.incident.mean, "s"), 12)
+      out << pad(r.stage, stage_width) << pad(value(r.baseline.mean, "s"), 12) << pad(value(r.incident.mean, "s"), 12)
           << pad(value(r.baseline.p95, "s"), 12) << pad(value(r.incident.p95, "s"), 12)
-          << pad(value(r.delta_s, "s"), 12) << (std::isnan(r.share) ? "" : common::format_printf("%.0f%%", r.share * 100)) << "\n";
+          << pad(value(r.delta_s, "s"), 12) << (std::isnan(r.share) ? "" : share_text(r.share)) << "\n";
     if (!std::isnan(d.e2e_change_s))
-      out << pad("e2e", 16) << pad(value(d.e2e_baseline.mean, "s"), 12) << pad(value(d.e2e_incident.mean, "s"), 12)
+      out << pad("e2e", stage_width) << pad(value(d.e2e_baseline.mean, "s"), 12) << pad(value(d.e2e_incident.mean, "s"), 12)
           << pad(value(d.e2e_baseline.p95, "s"), 12) << pad(value(d.e2e_incident.p95, "s"), 12)
           << pad(value(d.e2e_change_s, "s"), 12)
-          << (std::isnan(d.unexplained_share) ? "" : common::format_printf("unexplained %.0f%%", d.unexplained_share * 100)) << "\n";
+          << (std::isnan(d.unexplained_share) ? "" : "unexplained " + share_text(d.unexplained_share)) << "\n";
   }
   if (explain && !d.considered.empty()) {
     std::vector<const Considered*> order;
@@ -205,7 +215,7 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
   for (const auto& f : d.findings) {
     if (rank == 3) break;
     lines.push_back(std::to_string(++rank) + ". **" + f.cause + "**" + (f.stage.empty() ? "" : " (" + f.stage + ")") +
-                    common::format_printf(" score %.2f", f.score) + (std::isnan(f.share) ? "" : common::format_printf(", explains %.0f%%", f.share * 100)) +
+                    common::format_printf(" score %.2f", f.score) + (std::isnan(f.share) ? "" : ", explains " + share_text(f.share)) +
                     (f.where.empty() ? "" : " at `" + where_text(f.where) + "`") + ": " + f.summary);
     int shown = 0;
     for (const auto& e : f.evidence) {
@@ -222,7 +232,7 @@ std::string to_markdown(const Diagnosis& d, std::size_t max_bytes) {
   std::string changed;
   for (const auto& r : d.stages)
     if (!std::isnan(r.share) && std::fabs(r.share) >= 0.05)
-      changed += (changed.empty() ? "" : ", ") + r.stage + " " + value(r.delta_s, "s") + common::format_printf(" (%.0f%%)", r.share * 100);
+      changed += (changed.empty() ? "" : ", ") + r.stage + " " + value(r.delta_s, "s") + " (" + share_text(r.share) + ")";
   if (!changed.empty()) lines.push_back("Stages: " + changed);
   for (const auto& n : d.notes) lines.push_back("_" + n + "_");
   std::string out;

@@ -93,25 +93,25 @@ void run_scrape(const DoctorOptions& o) {
   s.duration_s = need(parse_duration(o.duration, "--duration"));
   s.interval_s = need(parse_duration(o.interval, "--interval"));
   if (s.interval_s > s.duration_s) fail("cannot use --interval " + o.interval + ": longer than --duration " + o.duration);
-  std::unique_ptr<Snapshot> baseline;
-  if (!o.baseline_file.empty()) baseline = std::make_unique<Snapshot>(need(load_baseline(o.baseline_file)));
+  std::unique_ptr<SavedBaseline> baseline;
+  if (!o.baseline_file.empty()) baseline = std::make_unique<SavedBaseline>(need(load_baseline(o.baseline_file)));
   ScrapeResult result = need(scrape_rounds(s));
+  Snapshot snap = snapshot_from_scrapes(s, result, o.model, baseline ? &baseline->whole : nullptr);
   if (!o.save_baseline.empty()) {
     SamplingReport report;
     SampledRoles sampled = sample_rounds(result.rounds, o.model, report, s.custom.get());
     double t0 = result.rounds.front().time, t1 = result.rounds.back().time;
     Snapshot whole = build_snapshot(sampled, {t0, t1}, {t0, t1});
     for (std::size_t i = 0; i < report.dialects.size(); ++i) whole.dialect += (i ? "+" : "") + report.dialects[i];
-    if (auto saved = save_baseline(whole, o.save_baseline); !saved) fail(saved.error().message);
-    std::cerr << "inferscope doctor: baseline of " << result.rounds.size() << " scrapes saved to " << o.save_baseline
-              << "\n";
+    const std::vector<Slice> targets = whole_run_slices(s, result, o.model, snap.sources);
+    if (auto saved = save_baseline(whole, targets, o.save_baseline); !saved) fail(saved.error().message);
+    std::cerr << "inferscope doctor: baseline of " << result.rounds.size() << " scrapes (" << targets.size()
+              << " targets one by one) saved to " << o.save_baseline << "\n";
   }
-  Snapshot snap = snapshot_from_scrapes(s, result, o.model, baseline.get());
   Diagnosis d = diagnose(snap);
-  // Replicas and models are compared within this run (first half vs second half of each): a
-  // saved baseline holds the whole data only.
-  if (!baseline) localize_scrapes(s, result, o.model, d);
-  else if (s.urls.size() > 1) d.notes.push_back("with --baseline-file, the targets are not compared one by one");
+  // Replicas and models are compared one by one: within this run (first half vs second half of
+  // each), or against each one's saved baseline, and with their peers within the window.
+  localize_scrapes(s, result, o.model, d, baseline.get());
   if (!o.traces.empty()) add_trace_examples(d, o.traces, o.traces, o.model, o.tls);
   print(d, o);
   finish(d.verdict);

@@ -204,40 +204,72 @@ Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult&
   return snap;
 }
 
-void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
-                      Diagnosis& d) {
+namespace {
+
+// slice_of is one instance (a URL) or one model of a run: first half vs second half without a
+// baseline; the whole run against `baseline` with one (an empty Snapshot: no baseline of its own).
+Snapshot slice_of(const ScrapeOptions& options, const ScrapeResult& result, const Where& where,
+                  const Snapshot* baseline) {
+  if (where.instance.empty()) {
+    Snapshot snapshot = snapshot_from_scrapes(options, result, where.model, baseline);
+    snapshot.targets_down.clear();  // the whole run's diagnosis reports down targets
+    return snapshot;
+  }
+  for (std::size_t i = 0; i < options.urls.size(); ++i) {
+    if (instance_of(options.urls[i]) != where.instance) continue;
+    ScrapeOptions one = options;
+    one.urls = {options.urls[i]};
+    Snapshot snapshot = snapshot_from_scrapes(one, only_url(result, i), where.model, baseline);
+    snapshot.targets_down.clear();
+    return snapshot;
+  }
+  return {};
+}
+
+SlicePlan plan_for(const std::vector<Where>& all_sources, const std::string& model) {
   std::vector<Where> sources;
-  for (const Where& s : d.snapshot.sources)
+  for (const Where& s : all_sources)
     if (model.empty() || s.model == model) sources.push_back(s);
   SlicePlan plan = plan_slices(sources);
   if (!model.empty()) plan.models.clear();
+  return plan;
+}
+
+// A baseline of nothing: a slice built against it holds the whole run on its incident side.
+const Snapshot kNoBaseline;
+
+}  // namespace
+
+std::vector<Slice> whole_run_slices(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                                    const std::vector<Where>& sources) {
+  const SlicePlan plan = plan_for(sources, model);
+  std::vector<Slice> out;
+  for (const auto* wanted : {&plan.instances, &plan.models})
+    for (const Where& where : *wanted) out.push_back({where, slice_of(options, result, where, &kNoBaseline)});
+  return out;
+}
+
+void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                      Diagnosis& d, const SavedBaseline* saved) {
+  SlicePlan plan = plan_for(d.snapshot.sources, model);
+  auto baseline_of = [&](const Where& where) -> const Snapshot* {
+    if (!saved) return nullptr;
+    for (const Slice& s : saved->targets)
+      if (s.where == where) return &s.snapshot;
+    return &kNoBaseline;
+  };
   std::vector<Slice> instances, models;
   for (const Where& where : plan.instances)
-    for (std::size_t i = 0; i < options.urls.size(); ++i) {
-      if (instance_of(options.urls[i]) != where.instance) continue;
-      ScrapeOptions one = options;
-      one.urls = {options.urls[i]};
-      Snapshot snapshot = snapshot_from_scrapes(one, only_url(result, i), where.model, nullptr);
-      snapshot.targets_down.clear();  // the whole run's diagnosis reports down targets
-      instances.push_back({where, std::move(snapshot)});
-      break;
-    }
-  for (const Where& where : plan.models) {
-    Snapshot snapshot = snapshot_from_scrapes(options, result, where.model, nullptr);
-    snapshot.targets_down.clear();
-    models.push_back({where, std::move(snapshot)});
-  }
+    instances.push_back({where, slice_of(options, result, where, baseline_of(where))});
+  for (const Where& where : plan.models) models.push_back({where, slice_of(options, result, where, baseline_of(where))});
   for (auto& n : plan.notes) d.notes.push_back(std::move(n));
   localize(d, instances, models);
 }
 
-Result<void> save_baseline(const Snapshot& s, const std::string& path) {
-  nlohmann::json j;
-  j["schema"] = "inferscope-doctor-baseline/1";
-  j["dialect"] = s.dialect;
-  j["start"] = s.incident_start;
-  j["end"] = s.incident_end;
-  j["interval_s"] = std::isnan(s.interval_s) ? nlohmann::json(nullptr) : nlohmann::json(s.interval_s);
+namespace {
+
+nlohmann::json groups_json(const Snapshot& s) {
+  nlohmann::json j = nlohmann::json::object();
   for (const char* g : kGroups) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [id, q] : group(const_cast<Snapshot&>(s), g)) {
@@ -246,6 +278,42 @@ Result<void> save_baseline(const Snapshot& s, const std::string& path) {
     }
     j[g] = out;
   }
+  return j;
+}
+
+Result<void> read_groups(const nlohmann::json& j, Snapshot& s, const std::string& path, const std::string& at) {
+  for (const char* g : kGroups) {
+    if (!j.contains(g) || !j[g].is_object()) continue;
+    for (auto it = j[g].begin(); it != j[g].end(); ++it) {
+      if (!it.value().is_object() || !it.value().contains("stat"))
+        return make_error("cannot read baseline file " + path + ": " + at + g + "." + it.key() + " has no stat");
+      Quantity q;
+      q.metric = it.value().value("metric", "");
+      q.unit = it.value().value("unit", "");
+      q.incident = stat_from(it.value()["stat"]);
+      group(s, g)[it.key()] = std::move(q);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> save_baseline(const Snapshot& s, const std::vector<Slice>& targets, const std::string& path) {
+  nlohmann::json j = groups_json(s);
+  j["schema"] = "inferscope-doctor-baseline/1";
+  j["dialect"] = s.dialect;
+  j["start"] = s.incident_start;
+  j["end"] = s.incident_end;
+  j["interval_s"] = std::isnan(s.interval_s) ? nlohmann::json(nullptr) : nlohmann::json(s.interval_s);
+  // Each target's own statistics, so a later run compares each replica with its own past.
+  nlohmann::json saved_targets = nlohmann::json::array();
+  for (const Slice& t : targets) {
+    nlohmann::json one = groups_json(t.snapshot);
+    one["where"] = {{"job", t.where.job}, {"instance", t.where.instance}, {"model", t.where.model}};
+    saved_targets.push_back(std::move(one));
+  }
+  j["targets"] = std::move(saved_targets);
   std::ofstream file(path);
   if (!file) return make_error("cannot write baseline file " + path + ": cannot open it");
   file << j.dump(1) << "\n";
@@ -253,7 +321,7 @@ Result<void> save_baseline(const Snapshot& s, const std::string& path) {
   return {};
 }
 
-Result<Snapshot> load_baseline(const std::string& path) {
+Result<SavedBaseline> load_baseline(const std::string& path) {
   std::ifstream file(path);
   if (!file) return make_error("cannot read baseline file " + path + ": cannot open it");
   std::stringstream text;
@@ -262,23 +330,28 @@ Result<Snapshot> load_baseline(const std::string& path) {
   if (j.is_discarded() || !j.is_object()) return make_error("cannot read baseline file " + path + ": not JSON");
   if (j.value("schema", "") != "inferscope-doctor-baseline/1")
     return make_error("cannot read baseline file " + path + ": not an inferscope doctor baseline (schema)");
-  Snapshot s;
+  SavedBaseline saved;
+  Snapshot& s = saved.whole;
   s.dialect = j.value("dialect", "");
   if (j.contains("start") && j["start"].is_number()) s.incident_start = j["start"].get<double>();
   if (j.contains("end") && j["end"].is_number()) s.incident_end = j["end"].get<double>();
-  for (const char* g : kGroups) {
-    if (!j.contains(g) || !j[g].is_object()) continue;
-    for (auto it = j[g].begin(); it != j[g].end(); ++it) {
-      if (!it.value().is_object() || !it.value().contains("stat"))
-        return make_error("cannot read baseline file " + path + ": " + g + "." + it.key() + " has no stat");
-      Quantity q;
-      q.metric = it.value().value("metric", "");
-      q.unit = it.value().value("unit", "");
-      q.incident = stat_from(it.value()["stat"]);
-      group(s, g)[it.key()] = std::move(q);
-    }
+  if (auto read = read_groups(j, s, path, ""); !read) return read.error();
+  // A file saved before targets were kept has none: its replicas are compared within the window.
+  if (!j.contains("targets")) return saved;
+  if (!j["targets"].is_array()) return make_error("cannot read baseline file " + path + ": targets is not a list");
+  for (const auto& t : j["targets"]) {
+    const std::string at = "targets[" + std::to_string(saved.targets.size()) + "].";
+    if (!t.is_object() || !t.contains("where") || !t["where"].is_object())
+      return make_error("cannot read baseline file " + path + ": " + at + "where is missing");
+    Slice slice;
+    slice.where = {t["where"].value("job", ""), t["where"].value("instance", ""), t["where"].value("model", "")};
+    slice.snapshot.dialect = s.dialect;
+    slice.snapshot.incident_start = s.incident_start;
+    slice.snapshot.incident_end = s.incident_end;
+    if (auto read = read_groups(t, slice.snapshot, path, at); !read) return read.error();
+    saved.targets.push_back(std::move(slice));
   }
-  return s;
+  return saved;
 }
 
 void apply_baseline(Snapshot& snapshot, const Snapshot& saved) {

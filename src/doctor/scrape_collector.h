@@ -57,17 +57,34 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options);
 Snapshot snapshot_from_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
                                const Snapshot* baseline);
 
+// SavedBaseline is a baseline file: the whole data's statistics and each target's own (each
+// instance of a job+model served by two or more, each model of two or more; Slice::snapshot's
+// incident side holds them), so that replicas are compared one by one against a saved baseline too.
+struct SavedBaseline {
+  Snapshot whole;
+  std::vector<Slice> targets;
+};
+
+// whole_run_slices is each slice of a run worth comparing (plan_slices) over the whole run, the
+// targets' part of a baseline file.
+std::vector<Slice> whole_run_slices(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
+                                    const std::vector<Where>& sources);
+
 // localize_scrapes breaks one run down by URL (each URL is one instance, host:port) and, without
-// `model`, by model, each slice first half vs second half, and localizes `d`'s findings (localize.h).
+// `model`, by model, and localizes `d`'s findings (localize.h). Without `saved`, each slice is
+// first half vs second half; with it, the whole run against the saved slice of the same
+// instance (or model), and against no baseline of its own where the file has none (then only
+// the comparison with its peers in the window speaks).
 void localize_scrapes(const ScrapeOptions& options, const ScrapeResult& result, const std::string& model,
-                      Diagnosis& d);
+                      Diagnosis& d, const SavedBaseline* saved = nullptr);
 
-// save_baseline writes the statistics of a whole scrape run (its incident side) as JSON.
-Result<void> save_baseline(const Snapshot& whole_run, const std::string& path);
+// save_baseline writes the statistics of a whole scrape run (its incident side), and of each
+// target's slice, as JSON.
+Result<void> save_baseline(const Snapshot& whole_run, const std::vector<Slice>& targets, const std::string& path);
 
-// load_baseline reads a file written by save_baseline into a Snapshot whose incident side holds
-// the saved statistics. Errors name the file.
-Result<Snapshot> load_baseline(const std::string& path);
+// load_baseline reads a file written by save_baseline: snapshots whose incident side holds the
+// saved statistics (a file written before targets were saved has none). Errors name the file.
+Result<SavedBaseline> load_baseline(const std::string& path);
 
 // apply_baseline replaces the baseline side of `snapshot` with the saved statistics (the saved
 // incident side) and recomputes derived quantities.

@@ -28,7 +28,7 @@ std::vector<std::string> Relay::Impl::diagnoses(const std::vector<Notification>&
     // Computed outside the lock (it queries Prometheus); two channels racing may both compute it.
     std::string text;
     try {
-      text = batch[i].status == "resolved" ? recovery(batch[i]) : firing_diagnosis(batch[i]);
+      text = batch[i].status == "resolved" ? recovery(batch[i]) : firing_with_recovered(batch[i]);
     } catch (const std::exception& e) {
       spdlog::warn("relay: diagnosis failed, sending without it: {}", e.what());
     }
@@ -52,6 +52,20 @@ std::string Relay::Impl::firing_diagnosis(const Notification& n) {
     }
   }
   return std::move(d.markdown);
+}
+
+// A group whose alerts partly resolved comes as one "firing" notification: the firing ones get
+// the diagnosis, and the resolved ones still say what recovered, after it (the diagnosis is
+// Markdown shown as is, so the part's own title is Markdown too).
+std::string Relay::Impl::firing_with_recovered(const Notification& n) {
+  std::string text = firing_diagnosis(n);
+  Notification resolved = n;
+  std::erase_if(resolved.alerts, [](const Alert& a) { return a.status != "resolved"; });
+  if (resolved.alerts.empty()) return text;
+  resolved.status = "resolved";
+  const std::string recovered = recovery(resolved);
+  if (recovered.empty()) return text;
+  return text + (text.empty() ? "" : "\n\n") + "**Recovered** (the resolved alerts of this group)\n" + recovered;
 }
 
 std::string Relay::Impl::recovery(const Notification& n) {

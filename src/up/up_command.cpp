@@ -260,14 +260,25 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                                                       context.api_url());
     return relay::FiringDiagnosis{std::move(d.markdown), std::move(d.record)};
   };
-  options.recovered = [&context, &alert_custom_targets](const relay::Notification&, const std::vector<std::string>& records) {
+  options.recovered = [&context, &alert_custom_targets](const relay::Notification& n, const std::vector<std::string>& records) {
     const std::string url = context.prometheus_url();
     if (url.empty()) return std::string();
     // Alerts of one group usually fired together and share one record: each is said once.
     std::set<std::string> said;
     std::string out;
-    for (const std::string& record : records) {
-      if (record.empty() || !said.insert(record).second) continue;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const std::string& record = records[i];
+      if (record.empty()) {
+        // It fired before Prometheus was ready (no diagnosis, no record): diagnose its firing now.
+        if (i >= n.alerts.size() || n.alerts[i].status != "resolved") continue;
+        const relay::Alert& a = n.alerts[i];
+        auto fired_at = doctor::parse_time(a.starts_at, "startsAt");
+        if (!fired_at || !said.insert(a.fingerprint + a.starts_at).second) continue;
+        out += doctor::recovery_without_record(url, a.labels, a.generator_url, *fired_at, 0, context.prometheus_tls(),
+                                               alert_custom_targets);
+        continue;
+      }
+      if (!said.insert(record).second) continue;
       out += doctor::recovery_markdown(url, record, 0, context.prometheus_tls(), alert_custom_targets);
     }
     return out;

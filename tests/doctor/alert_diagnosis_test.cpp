@@ -84,5 +84,24 @@ TEST(RenderRecovery, AfterUnknownSaysWhy) {
   EXPECT_NE(md.find("_after unknown: cannot reach Prometheus_"), std::string::npos) << md;
 }
 
+// Tests that a figure with no value at any time is left out (a queue alert whose server served
+// nothing: no e2e to time), and that a record whose every figure is empty gives no text at all,
+// so the resolved notification carries no "Recovered" part made of "no data".
+TEST(RenderRecovery, FiguresWithoutDataAreLeftOut) {
+  FiringRecord r;
+  r.cause = "workers_down";
+  r.stage = "queue_wait";
+  r.fired_at = 1796000000;
+  r.figures = {{"queue_wait per request", "s", kNaN, kNaN, kNaN},
+               {"e2e mean", "s", kNaN, kNaN, kNaN},
+               {"inferscope_queue_depth (the alert's expression)", "", 1, 15, 0}};
+  const std::string md = render_recovery(r, 1796000900, "");
+  EXPECT_NE(md.find("(the alert's expression): before 1, during 15.0, after 0"), std::string::npos) << md;
+  EXPECT_EQ(md.find("no data"), std::string::npos) << md;
+  EXPECT_EQ(md.find("e2e mean"), std::string::npos) << md;
+  r.figures.pop_back();
+  EXPECT_EQ(render_recovery(r, 1796000900, ""), "");
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

@@ -66,5 +66,26 @@ TEST(DiagnosisTest, TtftRegressionWithinE2eNoiseIsDegraded) {
   EXPECT_EQ(run(small).verdict, "healthy") << to_text(run(small));
 }
 
+// Tests a preprocess slowdown with long answers: +200 ms per request at 1 req/s with 8 s answers,
+// where most requests finishing in the window started before the change, so preprocess per
+// finished request rose only 90 ms, under the 2 % of e2e (160 ms) a stage needs; TTFT, observed at
+// the first token, rose x5. The lagging stage is judged by the TTFT rise queue and prefill leave
+// unexplained: preprocess_slowdown, not unexplained. A TTFT rise the prefill explains is not it.
+TEST(DiagnosisTest, LaggingPreprocessShownByTtft) {
+  Snapshot s = steady();
+  s.latency["e2e"] = quantity(8.000, 8.090, 100, "s", 0.3);
+  s.latency["ttft"] = quantity(0.055, 0.275);
+  s.stages["preprocess"] = quantity(0.001, 0.091);
+  s.stages["decode"] = quantity(7.945, 7.945);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d, true);
+  EXPECT_EQ(d.findings.front().cause, "preprocess_slowdown") << to_text(d, true);
+
+  Snapshot prefill = s;
+  prefill.stages["prefill"] = quantity(0.050, 0.270);
+  prefill.stages["preprocess"] = quantity(0.001, 0.0025);
+  EXPECT_FALSE(reports(run(prefill), "preprocess_slowdown")) << to_text(run(prefill), true);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

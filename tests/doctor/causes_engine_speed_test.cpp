@@ -224,5 +224,59 @@ TEST(DiagnosisTest, BurstInOneQuarterIsNoDecodeSlowdown) {
   EXPECT_TRUE(decode) << to_text(slow);
 }
 
+// saturated_by_prompts is steady() (prefill 50 us per prompt token, engine 60 % busy) whose
+// prompts grew x6 at a rate that fills every step: prefill takes nearly all engine time, so each
+// decoding sequence's token waits for a step that mostly prefills (per-token decode x`per_token`,
+// median included), the queue grows, completions fall; the cost per prompt token is unchanged.
+Snapshot saturated_by_prompts(double per_token, double prefill_cost_ratio = 1) {
+  Snapshot s = steady();
+  s.signals["prompt_tokens"] = quantity(1000, 6000, 100, "tokens");
+  s.signals["prompt_token_rate"] = quantity(5000, 24000, 100, "tok/s");
+  s.signals["request_rate"] = quantity(5, 4, 100, "req/s", 0.02);
+  s.signals["engine_busy"] = quantity(0.6, 1.0, 100, "ratio");
+  s.signals["running"] = quantity(2, 4, 100, "requests");
+  s.signals["waiting"] = quantity(0, 3, 100, "requests");
+  const double prefill = 0.300 * prefill_cost_ratio, decode = 0.245 * per_token, queue = 1.0;
+  s.stages["prefill"] = quantity(0.050, prefill);
+  s.stages["decode"] = quantity(0.245, decode);
+  s.stages["queue"] = quantity(0.005, queue);
+  s.latency["ttft"] = quantity(0.055, queue + prefill);
+  s.latency["tpot"] = quantity(0.008, 0.008 * per_token);
+  s.latency["itl"] = quantity(0.008, 0.008 * per_token);
+  s.latency["e2e"] = quantity(0.300, queue + prefill + decode, 100, "s", 0.02);
+  return s;
+}
+
+// Tests that prompts x6 at a rate that fills every step, per-token decode x10 (median too) on an
+// engine whose cost per prompt token did not change, is long_prompts first and no decode_slowdown:
+// prefill sharing the steps (25 % -> 95 % of engine time here, x15 per token) explains it. The
+// same shape with the engine's prefill per prompt token x3 is still a prefill slowdown.
+TEST(DiagnosisTest, PromptsThatFillEveryStepAreNoDecodeSlowdown) {
+  Diagnosis d = run(saturated_by_prompts(10));
+  ASSERT_EQ(d.verdict, "degraded");
+  EXPECT_EQ(d.findings.front().cause, "long_prompts") << to_text(d, true);
+  EXPECT_FALSE(reports(d, "decode_slowdown")) << to_text(d, true);
+  bool why = false;
+  for (const auto& c : d.considered)
+    why |= c.cause == "decode_slowdown" && c.reason.find("prefill work shares the steps") != std::string::npos;
+  EXPECT_TRUE(why) << to_text(d, true);
+
+  Diagnosis slower = run(saturated_by_prompts(10, 3));
+  EXPECT_TRUE(reports(slower, "prefill_slowdown")) << to_text(slower, true);
+}
+
+// Tests that a decode slowdown beside modestly longer prompts (prefill 25 % -> 38 % of engine time:
+// x1.2 per token at most) is still a decode slowdown: the excuse is what the added prefill work
+// can do, no more.
+TEST(DiagnosisTest, DecodeSlowdownBesideLongerPromptsStays) {
+  Snapshot s = decode_slowed(3);
+  s.signals["prompt_tokens"] = quantity(1000, 1500, 100, "tokens");
+  s.signals["prompt_token_rate"] = quantity(5000, 7500, 100, "tok/s");
+  s.stages["prefill"] = quantity(0.050, 0.075);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded");
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d, true);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

@@ -211,5 +211,56 @@ TEST(QueueDiagnosisTest, WorkerFailuresBesideServerErrorsNameTheServersCause) {
       << failures->summary;
 }
 
+// Tests a Celery queue (no enqueue time: no oldest age, no wait stage, no job counters) in front
+// of an unchanged server: a burst takes the depth from about 6 to 128 while both workers stay
+// busy. The server's finished requests (one per job) stand for completions, Little's law
+// (mean depth / completions) estimates the wait, and the verdict is degraded with queue_backlog.
+TEST(QueueDiagnosisTest, CeleryBacklogWithoutEnqueueTimes) {
+  Snapshot s = queued();
+  for (const char* id : {"queue_oldest_age", "queue_jobs_finished", "queue_jobs_failed"}) s.signals.erase(id);
+  s.latency.erase("queue_run");
+  s.stages.erase("queue_wait");
+  s.signals["queue_depth"].baseline = line(6, 6);
+  s.signals["queue_depth"].incident = line(6, 128);
+  s.signals["queue_workers_busy"] = quantity(2, 2, 12, "workers");
+  s.signals["queue_workers_idle"] = quantity(0, 0, 12, "workers");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d, true);
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "queue_backlog") << to_text(d, true);
+  // 67 jobs waiting on average against 5 ending per second: about 13 s, from 1.2 s.
+  EXPECT_NE(f.summary.find("estimated wait 1.20 s -> 13.40 s (Little's law"), std::string::npos) << f.summary;
+  bool evidence = false;
+  for (const auto& ev : f.evidence) evidence |= ev.metric.find("finished server requests/s, one per job") != std::string::npos;
+  EXPECT_TRUE(evidence) << to_text(d);
+}
+
+// Tests that the oldest job's age slope is read over the time between the samples it uses: jobs
+// that began to wait inside the last quarter (no age sample before) of a queue nothing consumes
+// age one second per second, not half that; and the depth's evidence is its peak, as the headline.
+TEST(QueueDiagnosisTest, AgeSlopeOverTheSamplesRead) {
+  Snapshot s = queued();
+  const double step = 300.0 / 11;  // line() spreads 12 samples over the 300 s window
+  WindowStat age = line(0.4, 0.4);
+  age.intervals[9] = kNaN;
+  age.intervals[10] = 0;
+  age.intervals[11] = step;
+  age.max = step;
+  s.signals["queue_oldest_age"].incident = age;
+  s.signals["queue_depth"].incident = line(0, 15, 0.8);
+  s.signals["queue_jobs_finished"].incident = rate(5, 300, 0.7);
+  for (const char* id : {"queue_in_progress", "queue_workers_busy"}) s.signals[id].incident = line(1.5, 0, 0.7);
+  s.signals["queue_workers_idle"].incident = line(0.5, 0, 0.7);
+  s.signals["running"].incident = line(2, 0, 0.7);  // the server finished what the workers sent
+  Diagnosis d = run(s);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d, true);
+  ASSERT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("the oldest job ages 1.00 s per s"), std::string::npos)
+      << d.findings.front().summary;
+  EXPECT_NE(d.headline.find("peak depth 1 -> 15"), std::string::npos) << d.headline;
+  EXPECT_EQ(d.findings.front().evidence.front().metric, "inferscope_queue_depth (jobs waiting, peak)");
+  EXPECT_DOUBLE_EQ(d.findings.front().evidence.front().incident, 15);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

@@ -100,6 +100,12 @@ TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
   EXPECT_EQ(d.findings.front().cause, "worker_stall") << to_text(d);
   EXPECT_NE(d.findings.front().summary.find("beside free batch slots in 30% of samples"), std::string::npos)
       << d.findings.front().summary;
+  // No direct stall signal here: the summary says how much sampled evidence stands behind it, and
+  // without GPU series the engine (not a GPU) idled and no GPU command is advised.
+  EXPECT_NE(d.findings.front().summary.find("from sampled gauges only: "), std::string::npos)
+      << d.findings.front().summary;
+  EXPECT_NE(d.findings.front().summary.find("while the engine idled"), std::string::npos) << d.findings.front().summary;
+  for (const auto& step : d.findings.front().next_steps) EXPECT_EQ(step.find("nvidia-smi"), std::string::npos) << step;
 
   Snapshot bursts = stall;
   sampled(bursts.signals["running"].incident, {0, 4, 1, 0, 4, 1, 0, 4, 1, 0});

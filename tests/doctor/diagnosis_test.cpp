@@ -25,6 +25,78 @@ TEST(DiagnosisTest, HealthyAndBelowNoise) {
   EXPECT_NE(d.notes.front().find("below the noise floor"), std::string::npos) << d.notes.front();
 }
 
+// Tests that a stage multiplied far outside its own noise is never silent: send x100 (+9.9 ms on
+// a 300 ms e2e, under the 4 % the verdict asks) leaves the verdict healthy and adds a note naming
+// it; a sub-millisecond doubling is jitter and adds nothing; and beside a degraded verdict whose
+// findings name other stages the note says that none names it.
+TEST(DiagnosisTest, StageFarOutsideItsNoiseIsNeverSilent) {
+  Snapshot sent = steady();
+  sent.stages["send"] = quantity(0.0001, 0.010);
+  sent.latency["e2e"] = quantity(0.300, 0.310, 100, "s", 0.02);
+  Diagnosis d = run(sent);
+  EXPECT_EQ(d.verdict, "healthy") << to_text(d);
+  bool noted = false;
+  for (const auto& n : d.notes)
+    noted |= n.rfind("send x100.0 per request (100 us -> 10 ms, +9.90 ms), far outside its own noise", 0) == 0 &&
+             n.find("does not make the verdict") != std::string::npos;
+  EXPECT_TRUE(noted) << to_text(d);
+
+  Snapshot jitter = steady();
+  jitter.stages["send"] = quantity(0.0001, 0.0003);
+  for (const auto& n : run(jitter).notes) EXPECT_EQ(n.rfind("send", 0), std::string::npos) << n;
+
+  Snapshot both = decode_slowed(3);
+  both.stages["send"] = quantity(0.0001, 0.010);
+  Diagnosis b = run(both);
+  ASSERT_EQ(b.verdict, "degraded");
+  noted = false;
+  for (const auto& n : b.notes) noted |= n.rfind("send x100.0", 0) == 0 && n.ends_with("no finding names it");
+  EXPECT_TRUE(noted) << to_text(b);
+}
+
+// Tests the stage table's text: a stage name as wide as its column still has a space before its
+// number, and a share that rounds to zero reads 0%, never -0%.
+TEST(DiagnosisFormatTest, StageTableColumnsAndZeroShares) {
+  Snapshot s = decode_slowed(3);
+  s.stages["upstream_connect"] = quantity(0.000024, 0.000024);
+  s.stages["send"] = quantity(0.000140, 0.000130);
+  const std::string text = to_text(run(s));
+  EXPECT_NE(text.find("upstream_connect 24 us"), std::string::npos) << text;
+  EXPECT_EQ(text.find("-0%"), std::string::npos) << text;
+  Snapshot flat = steady();
+  flat.latency["e2e"] = quantity(0.300, 0.299, 100, "s", 0.02);
+  EXPECT_EQ(to_text(run(flat)).find("-0%"), std::string::npos) << to_text(run(flat));
+}
+
+// Tests that next steps follow what the target shows: without GPU series (a llama.cpp-like CPU
+// backend) a decode slowdown's steps name no GPU command and notes name the missing host and GPU
+// views in the collector's own terms; with GPU and host CPU series, the GPU steps and no notes.
+TEST(DiagnosisTest, NextStepsFollowTheHardwareShown) {
+  Snapshot cpu = decode_slowed(3);
+  cpu.source = "scrape";
+  Diagnosis d = run(cpu);
+  ASSERT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  for (const auto& step : d.findings.front().next_steps) {
+    EXPECT_EQ(step.find("nvidia-smi"), std::string::npos) << step;
+    EXPECT_EQ(step.find("GPU"), std::string::npos) << step;
+  }
+  EXPECT_NE(d.findings.front().next_steps.front().find("top -H"), std::string::npos);
+  bool host = false, gpu = false;
+  for (const auto& n : d.notes) {
+    host |= n.rfind("no host CPU view: add node-exporter's URL", 0) == 0 && n.find("--scrape") != std::string::npos;
+    gpu |= n.rfind("no GPU series: the next steps assume no GPU", 0) == 0;
+  }
+  EXPECT_TRUE(host && gpu) << to_text(d);
+
+  Snapshot gpu_host = decode_slowed(3);
+  gpu_host.signals["gpu_util"] = quantity(0.6, 0.9, 100, "ratio");
+  gpu_host.signals["host_cpu_busy"] = quantity(0.3, 0.3, 100, "ratio");
+  Diagnosis g = run(gpu_host);
+  ASSERT_EQ(g.findings.front().cause, "decode_slowdown") << to_text(g);
+  EXPECT_NE(g.findings.front().next_steps.front().find("nvidia-smi"), std::string::npos);
+  for (const auto& n : g.notes) EXPECT_EQ(n.rfind("no ", 0), std::string::npos) << n;
+}
+
 // Tests the JSON schema's required fields and that Markdown stays within its byte budget.
 TEST(DiagnosisFormatTest, JsonSchemaAndMarkdownSize) {
   Snapshot slow = steady();

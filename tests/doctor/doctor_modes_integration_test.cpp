@@ -260,6 +260,13 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
   EXPECT_NE(recovered.find("- e2e mean: before "), std::string::npos) << recovered;
   EXPECT_EQ(recovered.find("no data"), std::string::npos) << recovered;
   EXPECT_EQ(recovered.find("unknown"), std::string::npos) << recovered;
+  // An alert that fired before Prometheus was ready kept no record: its firing is diagnosed at
+  // its start time when it resolves, and the resolved message still says what recovered.
+  const std::string without = recovery_without_record(prom.url(), {{"job", "serve"}, {"alertname", "T"}},
+                                                      generator_url, record->fired_at);
+  EXPECT_NE(without.find("- `sum(inferscope_requests_total{job=\"serve\"})` (the alert's expression): before "),
+            std::string::npos)
+      << without;
 
   driver.stop();
   (*server)->stop();

@@ -6,6 +6,7 @@
 // `inferscope doctor --scrape A --scrape B --scrape C` with one of three slowed.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "gateway/gateway.h"
 #include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
+#include "support/temp_dir.h"
 #include "support/wait_until.h"
 
 namespace inferscope::doctor {
@@ -210,6 +212,52 @@ TEST(DoctorWhereIntegrationTest, ScrapeThreeReplicasOneSlowed) {
   EXPECT_EQ(json["findings"][0]["cause"], "replica_slowdown") << out;
   EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[1])) << out;
   EXPECT_EQ(json["findings"][0]["stage"], "decode") << out;
+  for (auto& r : replicas) r->stop();
+}
+
+// Tests the recommended workflow on a fleet: a baseline saved with --save-baseline while three
+// replicas are healthy, then one replica's prefill x5 while every replica gets prompts x3: with
+// --baseline-file the slowed replica is replica_slowdown [prefill] by its own saved baseline, and
+// with a file that holds no targets (saved before they were kept) by its peers in the window.
+TEST(DoctorWhereIntegrationTest, SavedBaselineKeepsTheFleet) {
+  Servers replicas = start_replicas({"sim-a", "sim-a", "sim-a"});
+  ASSERT_EQ(replicas.size(), 3u);
+  inferscope::testing::TempDir dir("where-baseline");
+  const std::string saved = (dir.path() / "healthy.json").string(), old = (dir.path() / "old.json").string();
+  std::string urls;
+  for (const auto& r : replicas) urls += " --scrape http://" + address(*r) + "/metrics";
+  std::vector<std::unique_ptr<testing::LoadDriver>> drivers;
+  for (const auto& r : replicas)
+    drivers.push_back(std::make_unique<testing::LoadDriver>(r->port(), testing::LoadShape{.rate = 3, .prompt_words = 200}));
+  sleep_s(1);
+  std::string out;
+  ASSERT_EQ(run_cli("doctor --duration 8s --interval 500ms --format json --save-baseline " + saved + urls, &out), 0)
+      << out;
+  {
+    nlohmann::json j;
+    std::ifstream(saved) >> j;
+    EXPECT_EQ(j["targets"].size(), 3u);
+    j.erase("targets");
+    std::ofstream(old) << j.dump();
+  }
+  for (auto& d : drivers) d->stop();
+  drivers.clear();
+  for (const auto& r : replicas)
+    drivers.push_back(std::make_unique<testing::LoadDriver>(r->port(), testing::LoadShape{.rate = 3, .prompt_words = 600}));
+  ASSERT_EQ(testing::set_faults(replicas[2]->port(), R"({"prefill_slowdown": 5})"), 200);
+  sleep_s(2);
+  for (const std::string& file : {saved, old}) {
+    out.clear();
+    int code = run_cli("doctor --duration 8s --interval 500ms --format json --baseline-file " + file + urls, &out);
+    EXPECT_EQ(code, 1) << file << "\n" << out;
+    auto json = nlohmann::json::parse(out.substr(std::min(out.size(), out.find('{'))), nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << out;
+    ASSERT_FALSE(json["findings"].empty()) << out;
+    EXPECT_EQ(json["findings"][0]["cause"], "replica_slowdown") << file << "\n" << out;
+    EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[2])) << file << "\n" << out;
+    EXPECT_EQ(json["findings"][0]["stage"], "prefill") << file << "\n" << out;
+  }
+  for (auto& d : drivers) d->stop();
   for (auto& r : replicas) r->stop();
 }
 

@@ -147,5 +147,98 @@ TEST(LocalizeTest, PlanSlices) {
   EXPECT_EQ(instance_of("http://127.0.0.1:9000"), "127.0.0.1:9000");
 }
 
+// without_baseline drops a snapshot's baseline side: a target a saved baseline file does not hold.
+Snapshot without_baseline(Snapshot s) {
+  for (auto* group : {&s.latency, &s.stages, &s.signals, &s.dependencies})
+    for (auto& [id, q] : *group) q.baseline = WindowStat{};
+  s.baseline_start = s.baseline_end = kNaN;
+  return s;
+}
+
+// prefill_slowed is steady() with prompts `longer` times as long (prefill in proportion) and the
+// prefill per prompt token `factor` times as slow.
+Snapshot prefill_slowed(double longer, double factor) {
+  Snapshot s = steady();
+  const double prefill = 0.050 * longer * factor;
+  s.signals["prompt_tokens"] = quantity(1000, 1000 * longer, 100, "tokens");
+  s.stages["prefill"] = quantity(0.050, prefill);
+  s.latency["ttft"] = quantity(0.055, 0.005 + prefill);
+  s.latency["e2e"] = quantity(0.300, 0.250 + prefill, 100, "s", 0.02);
+  return s;
+}
+
+// Tests that without any baseline of their own (a baseline file that does not hold the targets),
+// one replica of four at 3x its peers' per-token decode time in the window is named, and says
+// that it was compared within the window; the fleet-wide finding stays below it.
+TEST(LocalizeTest, PeerGapWithinTheWindowNeedsNoBaseline) {
+  Diagnosis d = run(decode_slowed(1.5));
+  std::vector<Slice> fleet = replicas({steady(), steady(), decode_slowed(3), steady()});
+  for (Slice& s : fleet) s.snapshot = without_baseline(s.snapshot);
+  localize(d, fleet, {});
+  ASSERT_EQ(d.verdict, "degraded");
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "replica_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "decode");
+  EXPECT_EQ(top.where.instance, "10.0.0.3:8000");
+  EXPECT_NE(top.summary.find("x3.0 its peers' median 8.00 ms"), std::string::npos) << top.summary;
+  EXPECT_NE(top.summary.find("no baseline of its own"), std::string::npos) << top.summary;
+  EXPECT_TRUE(std::isnan(top.share));
+  EXPECT_NE(d.headline.find("replica_slowdown (decode) at 10.0.0.3:8000"), std::string::npos) << d.headline;
+  EXPECT_FALSE(reports(d, "unexplained")) << to_text(d);  // the diluted change is this replica's
+  bool noted = false;
+  for (const auto& n : d.notes) noted |= n.find("no baseline of their own for 10.0.0.1:8000, 10.0.0.2:8000") == 0;
+  EXPECT_TRUE(noted) << to_text(d);
+
+  // A healthy whole (the slow replica's change diluted below noise) still becomes degraded.
+  Diagnosis calm = run(steady());
+  localize(calm, fleet, {});
+  EXPECT_EQ(calm.verdict, "degraded") << to_text(calm);
+  EXPECT_EQ(calm.findings.front().cause, "replica_slowdown");
+
+  // Two replicas: the window alone cannot say which one is odd.
+  Diagnosis two = run(steady());
+  std::vector<Slice> pair = replicas({steady(), decode_slowed(3)});
+  for (Slice& s : pair) s.snapshot = without_baseline(s.snapshot);
+  localize(two, pair, {});
+  EXPECT_FALSE(reports(two, "replica_slowdown")) << to_text(two);
+}
+
+// Tests that when every replica slowed together (longer prompts for all) one replica whose
+// prefill per prompt token is also 5x its peers' is still named, at the prefill stage.
+TEST(LocalizeTest, PeerGapBesideAFleetWideChange) {
+  Diagnosis d = run(prefill_slowed(3, 2.0));
+  localize(d, replicas({prefill_slowed(3, 1), prefill_slowed(3, 5), prefill_slowed(3, 1), prefill_slowed(3, 1)}), {});
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "replica_slowdown") << to_text(d);
+  EXPECT_EQ(top.stage, "prefill");
+  EXPECT_EQ(top.where.instance, "10.0.0.2:8000");
+  EXPECT_NE(top.summary.find("prefill time per prompt token"), std::string::npos) << top.summary;
+  EXPECT_NE(top.summary.find("in the baseline it ran at x1.0 theirs"), std::string::npos) << top.summary;
+  EXPECT_TRUE(reports(d, "long_prompts")) << to_text(d);
+}
+
+// Tests that a replica as far above its peers in the baseline as now (other hardware) is a note,
+// not a finding: it is how the fleet is, not what changed. Half the fleet above the other half
+// is two kinds of replica, not one slowed.
+TEST(LocalizeTest, PeerGapAlreadyThereOrHalfTheFleetIsNoFinding) {
+  Snapshot always_slow = steady();
+  always_slow.latency["tpot"] = quantity(0.024, 0.024);
+  always_slow.stages["decode"] = quantity(0.735, 0.735);
+  always_slow.latency["e2e"] = quantity(0.790, 0.790, 100, "s", 0.02);
+  Diagnosis d = run(steady());
+  localize(d, replicas({steady(), always_slow, steady(), steady()}), {});
+  EXPECT_FALSE(reports(d, "replica_slowdown")) << to_text(d);
+  EXPECT_EQ(d.verdict, "healthy");
+  bool noted = false;
+  for (const auto& n : d.notes) noted |= n.find("10.0.0.2:8000's time per output token (m) is x3.0 its peers'") == 0;
+  EXPECT_TRUE(noted) << to_text(d);
+
+  Diagnosis halves = run(steady());
+  std::vector<Slice> fleet = replicas({steady(), decode_slowed(3), steady(), decode_slowed(3)});
+  for (Slice& s : fleet) s.snapshot = without_baseline(s.snapshot);
+  localize(halves, fleet, {});
+  EXPECT_FALSE(reports(halves, "replica_slowdown")) << to_text(halves);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

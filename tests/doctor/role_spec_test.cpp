@@ -110,6 +110,52 @@ TEST(RoleSpecTest, SglangRecorded) {
   EXPECT_EQ(find(specs, "prefill"), nullptr);  // SGLang has no per-request prefill/decode histograms
 }
 
+// Tests the validator's severities on the SGLang 2026 recording: two gauges carry an `le` label,
+// which Prometheus ingests and nothing inferscope reads, so the verdict stays healthy with a
+// warning naming each (the validator stops at its first finding; each family is checked alone).
+TEST(RoleSpecTest, ExpositionQuirkIsAWarning) {
+  MetricsCheck now = check_exposition("sglang", load("sglang-main2026-qwen3.8-flash-next-metrics.txt"));
+  EXPECT_EQ(now.verdict, "healthy") << to_text(now);
+  EXPECT_TRUE(now.problems.empty()) << to_text(now);
+  ASSERT_EQ(now.warnings.size(), 2u) << to_text(now);
+  EXPECT_NE(now.warnings.front().find("label le on \"sglang:routing_key_running_req_count\" of a non-histogram family"),
+            std::string::npos)
+      << now.warnings.front();
+  EXPECT_NE(to_text(now).find("exposition warnings (not counted against the verdict):"), std::string::npos);
+  EXPECT_NE(now.warnings.back().find("sglang:routing_key_all_req_count"), std::string::npos) << now.warnings.back();
+  EXPECT_EQ(to_json(now)["warnings"].size(), 2u);
+}
+
+// Tests what degrades the verdict: a family the dialect reads with broken buckets (the doctor,
+// rules and panels would read wrong quantiles) and a duplicate series (Prometheus drops it), each
+// found although a harmless quirk comes first in the text.
+TEST(RoleSpecTest, BrokenReadFamilyAndDuplicatesAreProblems) {
+  const std::string text =
+      "# TYPE odd gauge\n"
+      "odd{le=\"1\"} 1\n"
+      "# TYPE inferscope_request_duration_seconds histogram\n"
+      "inferscope_request_duration_seconds_bucket{model=\"m\",le=\"0.1\"} 5\n"
+      "inferscope_request_duration_seconds_bucket{model=\"m\",le=\"1\"} 3\n"
+      "inferscope_request_duration_seconds_bucket{model=\"m\",le=\"+Inf\"} 5\n"
+      "inferscope_request_duration_seconds_sum{model=\"m\"} 1\n"
+      "inferscope_request_duration_seconds_count{model=\"m\"} 5\n"
+      "# TYPE other_total counter\n"
+      "other_total 1\n"
+      "other_total 2\n";
+  FetchedExposition f;
+  f.text = text;
+  auto parsed = metrics::parse_exposition(f.text, metrics::ExpositionTextFormat::kPrometheus004);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  f.parsed = std::move(*parsed);
+  MetricsCheck c = check_exposition("broken", f);
+  EXPECT_EQ(c.verdict, "degraded") << to_text(c);
+  ASSERT_EQ(c.problems.size(), 2u) << to_text(c);
+  EXPECT_NE(c.problems[0].find("is read by the doctor, rules and panels"), std::string::npos) << c.problems[0];
+  EXPECT_NE(c.problems[1].find("duplicate series"), std::string::npos) << c.problems[1];
+  ASSERT_EQ(c.warnings.size(), 1u) << to_text(c);
+  EXPECT_NE(c.warnings[0].find("nothing inferscope reads uses odd"), std::string::npos) << c.warnings[0];
+}
+
 // Tests LiteLLM's proxy on its recording: a gateway whose stages are the proxy's overhead and the
 // upstream call, health checks filtered out of what counts, no model label on the request counters.
 TEST(RoleSpecTest, LitellmRecorded) {

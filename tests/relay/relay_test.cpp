@@ -496,6 +496,43 @@ TEST_F(RelayTest, ResolvedNotificationCarriesTheRecordKeptWhenItFired) {
   EXPECT_EQ(resolved.find("decode slowed 3x"), std::string::npos) << resolved;
 }
 
+// Tests a group whose alerts partly resolved (Alertmanager sends it as one firing notification):
+// the firing alert gets the diagnosis, and the resolved one still says what recovered from the
+// record kept when it fired.
+TEST_F(RelayTest, MixedNotificationSaysWhatRecovered) {
+  FakeHttpServer slack;
+  RelayOptions o;
+  o.wall_clock = clock_.fn();
+  o.diagnose = [&](const Notification& n) {
+    return FiringDiagnosis{"decode slowed 3x", "record of " + n.alerts.at(0).fingerprint + " firing"};
+  };
+  std::vector<std::string> recovered_with;
+  o.recovered = [&](const Notification& n, const std::vector<std::string>& records) {
+    for (const Alert& a : n.alerts) EXPECT_EQ(a.status, "resolved");
+    recovered_with = records;
+    return records.at(0).empty() ? std::string() : "recovered: " + records.at(0);
+  };
+  metrics::Registry registry;
+  auto relay = Relay::open(config({channel(ChannelKind::kSlack, "slack", slack.url("/s"))}), registry, o);
+  ASSERT_TRUE(relay) << relay.error().message;
+  ASSERT_EQ((*relay)->handle_webhook(webhook_body("A", "firing", {"f1"})).status, 200);
+  (*relay)->deliver_due();
+  clock_.advance(5min);
+  auto mixed = json::parse(webhook_body("A", "firing", {"f1", "f2"}));
+  mixed["alerts"][0]["status"] = "resolved";
+  mixed["alerts"][0]["endsAt"] = "2026-11-30T03:10:00Z";
+  ASSERT_EQ((*relay)->handle_webhook(mixed.dump()).status, 200);
+  clock_.advance(2s);
+  (*relay)->deliver_due();
+  ASSERT_EQ(slack.requests().size(), 2u);
+  EXPECT_EQ(recovered_with, (std::vector<std::string>{"record of f1 firing"}));
+  const std::string text = json::parse(slack.requests().at(1).body)["text"].get<std::string>();
+  EXPECT_NE(text.find("decode slowed 3x"), std::string::npos) << text;
+  EXPECT_NE(text.find("**Recovered** (the resolved alerts of this group)\nrecovered: record of f1 firing"),
+            std::string::npos)
+      << text;
+}
+
 // Tests the history query the report uses.
 TEST_F(RelayTest, AlertsFiredBetween) {
   metrics::Registry registry;

@@ -88,6 +88,9 @@ class Relay::Impl {
   // recovery hands a resolved notification's kept records to options_.recovered.
   std::string firing_diagnosis(const Notification& n);
   std::string recovery(const Notification& n);
+  // firing_with_recovered: a firing notification's diagnosis, then what recovered of the alerts
+  // in it that resolved (Alertmanager sends a group's mixed states as one firing notification).
+  std::string firing_with_recovered(const Notification& n);
 
   RelayConfig config_;
   RelayOptions options_;
