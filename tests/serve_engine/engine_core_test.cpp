@@ -186,6 +186,45 @@ TEST(EngineCoreTest, PrefixCacheHitsSharedFullBlocks) {
   EXPECT_EQ(core.plan_step().prefill_tokens, 40u);
 }
 
+// Tests the prefix_cache_scramble fault: a scrambled request computes its whole prompt although
+// its prefix is cached, and a later request sharing that prompt still hits the blocks of the
+// unscrambled one only; at share 0 again every request hits. Prefill is charged for the
+// uncached tokens only.
+TEST(EngineCoreTest, PrefixCacheScrambleDefeatsReuse) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(64, 1)));
+  run_to_end(core);
+  FaultSet scramble;
+  scramble.prefix_cache_scramble = 1;
+  core.set_faults(scramble);
+  ASSERT_TRUE(core.submit(2, request(64, 1)));
+  StepPlan missed = core.plan_step();
+  EXPECT_EQ(missed.prefill_tokens, 64u);
+  EXPECT_NEAR(missed.model_seconds, 0.01 + 0.064, 1e-9);
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 0u);
+  core.set_faults(FaultSet{});
+  ASSERT_TRUE(core.submit(3, request(64, 1)));
+  StepPlan hit = core.plan_step();
+  EXPECT_EQ(hit.prefill_tokens, 64u - 48u);  // three full blocks cached; the last is recomputed
+  EXPECT_NEAR(hit.model_seconds, 0.01 + 0.016, 1e-9);
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 48u);
+
+  // At a share of one half, about half of the requests miss.
+  FaultSet half;
+  half.prefix_cache_scramble = 0.5;
+  core.set_faults(half);
+  int missed_n = 0;
+  for (SequenceId id = 100; id < 300; ++id) {
+    ASSERT_TRUE(core.submit(id, request(64, 1)));
+    missed_n += core.plan_step().prefill_tokens == 64u;
+    (void)core.finish_step();
+  }
+  EXPECT_GT(missed_n, 70);
+  EXPECT_LT(missed_n, 130);
+}
+
 // Tests that with prefix caching off nothing is ever reused.
 TEST(EngineCoreTest, PrefixCachingOffNeverHits) {
   CoreConfig config;

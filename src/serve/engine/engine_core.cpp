@@ -29,6 +29,9 @@ struct EngineCore::Sequence {
   std::uint32_t target_outputs = 0;
   FinishReason target_reason = FinishReason::kLength;
   std::uint64_t seed = 0;
+  // Starts the block hash chain: 0 for every prompt, unique for one the prefix_cache_scramble
+  // fault set apart (its blocks then match nothing cached and nothing later matches them).
+  std::uint64_t hash_salt = 0;
   std::uint32_t computed = 0;          // tokens whose KV is computed
   std::vector<BlockId> blocks;
   std::vector<std::uint64_t> hashes;   // chain hashes of the full blocks of `tokens`
@@ -73,6 +76,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->id = id;
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
+  if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
+    seq->hash_salt = mix64(id) | 1;
   std::uint32_t limit = std::min({request.max_tokens, config_.max_model_len - seq->prompt_len,
                                   solo_output_cap(profile_, seq->prompt_len)});
   std::uint32_t natural = request.ignore_eos ? limit + 1 : natural_output_length(request.seed);
@@ -287,7 +292,7 @@ const std::vector<std::uint64_t>& EngineCore::hashes_for(Sequence& seq, std::siz
   const std::uint32_t bs = config_.block_size;
   while (seq.hashes.size() < full_blocks) {
     std::size_t j = seq.hashes.size();
-    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL : seq.hashes.back();
+    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL ^ seq.hash_salt : seq.hashes.back();
     for (std::size_t t = j * bs; t < (j + 1) * bs; ++t) h = mix64(h ^ seq.tokens[t]);
     seq.hashes.push_back(h);
   }

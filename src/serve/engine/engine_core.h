@@ -87,7 +87,8 @@ class EngineCore {
   // has_work reports whether any sequence is waiting or running.
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
 
-  // set_faults applies decode/prefill_slowdown, kv_capacity and max_num_seqs from the next step.
+  // set_faults applies decode/prefill_slowdown, kv_capacity and max_num_seqs from the next step,
+  // and prefix_cache_scramble to the sequences submitted from now on.
   void set_faults(const FaultSet& faults);
   // fill_stats writes running, waiting, KV and token counters into `out`.
   void fill_stats(EngineStats& out) const;
