@@ -144,7 +144,7 @@ std::vector<ScenarioCase> all_cases() {
     return s;
   });
   cases.push_back({"prefix-cache loss 90%->0%", "", shape([](LoadShape s) { s.shared_prefix = 0; return s; }),
-                   {"prefill_slowdown"}, {"prefill"}, {}, shared});
+                   {"prefix_cache_miss"}, {"prefill"}, {}, shared});
   // The project's demo: a 4x decode fault while a second stream of 4096-token prompts joins the
   // steady short-prompt traffic (arrivals rise, prompts get longer, and the decode fault must
   // still be named, not mistaken for an engine stall).
@@ -160,7 +160,13 @@ std::vector<ScenarioCase> all_cases() {
                    }),
                    /*default_capacity=*/true, /*absent=*/{"engine_stall"}});
   cases.push_back({"prefix-cache loss 90%->40%", "", shape([](LoadShape s) { s.shared_prefix = 0.4; return s; }),
-                   {"prefill_slowdown"}, {"prefill"}, {}, shared});
+                   {"prefix_cache_miss"}, {"prefill"}, {}, shared});
+  // The same loss from the server's side at unchanged traffic: a share of requests scrambled
+  // away from the cached prefix (a router that stopped keeping conversations on this replica).
+  cases.push_back({"prefix_cache_scramble 1", R"({"prefix_cache_scramble": 1})", nullptr, {"prefix_cache_miss"},
+                   {"prefill"}, {}, shared, nullptr, false, {"long_prompts", "prefill_slowdown"}});
+  cases.push_back({"prefix_cache_scramble 0.6", R"({"prefix_cache_scramble": 0.6})", nullptr, {"prefix_cache_miss"},
+                   {"prefill"}, {}, shared, nullptr, false, {"long_prompts", "prefill_slowdown"}});
   return cases;
 }
 
