@@ -56,6 +56,10 @@ struct Found {
   double kv = 0;     // KV pressure before the load/mix discount
   double stall = 0;  // the stronger of worker_stall and engine_stall
   double prefix_miss = 0;  // prefix_cache_miss: more prompt tokens computed because fewer were cached
+  // Speculative decoding: tokens a verify step emits per sequence, baseline / incident (>= 1; 1 when
+  // unknown or not fallen). At the same step cost the time per output token rises by this much.
+  double spec_step_ratio = 1;
+  double spec_drop = 0;  // spec_decode_acceptance_drop's strength
   // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
   // work takes while it decodes (seconds per request; absent = no bound known).
   std::map<CauseId, double> decode_caps;
@@ -144,7 +148,9 @@ void evaluate_stalls(Evaluation& e);
 Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending);
 
 // Engine features: prefix_cache_miss (the hit rate fell, so each request computes more of its
-// prompt at unchanged length). Sets Found's prefix_miss and its decode cap.
+// prompt at unchanged length) and spec_decode_acceptance_drop (fewer drafts accepted, so more
+// steps per output token at the same step cost). Sets Found's prefix_miss, its decode cap and
+// spec_step_ratio.
 std::span<const CauseSpec> engine_feature_causes();
 void evaluate_engine_features(Evaluation& e);
 

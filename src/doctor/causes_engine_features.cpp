@@ -2,7 +2,11 @@
 // rate cost the engine more. Prefix caching: prompt tokens found in the cache are not computed
 // again, so a fall in the hit rate at unchanged prompt length multiplies the prompt tokens each
 // request computes, and prefill (TTFT) grows with them while the engine's cost per computed token
-// stays what it was (that is prefill_slowdown's, weighed after this family).
+// stays what it was (that is prefill_slowdown's, weighed after this family). Speculative decoding:
+// a verify step emits the drafts it accepted plus one token, so when acceptance falls each output
+// token takes more steps: time per output token rises at an unchanged cost per step (that would
+// be decode_slowdown's), while a per-step ITL (vLLM's, one observation per output event) barely
+// moves.
 #include <algorithm>
 #include <cmath>
 
@@ -24,6 +28,18 @@ constexpr CauseSpec kEngineFeatureCauses[] = {
                     "the hit rate; add replicas behind prefix-aware routing or an offload tier (LMCache).",
                     "Check that prefix caching is still on (--enable-prefix-caching; vllm:cache_config_info "
                     "shows enable_prefix_caching)."}},
+    {.id = CauseId::kSpecDecodeAcceptanceDrop, .name = "spec_decode_acceptance_drop", .stage = Stage::kDecode,
+     .weights = {{Stage::kQueue, 0.8}, {Stage::kDecode, 1}, {Stage::kInference, 1}},
+     .queues_behind_batch = true,
+     .next_steps = {"Find what changed in the traffic: a new client, language, task (code vs chat) or a higher "
+                    "sampling temperature the draft predicts badly; vllm:spec_decode_num_accepted_tokens_per_pos_total "
+                    "shows how far drafts still run.",
+                    "Lower num_speculative_tokens in --speculative-config, or turn speculation off for that traffic, "
+                    "when fewer than about half a draft is accepted per step: rejected drafts still cost verify compute.",
+                    "Compare the draft with the last deploy: a draft model (or EAGLE head) out of step with the target "
+                    "model's version or tokenizer accepts little; an n-gram proposer needs prompts that repeat.",
+                    "Judge users by TPOT, not ITL: under speculation vllm:inter_token_latency_seconds is per step "
+                    "(several tokens), so it stays flat while each token takes longer."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kEngineFeatureCauses, INFERSCOPE_DOCTOR_ENGINE_FEATURE_CAUSES);
 
@@ -99,8 +115,52 @@ void evaluate_prefix_cache(Evaluation& e) {
               (from_hits < 0.5 ? " (longer prompts explain most of the added work)" : "");
 }
 
+// tokens_per_step is what a verify step emits per sequence: 1 + accepted tokens per draft round
+// (the accepted drafts and the target model's own token); NaN without both counters.
+double tokens_per_step(const Quantity* accepted, const Quantity* drafts, bool incident) {
+  const double a = mean_of(accepted, incident), d = mean_of(drafts, incident);
+  return d > 0 && a >= 0 ? 1 + a / d : kNaN;
+}
+
+void evaluate_spec_decode(Evaluation& e) {
+  const Quantity* acceptance = e.find(SignalId::kSpecAcceptance);
+  if (!acceptance || !acceptance->baseline.has_data() || !acceptance->incident.has_data()) return;
+  const Quantity* accepted = e.find(SignalId::kSpecAcceptedTokens);
+  const Quantity* drafts = e.find(SignalId::kSpecDrafts);
+  const double a_b = acceptance->baseline.mean, a_i = acceptance->incident.mean;
+  const double step_b = tokens_per_step(accepted, drafts, false), step_i = tokens_per_step(accepted, drafts, true);
+  // Without the draft rounds the tokens per step are unknown: the acceptance ratio alone says the
+  // drafts run shorter, and a step emits at least one token, so (1 + a_b) / (1 + a_i) is a floor.
+  const double step_ratio = step_b > 0 && step_i > 0 ? step_b / step_i : (1 + a_b) / (1 + a_i);
+  e.found.spec_step_ratio = std::max(1.0, step_ratio);
+  // Acceptance fell by 8 points (full at 25) and each token takes x1.15 the steps (full at x1.6);
+  // the time per output token is where users feel it.
+  const PerToken per_token = e.per_token();
+  const double fell = ramp(a_b - a_i, 0.08, 0.25);
+  const double more_steps = log_ramp(step_ratio, 1.15, 1.6);
+  double strength = std::min(fell, more_steps);
+  if (per_token.quantity && !per_token.change.up) strength *= 0.5;  // no per-token rise to explain
+  e.found.spec_drop = strength;
+
+  Hypothesis& h = e.add(CauseId::kSpecDecodeAcceptanceDrop);
+  h.strength = strength;
+  h.evidence.push_back(e.ev(acceptance, "draft acceptance"));
+  if (step_b > 0 && step_i > 0) h.evidence.push_back({"tokens per verify step (1 + accepted / drafts)", step_b, step_i, "tokens"});
+  if (per_token.quantity) h.evidence.push_back(e.ev(per_token.quantity, "time per output token"));
+  if (const Quantity* step = e.find(SignalId::kStep)) h.evidence.push_back(e.ev(step, "engine step"));
+  if (e.found.rate) h.evidence.push_back(e.ev(e.found.rate, "request rate"));
+  h.summary = "speculative decoding accepts fewer drafts: acceptance " + percent(a_b) + " -> " + percent(a_i) +
+              (step_b > 0 && step_i > 0 ? ", tokens per step " + number(step_b) + " -> " + number(step_i) : std::string()) +
+              "; each output token takes more engine steps, time per token " + seconds(per_token.change.baseline) +
+              " -> " + seconds(per_token.change.incident);
+  h.why_not = "draft acceptance " + percent(a_b) + " -> " + percent(a_i);
+}
+
 }  // namespace
 
-void evaluate_engine_features(Evaluation& e) { evaluate_prefix_cache(e); }
+void evaluate_engine_features(Evaluation& e) {
+  evaluate_prefix_cache(e);
+  evaluate_spec_decode(e);
+}
 
 }  // namespace inferscope::doctor::detail

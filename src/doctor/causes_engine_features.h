@@ -6,4 +6,5 @@
 #pragma once
 
 #define INFERSCOPE_DOCTOR_ENGINE_FEATURE_CAUSES(CAUSE) \
-  CAUSE(kPrefixCacheMiss)
+  CAUSE(kPrefixCacheMiss)                           \
+  CAUSE(kSpecDecodeAcceptanceDrop)

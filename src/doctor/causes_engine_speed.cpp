@@ -110,8 +110,10 @@ void evaluate_engine_speed(Evaluation& e) {
   // (found.load_ratio); load explains the rest.
   PerToken per_token = e.per_token();
   const Change& tok_c = per_token.change;
-  double itl_p50_ratio = e.median_ratio(itl, found.rate, found.load_ratio);  // beyond load already
-  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / found.load_ratio, 1.2, 2.0) : 0;
+  // Speculative decoding that accepts fewer drafts needs more steps per token at the same step
+  // cost: that much of the rise is spec_decode_acceptance_drop's (found.spec_step_ratio).
+  double itl_p50_ratio = e.median_ratio(itl, found.rate, found.load_ratio) / found.spec_step_ratio;
+  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / found.load_ratio / found.spec_step_ratio, 1.2, 2.0) : 0;
   // A slower decode step moves the median gap between tokens of every request, short prompts
   // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
   // a few long gaps and move the mean only. With a per-token median at hand, it decides.

@@ -123,7 +123,7 @@ Result<void> validate_dialects(const std::vector<std::string>& dialects, std::st
 struct InferscopeEngine {
   Gauge running, waiting, kv_usage, kv_blocks_used, kv_blocks_capacity, busy;
   Counter preemptions, prefix_queries, prefix_hits;
-  Counter spec_draft_tokens, spec_accepted_tokens;  // only with speculative decoding on
+  Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;  // only with speculative decoding on
   Histogram step_duration, step_tokens;
 
   InferscopeEngine(const Registrar& reg, std::string_view model, std::uint32_t speculative_tokens) {
@@ -145,6 +145,9 @@ struct InferscopeEngine {
     prefix_hits = reg.counter("inferscope_prefix_cache_hit_tokens_total", "Prompt tokens found in the prefix cache.", m)
                       .with({model});
     if (speculative_tokens > 0) {
+      spec_drafts = reg.counter("inferscope_spec_decode_drafts_total",
+                                "Draft rounds verified (speculative decoding; one per decoding sequence and step).", m)
+                        .with({model});
       spec_draft_tokens = reg.counter("inferscope_spec_decode_draft_tokens_total",
                                       "Draft tokens proposed for verification (speculative decoding).", m)
                               .with({model});
@@ -331,6 +334,7 @@ void ServeMetrics::State::refresh() {
     add_delta(engine->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
     add_delta(engine->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
     if (options.speculative_tokens > 0) {
+      add_delta(engine->spec_drafts, s.spec_drafts, last.spec_drafts);
       add_delta(engine->spec_draft_tokens, s.spec_draft_tokens, last.spec_draft_tokens);
       add_delta(engine->spec_accepted_tokens, s.spec_accepted_tokens, last.spec_accepted_tokens);
     }

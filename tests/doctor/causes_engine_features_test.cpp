@@ -2,7 +2,10 @@
 // a prefix-cache hit rate that fell at unchanged prompt length is prefix_cache_miss, at two
 // magnitudes, and neither long_prompts, prefill_slowdown, decode_slowdown nor capacity_drop claims
 // it; prompts that grew around the same cached prefix, a slower prefill at a steady hit rate and
-// a server without prefix counters are not prefix_cache_miss.
+// a server without prefix counters are not prefix_cache_miss. A fall of speculative decoding's
+// draft acceptance that stretches the time per output token at the same step cost is
+// spec_decode_acceptance_drop, at two magnitudes and with either kind of ITL, and not
+// decode_slowdown; a slower step at steady acceptance is decode_slowdown.
 #include "doctor/diagnosis.h"
 
 #include <gtest/gtest.h>
@@ -109,6 +112,68 @@ TEST(EngineFeaturesTest, HitRateFallWithoutSlowdownIsHealthy) {
   Diagnosis d = run(s);
   EXPECT_EQ(d.verdict, "healthy") << to_text(d);
   EXPECT_FALSE(reported(d, "prefix_cache_miss")) << to_text(d);
+}
+
+// accepted_per_draft is the mean run of accepted drafts out of `k` when each position is kept
+// with `p` while the ones before it were: p + p^2 + ... + p^k.
+double accepted_per_draft(double p, int k) {
+  double sum = 0, run = 1;
+  for (int j = 0; j < k; ++j) sum += run *= p;
+  return sum;
+}
+
+// spec_drop builds steady traffic decoding with 3 draft tokens per step whose per-position
+// acceptance falls from `before` to `after`: the engine step costs the same (20 ms), each step
+// emits 1 + accepted drafts tokens, so TPOT and decode stretch by the tokens-per-step ratio. With
+// `per_event_itl` the ITL is vLLM's (one observation per step: unchanged), else per token.
+Snapshot spec_drop(double before, double after, bool per_event_itl) {
+  Snapshot s = steady();
+  const double step = 0.020, rounds = 5 * 32;  // draft rounds per second: 5 req/s x ~32 steps
+  const double a_b = accepted_per_draft(before, 3), a_i = accepted_per_draft(after, 3);
+  const double tpot_b = step / (1 + a_b), tpot_i = step / (1 + a_i);
+  const double decode_b = 31 * tpot_b, decode_i = 31 * tpot_i;
+  s.stages["decode"] = quantity(decode_b, decode_i);
+  s.latency["e2e"] = quantity(0.055 + decode_b, 0.055 + decode_i, 100, "s", 0.02);
+  s.latency["tpot"] = quantity(tpot_b, tpot_i);
+  s.latency["itl"] = per_event_itl ? quantity(step, step) : quantity(tpot_b, tpot_i);
+  s.latency["step"] = quantity(step, step);
+  s.signals["spec_drafts"] = quantity(rounds, rounds * (1 + a_b) / (1 + a_i), 100, "1/s");
+  s.signals["spec_draft_tokens"] = quantity(3 * rounds, 3 * rounds * (1 + a_b) / (1 + a_i), 100, "tok/s");
+  s.signals["spec_accepted_tokens"] = quantity(a_b * rounds, a_i * rounds * (1 + a_b) / (1 + a_i), 100, "tok/s");
+  return s;
+}
+
+// Tests an acceptance drop at two magnitudes (0.7 -> 0.2 and 0.7 -> 0.45 per position), with
+// vLLM's per-step ITL and a per-token one: the top finding is spec_decode_acceptance_drop on
+// decode with the acceptance in its summary, and decode_slowdown, long_outputs and capacity_drop
+// are not reported.
+TEST(EngineFeaturesTest, SpecDecodeAcceptanceDrop) {
+  for (auto [before, after] : {std::pair{0.7, 0.2}, std::pair{0.7, 0.45}})
+    for (bool per_event_itl : {true, false}) {
+      Diagnosis d = run(spec_drop(before, after, per_event_itl));
+      ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+      ASSERT_FALSE(d.findings.empty());
+      EXPECT_EQ(d.findings.front().cause, "spec_decode_acceptance_drop") << after << " " << per_event_itl << "\n" << to_text(d);
+      EXPECT_EQ(d.findings.front().stage, "decode") << to_text(d);
+      EXPECT_NE(d.findings.front().summary.find("accepts fewer drafts: acceptance"), std::string::npos);
+      for (const char* other : {"decode_slowdown", "long_outputs", "capacity_drop"})
+        EXPECT_FALSE(reported(d, other)) << other << "\n" << to_text(d);
+    }
+}
+
+// Tests a slower engine step (x2) at steady acceptance: decode_slowdown, and the acceptance
+// cause is not reported.
+TEST(EngineFeaturesTest, SlowerStepAtSteadyAcceptanceIsDecodeSlowdown) {
+  Snapshot s = spec_drop(0.7, 0.7, /*per_event_itl=*/false);
+  s.latency["tpot"].incident = window(2 * s.latency["tpot"].baseline.mean, 100);
+  s.latency["itl"].incident = window(2 * s.latency["itl"].baseline.mean, 100);
+  s.latency["step"].incident = window(0.040, 100);
+  s.stages["decode"].incident = window(2 * s.stages["decode"].baseline.mean, 100);
+  s.latency["e2e"] = quantity(s.latency["e2e"].baseline.mean, 0.055 + s.stages["decode"].incident.mean, 100, "s", 0.02);
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
+  EXPECT_FALSE(reported(d, "spec_decode_acceptance_drop")) << to_text(d);
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ struct Engine::Impl {
       if (!tokens.empty()) observer.on_tokens(tokens, end);
       if (ev.finished) finish_live(ev.id, ev.reason, end);
     }
-    if (listener) listener(StepInfo{result.prefill_tokens, result.decode_seqs, result.draft_tokens, step_model_seconds, end});
+    if (listener) listener(StepInfo{result.prefill_tokens, result.decode_seqs, step_model_seconds, end, result.draft_tokens});
     next_start = end;
     {
       std::lock_guard lock(stats_mu);

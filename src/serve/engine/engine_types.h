@@ -72,9 +72,9 @@ class SequenceObserver {
 struct StepInfo {
   std::uint32_t prefill_tokens = 0;  // prompt (or recompute) tokens computed in the step
   std::uint32_t decode_seqs = 0;     // sequences that decoded (one token, or a verified draft)
-  std::uint32_t draft_tokens = 0;    // speculative drafts verified beside the decoding sequences
   double model_seconds = 0;          // the step's cost in model time (faults included)
   SteadyTime end;                    // when the step ended (scaled real time)
+  std::uint32_t draft_tokens = 0;    // speculative drafts verified beside the decoding sequences
 };
 
 // EngineStats is a consistent copy of the engine's state; cheap to take from any thread.
