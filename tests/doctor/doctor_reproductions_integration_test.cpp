@@ -1,4 +1,4 @@
-// The doctor on incidents built apart from its scenario suite (issue 20's five classes, issue 28's prefix cache), end to end
+// The doctor on incidents built apart from its scenario suite (issue 20's five classes, issue 28's engine features), end to end
 // through the command line: `inferscope serve` processes under load from `inferscope bench`
 // processes, one real Prometheus scraping them every second, and `inferscope doctor` run in both
 // modes on the same incident: `--scrape` (a baseline saved with `--save-baseline` before the
@@ -280,6 +280,16 @@ std::vector<Repro> all_repros() {
                    {}, {.rate = 2, .input_tokens = 4000, .output_tokens = 48, .prefix_pool = 6, .prefix_len = 3600},
                    std::nullopt, R"({"prefix_cache_scramble": 0.6})", {"prefix_cache_miss"},
                    {"long_prompts", "prefill_slowdown"}});
+  // 7. Speculative decoding accepts fewer drafts (a traffic mix the draft predicts badly): more
+  //    engine steps per output token at the same step cost.
+  cases.push_back({"7 spec-decode", "3 drafts at acceptance 0.8 -> 0.15, 128-token answers at 3 req/s",
+                   {"--speculative-tokens", "3", "--speculative-acceptance", "0.8"},
+                   {.rate = 3, .input_tokens = 256, .output_tokens = 128}, std::nullopt,
+                   R"({"spec_acceptance": 0.15})", {"spec_decode_acceptance_drop"}, {"decode_slowdown"}});
+  cases.push_back({"7 spec-decode", "5 drafts at acceptance 0.7 -> 0.35, 96-token answers at 5 req/s",
+                   {"--speculative-tokens", "5", "--speculative-acceptance", "0.7"},
+                   {.rate = 5, .input_tokens = 512, .output_tokens = 96}, std::nullopt,
+                   R"({"spec_acceptance": 0.35})", {"spec_decode_acceptance_drop"}, {"decode_slowdown"}});
   // Held aside: one more case per class, added once the rules above were settled and run as they
   // stand; docs/doctor.md reports their first-attempt accuracy apart from the cases above.
   std::vector<Repro> held = {
@@ -304,6 +314,10 @@ std::vector<Repro> all_repros() {
        {.rate = 3, .input_tokens = 1800, .output_tokens = 40, .prefix_pool = 8, .prefix_len = 1500},
        BenchLoad{.rate = 3, .input_tokens = 1800, .output_tokens = 40, .prefix_pool = 5000, .prefix_len = 1500}, "",
        {"prefix_cache_miss"}, {"long_prompts", "prefill_slowdown"}},
+      {"7 spec-decode", "4 drafts at acceptance 0.75 -> 0.5, 200-token answers at 4 req/s",
+       {"--speculative-tokens", "4", "--speculative-acceptance", "0.75"},
+       {.rate = 4, .input_tokens = 384, .output_tokens = 200}, std::nullopt, R"({"spec_acceptance": 0.5})",
+       {"spec_decode_acceptance_drop"}, {"decode_slowdown"}},
   };
   for (Repro& r : held) {
     r.held_aside = true;
