@@ -111,6 +111,9 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--input-len-dist", o.input_len_dist, "N | uniform:LO:HI | normal:MEAN:SD | lognormal:MEAN:SD");
   cmd->add_option("--output-len-dist", o.output_len_dist, "Same forms as --input-len-dist");
   cmd->add_option("--shared-prefix-ratio", o.shared_prefix_ratio, "Share of each prompt taken from one common prefix");
+  cmd->add_option("--prefix-pool", o.prefix_pool,
+                  "Distinct prefixes each prompt starts with one of (with --prefix-len; prefix caching)");
+  cmd->add_option("--prefix-len", o.prefix_len, "Tokens of each --prefix-pool prefix, counted in the prompt's length");
   cmd->add_option("--mix", o.mix, "Weighted classes name:weight:in:out, e.g. ss:3:128:64,sl:1:128:1024,ll:1:2048:1024");
   cmd->add_option("--dataset-name", o.dataset_name, "random (default) | sharegpt | jsonl");
   cmd->add_option("--dataset-path", o.dataset_path, "Local ShareGPT JSON or JSONL file");

@@ -74,7 +74,19 @@ Result<std::unique_ptr<loadgen::Workload>> build_workload(const BenchOptions& o,
     if (o.shared_prefix_ratio < 0 || o.shared_prefix_ratio > 1) {
       return make_error("cannot use --shared-prefix-ratio: must be within [0, 1]");
     }
-    return std::unique_ptr<loadgen::Workload>(new loadgen::SyntheticWorkload(std::move(classes), o.shared_prefix_ratio, o.seed));
+    const loadgen::PrefixPool pool{o.prefix_pool, o.prefix_len};
+    if ((o.prefix_pool > 0) != (o.prefix_len > 0)) {
+      return make_error("cannot use --prefix-pool without --prefix-len (or the other way round): give both");
+    }
+    if (pool.active() && o.shared_prefix_ratio > 0) {
+      return make_error("cannot combine --prefix-pool with --shared-prefix-ratio: give one kind of shared prefix");
+    }
+    return std::unique_ptr<loadgen::Workload>(
+        new loadgen::SyntheticWorkload(std::move(classes), o.shared_prefix_ratio, o.seed, pool));
+  }
+  if (o.prefix_pool > 0 || o.prefix_len > 0) {
+    return make_error(fmt::format("cannot use --prefix-pool with --dataset-name {}: it shapes random prompts only",
+                                  o.dataset_name));
   }
   if (o.dataset_path.empty()) {
     return make_error(fmt::format("cannot load dataset {} from --dataset-path: no path given", o.dataset_name));

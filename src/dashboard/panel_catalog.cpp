@@ -1,6 +1,6 @@
 // The rows of issue 11, top to bottom: overview, where the time goes, first token and decode,
 // request mix, queue and capacity (each with e2e p99 on the right axis: "p99 up with the queue up"
-// and "p99 up with the queue flat" mean different things), the job queue in front of the server
+// and "p99 up with the queue flat" mean different things), engine features (issue 28), the job queue in front of the server
 // (issue 17: only with a queue target; depth beside e2e p99 tells queueing from slowness, the GPU
 // beside the workers tells "workers down" from "server saturated"), GPU, host, alerts, doctor.
 #include "dashboard/panel_catalog.h"
@@ -66,6 +66,17 @@ constexpr SeriesSpec kGatewayQueue[] = {
     {"gateway in flight", Role::kRunning, S::kValue, Source::kGateway},
     {"e2e p99", Role::kE2e, S::kP99, Source::kSelected, true},
 };
+// Engine features (issue 28): what the prefix cache and speculative decoding save, as two rates
+// whose ratio is the hit rate and the acceptance (the doctor's prefix_cache_miss and
+// spec_decode_acceptance_drop read the same counters).
+constexpr SeriesSpec kPrefixCache[] = {
+    {"looked up", Role::kPrefixCacheQueries, S::kRate},
+    {"found (hits)", Role::kPrefixCacheHits, S::kRate},
+};
+constexpr SeriesSpec kSpecDecode[] = {
+    {"drafts proposed", Role::kSpecDraftTokens, S::kRate},
+    {"drafts accepted", Role::kSpecAcceptedTokens, S::kRate},
+};
 constexpr SeriesSpec kGpuUtil[] = {{"GPU", Role::kGpuUtilization, S::kValue, Source::kGpu, false, "gpu"}};
 constexpr SeriesSpec kGpuMemory[] = {
     {"used", Role::kGpuMemoryUsed, S::kValue, Source::kGpu, false, "gpu"},
@@ -121,6 +132,13 @@ constexpr PanelSpec kQueueCapacity[] = {
     {"gateway_queue", "Gateway queue vs e2e p99", PanelKind::kTimeseries, "requests", "s",
      "requests waiting for admission at inferscope gateway, and sent upstream", kGatewayQueue},
 };
+constexpr PanelSpec kEngineFeatures[] = {
+    {"prefix_cache", "Prefix cache: prompt tokens looked up and found", PanelKind::kTimeseries, "tokens/s", "",
+     "hit rate = found / looked up; a fall at the same prompt length and rate is a prefix-cache miss", kPrefixCache},
+    {"spec_decode", "Speculative decoding: draft tokens proposed and accepted", PanelKind::kTimeseries, "tokens/s", "",
+     "only while speculation is on; acceptance = accepted / proposed, tokens per step = 1 + accepted / drafts",
+     kSpecDecode},
+};
 constexpr PanelSpec kGpu[] = {
     {"gpu_util", "GPU utilization", PanelKind::kTimeseries, "ratio", "", "", kGpuUtil},
     {"gpu_memory", "GPU memory", PanelKind::kTimeseries, "bytes", "", "", kGpuMemory},
@@ -155,6 +173,7 @@ constexpr RowSpec kRows[] = {
     {"first_token", "First token and decode", kFirstToken},
     {"mix", "Request mix", kRequestMix},
     {"capacity", "Queue and capacity", kQueueCapacity},
+    {"features", "Engine features", kEngineFeatures},
     {"jobqueue", "Queue", kJobQueue, true},
     {"gpu", "GPU", kGpu},
     {"host", "Host", kHost},

@@ -235,6 +235,7 @@ Coverage check_coverage(const ParsedExposition& e, DialectId id) {
       series = series && operand;
     }
     if (!any) {
+      if (b.presence == Presence::kFeature) continue;  // the feature is off: nothing is missing
       MissingMetric m{b.role, std::string(b.metric), b.presence};
       (b.presence == Presence::kOptional ? c.optional_missing : c.missing).push_back(std::move(m));
       continue;

@@ -109,9 +109,13 @@ enum class Role : std::uint8_t {
   kQueueInProgress,  // jobs taken by a worker and not finished (gauge)
   kQueueJobs,        // jobs ended, kind_label `outcome` = finished | failed (counter)
   kQueueWorkers,     // workers, kind_label `state` = busy | idle | stale (gauge)
+  // Engine features (appended), exposed only while the feature is on (Presence::kFeature).
+  kSpecDrafts,         // speculative decoding: draft rounds (counter)
+  kSpecDraftTokens,    // draft tokens proposed (counter)
+  kSpecAcceptedTokens, // draft tokens accepted (counter)
 };
 
-inline constexpr std::size_t kRoleCount = 50;
+inline constexpr std::size_t kRoleCount = 53;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.
@@ -150,6 +154,7 @@ enum class Presence : std::uint8_t {
   kAlways,    // from startup, every version in the table (missing means renamed or broken)
   kLazy,      // the family appears (HELP/TYPE) at once, its series only after the first request
   kOptional,  // opt-in flag, version-dependent or removed in newer versions
+  kFeature,   // only while an engine feature is on (speculative decoding): absent is not missing
 };
 
 // Aggregation is how series of a gauge combine across a grouping (sum waiting, max KV usage).

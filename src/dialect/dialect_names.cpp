@@ -19,9 +19,10 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "gpu_utilization", "gpu_memory_used", "gpu_memory_total", "gpu_temperature", "gpu_power",
     "host_cpu_busy", "host_memory_used", "host_memory_total", "engine_step", "engine_busy",
     "in_flight",    "dependency_call", "client_errors", "queue_wait", "queue_run",
-    "queue_depth",  "queue_oldest_age", "queue_in_progress", "queue_jobs", "queue_workers"};
+    "queue_depth",  "queue_oldest_age", "queue_in_progress", "queue_jobs", "queue_workers",
+    "spec_drafts",  "spec_draft_tokens", "spec_accepted_tokens"};
 
-static_assert(static_cast<std::size_t>(Role::kQueueWorkers) + 1 == kRoleCount, "kRoleNames out of date");
+static_assert(static_cast<std::size_t>(Role::kSpecAcceptedTokens) + 1 == kRoleCount, "kRoleNames out of date");
 
 }  // namespace
 

@@ -55,6 +55,12 @@ constexpr MetricBinding kInferscopeBindings[] = {
      .unit = U::kTokens},
     {.role = R::kPrefixCacheHits, .kind = K::kCounter, .metric = "inferscope_prefix_cache_hit_tokens_total",
      .unit = U::kTokens},
+    {.role = R::kSpecDrafts, .kind = K::kCounter, .metric = "inferscope_spec_decode_drafts_total",
+     .unit = U::kEvents, .presence = P::kFeature, .note = "with --speculative-tokens only"},
+    {.role = R::kSpecDraftTokens, .kind = K::kCounter, .metric = "inferscope_spec_decode_draft_tokens_total",
+     .unit = U::kTokens, .presence = P::kFeature},
+    {.role = R::kSpecAcceptedTokens, .kind = K::kCounter, .metric = "inferscope_spec_decode_accepted_tokens_total",
+     .unit = U::kTokens, .presence = P::kFeature},
     {.role = R::kRequests, .kind = K::kCounter, .metric = "inferscope_requests_total", .unit = U::kRequests,
      .presence = P::kLazy, .note = "every finished request, labels route, status_class, finish_reason"},
     {.role = R::kErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
@@ -180,6 +186,13 @@ constexpr MetricBinding kVllmBindings[] = {
     {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "vllm:request_prompt_tokens", .unit = U::kTokens},
     {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "vllm:request_generation_tokens",
      .unit = U::kTokens},
+    {.role = R::kSpecDrafts, .kind = K::kCounter, .metric = "vllm:spec_decode_num_drafts_total",
+     .unit = U::kEvents, .presence = P::kFeature, .note = "with a speculative config only"},
+    {.role = R::kSpecDraftTokens, .kind = K::kCounter, .metric = "vllm:spec_decode_num_draft_tokens_total",
+     .unit = U::kTokens, .presence = P::kFeature},
+    {.role = R::kSpecAcceptedTokens, .kind = K::kCounter, .metric = "vllm:spec_decode_num_accepted_tokens_total",
+     .unit = U::kTokens, .presence = P::kFeature,
+     .note = "per position: vllm:spec_decode_num_accepted_tokens_per_pos_total{position}"},
 };
 
 constexpr DeprecatedName kVllmDeprecated[] = {

@@ -1,6 +1,6 @@
 // File: cause_family.h
 // The doctor weighs its causes in families: data presence, load and request mix, KV and capacity,
-// stalls, engine speed, direct stages, where, errors, the job queue, unexplained. Each family's
+// stalls, engine features, engine speed, direct stages, where, errors, the job queue, unexplained. Each family's
 // causes_<family>.h lists its causes, and its causes_<family>.cpp defines their CauseSpecs and an
 // evaluate that reads the Snapshot through an Evaluation and adds one Hypothesis per cause it can
 // judge, with its strength, evidence and text. Families run in the order below; a later one reads
@@ -55,6 +55,11 @@ struct Found {
   double load = 0, prompt = 0, output = 0;  // evidence strengths of load_increase, long_prompts, long_outputs
   double kv = 0;     // KV pressure before the load/mix discount
   double stall = 0;  // the stronger of worker_stall and engine_stall
+  double prefix_miss = 0;  // prefix_cache_miss: more prompt tokens computed because fewer were cached
+  // Speculative decoding: tokens a verify step emits per sequence, baseline / incident (>= 1; 1 when
+  // unknown or not fallen). At the same step cost the time per output token rises by this much.
+  double spec_step_ratio = 1;
+  double spec_drop = 0;  // spec_decode_acceptance_drop's strength
   // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
   // work takes while it decodes (seconds per request; absent = no bound known).
   std::map<CauseId, double> decode_caps;
@@ -149,8 +154,16 @@ std::span<const CauseSpec> stall_causes();
 void evaluate_stalls(Evaluation& e);
 Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending);
 
+// Engine features: prefix_cache_miss (the hit rate fell, so each request computes more of its
+// prompt at unchanged length) and spec_decode_acceptance_drop (fewer drafts accepted, so more
+// steps per output token at the same step cost). Sets Found's prefix_miss, its decode cap and
+// spec_step_ratio.
+std::span<const CauseSpec> engine_feature_causes();
+void evaluate_engine_features(Evaluation& e);
+
 // Engine speed: decode_slowdown and prefill_slowdown, what is left of a per-token rise once
-// load, KV and stalls are accounted for. Sets Found's decode caps of the prefill-side causes.
+// load, KV, stalls and the engine features are accounted for. Sets Found's decode caps of the
+// prefill-side causes.
 std::span<const CauseSpec> engine_speed_causes();
 void evaluate_engine_speed(Evaluation& e);
 

@@ -165,8 +165,10 @@ void evaluate_engine_speed(Evaluation& e) {
   const double excused = std::max(found.load_ratio, sharing.ratio());
   PerToken per_token = e.per_token();
   const Change& tok_c = per_token.change;
-  double itl_p50_ratio = e.median_ratio(itl, found.rate, excused);  // beyond load and prefill sharing already
-  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / excused, 1.2, 2.0) : 0;
+  // Speculative decoding that accepts fewer drafts needs more steps per token at the same step
+  // cost: that much of the rise is spec_decode_acceptance_drop's (found.spec_step_ratio).
+  double itl_p50_ratio = e.median_ratio(itl, found.rate, excused) / found.spec_step_ratio;  // beyond load and prefill sharing already
+  double s_decode_raw = tok_c.up ? log_ramp(tok_c.ratio / excused / found.spec_step_ratio, 1.2, 2.0) : 0;
   // A slower decode step moves the median gap between tokens of every request, short prompts
   // included; prefill interference (long prompts sharing steps), KV preemptions and stalls add
   // a few long gaps and move the mean only. With a per-token median at hand, it decides.
@@ -174,11 +176,14 @@ void evaluate_engine_speed(Evaluation& e) {
 
   double ppt_ratio = detail::ratio(cost.baseline, cost.incident);
   set_decode_caps(e, cost, prompt);
+  // Prefix hits spare prompt tokens their compute: the engine's speed is its cost per token it
+  // computed, so a fall of the hit rate (prefix_cache_miss) raises the cost per prompt token only
+  // by the tokens it no longer spares, and that much of the ratio is not a slower engine.
+  if (hit && hit->baseline.has_data() && hit->incident.has_data())
+    ppt_ratio *= std::max(1 - hit->baseline.mean, 0.02) / std::max(1 - hit->incident.mean, 0.02);
   bool prefill_up = prefill ? e.compare_per_request(prefill).delta > e.compare_per_request(prefill).threshold
                             : ppt_ratio > 1.2;
   double s_ppt = prefill_up ? log_ramp(ppt_ratio, 1.25, 2.0) : 0;
-  double hit_b = hit ? hit->baseline.mean : kNaN, hit_i = hit ? hit->incident.mean : kNaN;
-  double s_prefix = (prefill_up || !prefill) ? ramp(hit_b - hit_i, 0.10, 0.35) : 0;
 
   // Decode slowdown is what is left of a per-token slowdown once load (bigger batches), KV
   // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
@@ -187,9 +192,8 @@ void evaluate_engine_speed(Evaluation& e) {
   // A prompt's prefill runs in steps shared with the running batch's decode, so a slower decode
   // step stretches the measured prefill time per prompt token too: a per-token rise next to a
   // decode slowdown is weaker evidence of its own.
-  double s_prefill = std::max(s_ppt * (1 - 0.5 * found.prompt) * (1 - 0.5 * found.kv) * (1 - 0.8 * found.stall) *
-                                  (1 - 0.5 * s_decode),
-                              s_prefix);
+  double s_prefill = s_ppt * (1 - 0.5 * found.prompt) * (1 - 0.5 * found.kv) * (1 - 0.8 * found.stall) *
+                     (1 - 0.5 * s_decode) * (1 - 0.8 * found.prefix_miss);
 
   if (per_token.quantity) {
     Hypothesis& h = e.add(CauseId::kDecodeSlowdown);
@@ -215,19 +219,8 @@ void evaluate_engine_speed(Evaluation& e) {
                           "s/token"});
     if (prefill) h.evidence.push_back(e.ev(prefill, "prefill"));
     if (hit) h.evidence.push_back(e.ev(hit, "prefix cache hit rate"));
-    if (s_prefix > 0 && s_prefix >= s_ppt * 0.5) {
-      h.summary = "prefix-cache hit rate fell from " + percent(hit_b) + " to " + percent(hit_i) +
-                  ": more prompt tokens are computed, prefill per prompt token " + seconds(cost.baseline) + " -> " +
-                  seconds(cost.incident);
-      h.next_steps = {"Check that prefix caching is still on (--enable-prefix-caching) and the cache is not evicted "
-                      "by KV pressure.",
-                      "Check the router: prefix/session-aware routing keeps shared prefixes on one replica.",
-                      "Check whether the prompt template changed (a timestamp or id at the start of the prompt "
-                      "defeats prefix reuse)."};
-    } else {
-      h.summary = "prefill got slower per prompt token: " + seconds(cost.baseline) + " -> " + seconds(cost.incident) +
-                  " while prompt lengths are " + (found.prompt > 0 ? "also longer" : "unchanged");
-    }
+    h.summary = "prefill got slower per prompt token: " + seconds(cost.baseline) + " -> " + seconds(cost.incident) +
+                " while prompt lengths are " + (found.prompt > 0 ? "also longer" : "unchanged");
     h.why_not = "prefill per prompt token " + seconds(cost.baseline) + " -> " + seconds(cost.incident);
   }
 }

@@ -292,6 +292,7 @@ class Reasoner {
     detail::evaluate_load_mix(e_);
     detail::evaluate_kv_capacity(e_);
     detail::evaluate_stalls(e_);
+    detail::evaluate_engine_features(e_);
     detail::evaluate_engine_speed(e_);
     detail::evaluate_capacity_drop(e_);
     detail::evaluate_direct_stages(e_);

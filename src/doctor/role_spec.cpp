@@ -44,6 +44,9 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kPreemptions: return signal(SignalId::kPreemptionRate, group, id);
     case Role::kPrefixCacheQueries: return signal(SignalId::kPrefixQueries, group, id);
     case Role::kPrefixCacheHits: return signal(SignalId::kPrefixHits, group, id);
+    case Role::kSpecDrafts: return signal(SignalId::kSpecDrafts, group, id);
+    case Role::kSpecDraftTokens: return signal(SignalId::kSpecDraftTokens, group, id);
+    case Role::kSpecAcceptedTokens: return signal(SignalId::kSpecAcceptedTokens, group, id);
     case Role::kRequests: return signal(SignalId::kRequestRate, group, id);
     case Role::kErrors: return signal(SignalId::kErrorRate, group, id);
     case Role::kPromptTokens: return signal(SignalId::kPromptTokenRate, group, id);
@@ -188,7 +191,8 @@ void append_specs(const dialect::Dialect& d, std::vector<RoleSpec>& out) {
       s.unit = unit_of(b, s.kind);
       s.model_label = b.no_model_label ? std::string() : std::string(d.model_label);
       s.by_label = b.role == Role::kDependencyCall ? std::string(b.kind_label) : std::string();
-      s.expected = expected_role(b.role) && b.presence != dialect::Presence::kOptional;
+      s.expected = expected_role(b.role) && b.presence != dialect::Presence::kOptional &&
+                   b.presence != dialect::Presence::kFeature;
       switch (b.aggregation) {
         case dialect::Aggregation::kSum: s.aggregation = Aggregation::kSum; break;
         case dialect::Aggregation::kAvg: s.aggregation = Aggregation::kAvg; break;

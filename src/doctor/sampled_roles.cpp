@@ -236,6 +236,13 @@ void add_derived_quantities(Snapshot& snap) {
     name.append(" / ").append(queries->metric);
     snap.set(SignalId::kPrefixHitRate, ratio_of(*hits, *queries, name, "ratio"));
   }
+  const Quantity* accepted = snap.find(SignalId::kSpecAcceptedTokens);
+  const Quantity* drafted = snap.find(SignalId::kSpecDraftTokens);
+  if (accepted && drafted && !snap.find(SignalId::kSpecAcceptance)) {
+    std::string name = accepted->metric;
+    name.append(" / ").append(drafted->metric);
+    snap.set(SignalId::kSpecAcceptance, ratio_of(*accepted, *drafted, name, "ratio"));
+  }
 
   // Offered load: completions alone saturate at capacity, so add the growth of what is pending
   // (in flight, or running + waiting) over the window.

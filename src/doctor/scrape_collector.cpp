@@ -54,7 +54,8 @@ std::map<std::string, Quantity>& group(Snapshot& s, const std::string& name) {
 }
 
 bool derived(const std::string& group_name, const std::string& id, const Quantity& q) {
-  if (group_name == "signals" && (id == "error_ratio" || id == "prefix_hit_rate" || id == "client_error_ratio" ||
+  if (group_name == "signals" && (id == "error_ratio" || id == "prefix_hit_rate" || id == "spec_acceptance" ||
+                                  id == "client_error_ratio" ||
                                   id == "arrival_rate")) return true;
   return q.metric.find(" - ") != std::string::npos;
 }

@@ -7,7 +7,7 @@ namespace inferscope::doctor {
 namespace {
 
 // The one table of signal ids, in enum order (checked below).
-constexpr std::array<std::pair<SignalId, std::string_view>, 37> kNames{{
+constexpr std::array<std::pair<SignalId, std::string_view>, 41> kNames{{
     {SignalId::kE2e, "e2e"},
     {SignalId::kTtft, "ttft"},
     {SignalId::kTpot, "tpot"},
@@ -31,6 +31,10 @@ constexpr std::array<std::pair<SignalId, std::string_view>, 37> kNames{{
     {SignalId::kPrefixQueries, "prefix_queries"},
     {SignalId::kPrefixHits, "prefix_hits"},
     {SignalId::kPrefixHitRate, "prefix_hit_rate"},
+    {SignalId::kSpecDrafts, "spec_drafts"},
+    {SignalId::kSpecDraftTokens, "spec_draft_tokens"},
+    {SignalId::kSpecAcceptedTokens, "spec_accepted_tokens"},
+    {SignalId::kSpecAcceptance, "spec_acceptance"},
     {SignalId::kPrefillTimePerToken, "prefill_time_per_token"},
     {SignalId::kStepRate, "step_rate"},
     {SignalId::kEngineBusy, "engine_busy"},

@@ -40,6 +40,10 @@ enum class SignalId : std::uint8_t {
   kPrefixQueries,
   kPrefixHits,
   kPrefixHitRate,      // derived: hits / queries
+  kSpecDrafts,         // speculative decoding: draft rounds per second
+  kSpecDraftTokens,    // draft tokens proposed per second
+  kSpecAcceptedTokens, // draft tokens accepted per second
+  kSpecAcceptance,     // derived: accepted / proposed
   // Engine speed.
   kPrefillTimePerToken,
   kStepRate,

@@ -63,9 +63,11 @@ Result<std::vector<WorkloadClass>> parse_mix(std::string_view text, double range
   return classes;
 }
 
-SyntheticWorkload::SyntheticWorkload(std::vector<WorkloadClass> classes, double prefix_ratio, std::uint64_t seed)
-    : classes_(std::move(classes)), prefix_ratio_(std::clamp(prefix_ratio, 0.0, 1.0)), seed_(seed) {
+SyntheticWorkload::SyntheticWorkload(std::vector<WorkloadClass> classes, double prefix_ratio, std::uint64_t seed,
+                                     PrefixPool pool)
+    : classes_(std::move(classes)), prefix_ratio_(std::clamp(prefix_ratio, 0.0, 1.0)), seed_(seed), pool_(pool) {
   if (classes_.empty()) throw std::invalid_argument("SyntheticWorkload: no classes");
+  if (pool_.active() && prefix_ratio_ > 0) throw std::invalid_argument("SyntheticWorkload: a prefix pool and a prefix ratio");
   double total = 0;
   double max_input = 0;
   for (const WorkloadClass& c : classes_) {
@@ -95,7 +97,14 @@ RequestSpec SyntheticWorkload::next(std::uint64_t index) const {
   auto shared = static_cast<std::uint32_t>(std::min<double>(
       {std::round(prefix_ratio_ * spec.input_tokens), static_cast<double>(prefix_words_), static_cast<double>(spec.input_tokens)}));
   spec.prompt.reserve(static_cast<std::size_t>(spec.input_tokens) * 5);
-  if (shared > 0) {
+  if (pool_.active()) {
+    // Each prefix is its own seeded word stream, made on the fly: a pool of any size costs no
+    // memory, and prefix k reads the same whatever else is drawn.
+    const std::uint64_t k = rng() % pool_.count;
+    WorkloadRng prefix_rng(splitmix64(seed_ ^ 0x9f1e ^ splitmix64(k + 1)));
+    shared = std::min(pool_.tokens, spec.input_tokens);
+    append_words(spec.prompt, shared, prefix_rng);
+  } else if (shared > 0) {
     // The prefix is words joined by single spaces: cut after the shared-th word.
     std::size_t pos = 0;
     for (std::uint32_t i = 0; i < shared && pos != std::string::npos; ++i) pos = prefix_.find(' ', pos + 1);

@@ -49,13 +49,26 @@ struct WorkloadClass {
 // `range_ratio` like --random-range-ratio). Errors name --mix.
 Result<std::vector<WorkloadClass>> parse_mix(std::string_view text, double range_ratio);
 
+// PrefixPool is a set of `count` distinct prefixes of `tokens` tokens each (a chat service's
+// system prompts, conversations resumed): each request starts with one of them, drawn uniformly.
+// With a pool that fits the server's prefix cache the hit rate is about tokens / prompt length;
+// more distinct prefixes than the cache holds, or a new pool (another seed), lowers it.
+struct PrefixPool {
+  std::uint32_t count = 0;   // 0 = no pool
+  std::uint32_t tokens = 0;  // each prefix's length; a shorter prompt takes its first words only
+  bool active() const { return count > 0 && tokens > 0; }
+};
+
 // SyntheticWorkload builds prompts of one-token words (each word is one token for inferscope
 // serve's tokenizer and about one for BPE tokenizers); the first round(prefix_ratio * input)
-// tokens of every prompt come from one fixed seeded prefix so prefix caches can hit.
+// tokens of every prompt come from one fixed seeded prefix so prefix caches can hit, or, with a
+// pool, the first pool.tokens come from one of the pool's prefixes.
 class SyntheticWorkload final : public Workload {
  public:
   // SyntheticWorkload copies `classes` (at least one, weights > 0, else std::invalid_argument).
-  SyntheticWorkload(std::vector<WorkloadClass> classes, double prefix_ratio, std::uint64_t seed);
+  // A pool and a prefix_ratio > 0 together are std::invalid_argument (bench_options rejects them).
+  SyntheticWorkload(std::vector<WorkloadClass> classes, double prefix_ratio, std::uint64_t seed,
+                    PrefixPool pool = {});
   RequestSpec next(std::uint64_t index) const override;
   const std::vector<std::string>& class_names() const override { return names_; }
 
@@ -65,6 +78,7 @@ class SyntheticWorkload final : public Workload {
   std::vector<double> cumulative_;
   double prefix_ratio_;
   std::uint64_t seed_;
+  PrefixPool pool_;
   std::string prefix_;  // a long shared prefix; prompts take its first words
   std::uint32_t prefix_words_ = 0;
 };

@@ -79,9 +79,13 @@ void CompletionCall::apply(const EngineEvent& event, const EngineEvent* next, st
   const bool ends_here = sse != nullptr && state_.options.stream_shape == StreamShape::kVllm && next != nullptr &&
                          next->kind == EngineEvent::Kind::kFinished &&
                          (next->reason == FinishReason::kStop || next->reason == FinishReason::kLength);
-  for (std::uint32_t i = 0; i < event.token_count; ++i) {
-    const std::string piece = state_.text.token_text(batch_.tokens[event.token_begin + i]);
-    if (sse != nullptr && ends_here && i + 1 == event.token_count) {
+  // One engine event is one chunk, however many tokens it carries (a speculative step's accepted
+  // drafts and its own token), as vLLM streams one delta per engine step: a client's gap between
+  // chunks is then per step, not per token (the ITL vs TPOT confusion under speculation).
+  std::string piece;
+  for (std::uint32_t i = 0; i < event.token_count; ++i) piece += state_.text.token_text(batch_.tokens[event.token_begin + i]);
+  if (event.token_count > 0) {
+    if (sse != nullptr && ends_here) {
       formatter_->append_last_content_chunk(piece, to_string(next->reason), *sse);
       finish_sent_ = true;
     } else if (sse != nullptr) {

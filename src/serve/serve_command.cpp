@@ -111,6 +111,12 @@ void add_engine_flags(CLI::App& cmd, EngineOptions& e) {
       ->capture_default_str();
   cmd.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", e.enable_prefix_caching,
                "reuse KV blocks of equal prompt prefixes");
+  cmd.add_option("--speculative-tokens", e.speculative_tokens,
+                 "draft tokens verified per decoding sequence and step (speculative decoding; 0 = off)")
+      ->check(CLI::Range(0u, kMaxSpeculativeTokens))->capture_default_str();
+  cmd.add_option("--speculative-acceptance", e.speculative_acceptance,
+                 "chance each draft position is accepted while the ones before it were (0..1)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd.add_option("--max-waiting", e.max_waiting, "waiting-queue bound; beyond it requests get 503")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--time-scale", e.time_scale, "simulated speed-up (10 = ten times faster)")

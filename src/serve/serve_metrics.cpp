@@ -123,9 +123,10 @@ Result<void> validate_dialects(const std::vector<std::string>& dialects, std::st
 struct InferscopeEngine {
   Gauge running, waiting, kv_usage, kv_blocks_used, kv_blocks_capacity, busy;
   Counter preemptions, prefix_queries, prefix_hits;
+  Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;  // only with speculative decoding on
   Histogram step_duration, step_tokens;
 
-  InferscopeEngine(const Registrar& reg, std::string_view model) {
+  InferscopeEngine(const Registrar& reg, std::string_view model, std::uint32_t speculative_tokens) {
     const Labels m = {"model"};
     running = reg.gauge("inferscope_engine_requests_running", "Sequences in the engine's running batch.", m).with({model});
     waiting = reg.gauge("inferscope_engine_requests_waiting", "Sequences waiting in the engine queue.", m).with({model});
@@ -143,6 +144,17 @@ struct InferscopeEngine {
                          .with({model});
     prefix_hits = reg.counter("inferscope_prefix_cache_hit_tokens_total", "Prompt tokens found in the prefix cache.", m)
                       .with({model});
+    if (speculative_tokens > 0) {
+      spec_drafts = reg.counter("inferscope_spec_decode_drafts_total",
+                                "Draft rounds verified (speculative decoding; one per decoding sequence and step).", m)
+                        .with({model});
+      spec_draft_tokens = reg.counter("inferscope_spec_decode_draft_tokens_total",
+                                      "Draft tokens proposed for verification (speculative decoding).", m)
+                              .with({model});
+      spec_accepted_tokens = reg.counter("inferscope_spec_decode_accepted_tokens_total",
+                                         "Draft tokens accepted by verification (speculative decoding).", m)
+                                 .with({model});
+    }
     step_duration = reg.histogram("inferscope_engine_step_duration_seconds",
                                   "Engine step time (model seconds / time_scale).", m,
                                   metrics::default_latency_buckets(), "seconds")
@@ -163,9 +175,13 @@ struct Vllm {
   Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
   Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
   Histogram iteration_tokens;
+  // Speculative decoding, only when on (vLLM registers them with a speculative config).
+  Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;
+  std::vector<Counter> spec_accepted_per_position;  // position "0" .. K-1
   bool legacy = false;
 
-  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool with_legacy)
+  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool with_legacy,
+       std::uint32_t speculative_tokens)
       : legacy(with_legacy) {
     const Labels l = {"model_name", "engine"};
     const auto gauge = [&](std::string name, std::string help) { return reg.gauge(std::move(name), std::move(help), l).with({model, engine}); };
@@ -221,6 +237,15 @@ struct Vllm {
     iteration_tokens = reg.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", l,
                                      kVllmIterationTokens, "", /*foreign_name=*/true)
                            .with({model, engine});
+    if (speculative_tokens > 0) {
+      spec_drafts = counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.");
+      spec_draft_tokens = counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.");
+      spec_accepted_tokens = counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.");
+      auto& per_position = reg.counter("vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                                       "Accepted tokens per draft position.", {"model_name", "engine", "position"});
+      for (std::uint32_t j = 0; j < speculative_tokens; ++j)
+        spec_accepted_per_position.push_back(per_position.with({model, engine, std::to_string(j)}));
+    }
   }
 };
 
@@ -308,6 +333,11 @@ void ServeMetrics::State::refresh() {
     add_delta(engine->preemptions, s.preemptions_total, last.preemptions_total);
     add_delta(engine->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
     add_delta(engine->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
+    if (options.speculative_tokens > 0) {
+      add_delta(engine->spec_drafts, s.spec_drafts, last.spec_drafts);
+      add_delta(engine->spec_draft_tokens, s.spec_draft_tokens, last.spec_draft_tokens);
+      add_delta(engine->spec_accepted_tokens, s.spec_accepted_tokens, last.spec_accepted_tokens);
+    }
   }
   if (vllm) {
     vllm->running.set(s.running);
@@ -319,6 +349,13 @@ void ServeMetrics::State::refresh() {
     add_delta(vllm->preemptions, s.preemptions_total, last.preemptions_total);
     add_delta(vllm->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
     add_delta(vllm->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
+    if (options.speculative_tokens > 0) {
+      add_delta(vllm->spec_drafts, s.spec_drafts, last.spec_drafts);
+      add_delta(vllm->spec_draft_tokens, s.spec_draft_tokens, last.spec_draft_tokens);
+      add_delta(vllm->spec_accepted_tokens, s.spec_accepted_tokens, last.spec_accepted_tokens);
+      for (std::size_t j = 0; j < std::min<std::size_t>(vllm->spec_accepted_per_position.size(), kMaxSpeculativeTokens); ++j)
+        add_delta(vllm->spec_accepted_per_position[j], s.spec_accepted_per_position[j], last.spec_accepted_per_position[j]);
+    }
   }
   if (dcgm) {
     dcgm->util.set(std::clamp(s.busy_fraction, 0.0, 1.0) * 100.0);
@@ -353,11 +390,12 @@ ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions opti
     ro.routes = options.routes;
     ro.dependency_names = options.dependency_names;
     st.recorder = std::make_unique<timeline::TimelineRecorder>(registry, std::move(ro));
-    st.engine = std::make_unique<InferscopeEngine>(plain, primary);
+    st.engine = std::make_unique<InferscopeEngine>(plain, primary, options.speculative_tokens);
   }
   if (enabled("vllm")) {
     st.vllm = std::make_unique<Vllm>(Registrar{registry, true}, primary, options.engine,
-                                     static_cast<double>(options.max_model_len), options.vllm_legacy_aliases);
+                                     static_cast<double>(options.max_model_len), options.vllm_legacy_aliases,
+                                     options.speculative_tokens);
   }
   if (enabled("gen_ai")) st.gen_ai = std::make_unique<GenAi>(plain, st.models);
   if (options.simulated_gpu) st.dcgm = std::make_unique<Dcgm>(plain, options.hostname);
@@ -446,7 +484,8 @@ bool ServeMetrics::wait_requests_recorded(std::uint64_t at_least, std::chrono::m
 }
 
 void ServeMetrics::on_step(const StepInfo& step) noexcept {
-  const double tokens = static_cast<double>(step.prefill_tokens) + step.decode_seqs;
+  // vLLM counts every token scheduled in the step, verified drafts included.
+  const double tokens = static_cast<double>(step.prefill_tokens) + step.decode_seqs + step.draft_tokens;
   if (state_->vllm) state_->vllm->iteration_tokens.observe(tokens);
   if (!state_->engine) return;
   const double scale = state_->options.time_scale > 0 ? state_->options.time_scale : 1.0;

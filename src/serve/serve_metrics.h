@@ -32,6 +32,7 @@ struct ServeMetricsOptions {
   std::vector<std::string> routes{"/v1/chat/completions", "/v1/completions"};
   std::vector<std::string> dependency_names{"embedding", "rerank", "guardrail", "retrieval"};
   std::uint32_t max_model_len = 8192;   // vLLM token histograms: 1-2-5 buckets up to this
+  std::uint32_t speculative_tokens = 0; // > 0: the spec-decode series, per position 0..K-1 (as vLLM, only when on)
   bool vllm_legacy_aliases = false;     // also vllm:time_per_output_token_seconds, vllm:gpu_cache_usage_perc
   bool simulated_gpu = true;            // DCGM_FI_* gauges, labelled simulated="true"
   double time_scale = 1.0;              // engine model seconds / time_scale = real seconds

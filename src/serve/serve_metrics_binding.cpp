@@ -21,6 +21,7 @@ Result<void> bind_serve_metrics(ServerState& state) {
   options.model_names = o.model_names;
   options.dialects = o.dialects;
   options.max_model_len = o.engine.max_model_len;
+  options.speculative_tokens = o.engine.speculative_tokens;
   options.time_scale = o.engine.time_scale;
   try {
     state.metrics = std::make_unique<ServeMetrics>(state.registry, std::move(options));

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 namespace inferscope::alerts {
 namespace {
@@ -58,6 +62,46 @@ TEST(RulesGeneratorTest, VllmUsesItsOwnNames) {
   EXPECT_FALSE(contains(text, "inferscope_request_duration_seconds"));
   EXPECT_EQ(lacking_names(rules, "v"), (std::vector<std::string>{kGpuMemoryHigh}));
   EXPECT_TRUE(contains(text, "# InferscopeGpuMemoryHigh is not generated for this target"));
+}
+
+// Tests that the vLLM rules need no removed name: every vllm: series they read is exposed by a
+// vLLM past every removal (tests/dialect/testdata, constructed), unless it is the older name of a
+// binding, read only beside the current one (`or`), so a server upgraded past the removals is
+// alerted on in full.
+TEST(RulesGeneratorTest, VllmRulesReadOnlyPostRemovalNamesOrTheirFallbacks) {
+  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/dialect/testdata/vllm-v1-2026-dp2-constructed-metrics.txt");
+  std::stringstream fixture;
+  fixture << in.rdbuf();
+  std::set<std::string> exposed;
+  const std::regex sample_name(R"((^|\n)(vllm:[a-zA-Z0-9_:]+))");
+  const std::string text = fixture.str();
+  for (std::sregex_iterator m(text.begin(), text.end(), sample_name), end; m != end; ++m) {
+    const std::string name = (*m)[2];
+    exposed.insert(name);
+    // A histogram's base name (what the rules' annotations and absent() checks name).
+    for (const char* suffix : {"_bucket", "_count", "_sum"})
+      if (name.ends_with(suffix)) exposed.insert(name.substr(0, name.size() - std::string_view(suffix).size()));
+  }
+  ASSERT_GT(exposed.size(), 20u);
+  std::set<std::string> legacy;
+  for (const dialect::MetricBinding& b : dialect::dialect(DialectId::kVllm).bindings)
+    for (const dialect::LegacyName& l : b.legacy) legacy.insert(std::string(l.name));
+
+  const auto rules = generate_for({{"v", DialectId::kVllm}});
+  const std::string& rule_text = file_named(rules, "target-v.rules.yml")->text;
+  const std::regex read_name(R"(vllm:[a-zA-Z0-9_:]+)");
+  std::size_t read = 0;
+  for (std::sregex_iterator m(rule_text.begin(), rule_text.end(), read_name), end; m != end; ++m) {
+    std::string name = m->str();
+    if (exposed.count(name)) {
+      ++read;
+      continue;
+    }
+    for (const char* suffix : {"_bucket", "_count", "_sum"})
+      if (name.ends_with(suffix)) name.resize(name.size() - std::string_view(suffix).size());
+    EXPECT_TRUE(legacy.count(name)) << m->str() << " is neither exposed after the removals nor a binding's older name";
+  }
+  EXPECT_GT(read, 10u);
 }
 
 // Tests that a custom target's rules read its mapped names, with its model label renamed and

@@ -50,5 +50,32 @@ TEST(BenchOptionsTest, Validation) {
   check(b6, "--arrival");
 }
 
+// Tests the prefix pool flags: both together build a pool workload; one alone, one beside
+// --shared-prefix-ratio, or one with a dataset is a one-line error naming the flag.
+TEST(BenchOptionsTest, PrefixPool) {
+  BenchOptions o;
+  o.prefix_pool = 8;
+  o.prefix_len = 64;
+  o.random_input_len = 100;
+  auto s = build_run_setup(o);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload->next(0).input_tokens, 100u);
+  auto check = [](BenchOptions bad, const char* flag) {
+    auto r = build_run_setup(bad);
+    ASSERT_FALSE(r) << flag;
+    EXPECT_NE(r.error().message.find(flag), std::string::npos) << r.error().message;
+  };
+  BenchOptions alone;
+  alone.prefix_pool = 8;
+  check(alone, "--prefix-len");
+  BenchOptions both = o;
+  both.shared_prefix_ratio = 0.5;
+  check(both, "--shared-prefix-ratio");
+  BenchOptions dataset = o;
+  dataset.dataset_name = "jsonl";
+  dataset.dataset_path = "x.jsonl";
+  check(dataset, "--prefix-pool");
+}
+
 }  // namespace
 }  // namespace inferscope::bench

@@ -93,7 +93,9 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   std::filesystem::create_directories(artifacts);
   up::testing::TempDir dir;
 
-  UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "240"});
+  // Speculative decoding on, so the engine-features row has data to draw like every other chart.
+  UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "240",
+                   "--speculative-tokens", "2"});
   ASSERT_TRUE(serve.started()) << serve.start_error();
   const std::string serve_url = url_of_serve(serve);
   ASSERT_FALSE(serve_url.empty()) << serve.output();
@@ -166,7 +168,7 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
   qt::RedisServer redis;
   ASSERT_TRUE(redis.ok()) << redis.error();
 
-  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "240"});
+  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "240", "--speculative-tokens", "2"});
   ASSERT_TRUE(serve.started()) << serve.start_error();
   const std::string serve_url = url_of_serve(serve);
   ASSERT_FALSE(serve_url.empty()) << serve.output();

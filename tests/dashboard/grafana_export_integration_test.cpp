@@ -70,8 +70,9 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
       }
     }
     std::vector<std::string> expected_rows = {"Overview", "Where the time goes", "First token and decode",
-                                              "Request mix", "Queue and capacity", "GPU", "Host", "Alerts", "Doctor"};
-    if (queue_row) expected_rows.insert(expected_rows.begin() + 5, "Queue");
+                                              "Request mix", "Queue and capacity", "Engine features", "GPU", "Host", "Alerts",
+                                              "Doctor"};
+    if (queue_row) expected_rows.insert(expected_rows.begin() + 6, "Queue");
     EXPECT_EQ(row_titles, expected_rows);
     // The Queue row: four charts reading the queue jobs ($queue_job, a variable listing them).
     std::size_t queue_targets = 0;

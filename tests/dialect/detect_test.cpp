@@ -103,7 +103,31 @@ TEST(DetectTest, VllmCurrentNames) {
   EXPECT_TRUE(c.optional_missing.empty());
   EXPECT_TRUE(c.renamed.empty());
   EXPECT_TRUE(c.without_series.empty());
-  EXPECT_EQ(c.present.size(), dialect(DialectId::kVllm).bindings.size());
+  // Everything but the speculative-decoding series, which exist only while speculation is on.
+  std::size_t always = 0;
+  for (const MetricBinding& b : dialect(DialectId::kVllm).bindings) always += b.presence != Presence::kFeature;
+  EXPECT_EQ(c.present.size(), always);
+  EXPECT_FALSE(contains(c.present, Role::kSpecAcceptedTokens));
+}
+
+// Tests a vLLM past every removal (constructed: two data-parallel engines, speculative decoding,
+// prompt-token provenance; no vllm:gpu_*, no vllm:time_per_output_token_seconds): detected as
+// vLLM on its current names, every role present, none missing or renamed, latency included.
+TEST(DetectTest, VllmPostRemovalNamesOnly) {
+  const ParsedExposition e = load("vllm-v1-2026-dp2-constructed-metrics.txt");
+  for (const auto& family : e.families) {
+    EXPECT_FALSE(family.name.starts_with("vllm:gpu_")) << family.name;
+    EXPECT_NE(family.name, "vllm:time_per_output_token_seconds");
+  }
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kVllm) << d.evidence;
+  EXPECT_EQ(d.found[0].variant, "");
+  const Coverage c = check_coverage(e, DialectId::kVllm);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_TRUE(c.renamed.empty());
+  for (Role latency : {Role::kE2e, Role::kTtft, Role::kQueue, Role::kPrefill, Role::kDecode, Role::kItl, Role::kTpot})
+    EXPECT_TRUE(contains(c.present, latency)) << to_string(latency);
+  EXPECT_EQ(c.present.size(), dialect(DialectId::kVllm).bindings.size());  // speculative decoding's too
 }
 
 // Tests the renamed-metric trap: an older vLLM still on the old names.

@@ -1,4 +1,4 @@
-// The doctor on incidents built apart from its scenario suite (issue 20's five classes), end to end
+// The doctor on incidents built apart from its scenario suite (issue 20's five classes, issue 28's engine features), end to end
 // through the command line: `inferscope serve` processes under load from `inferscope bench`
 // processes, one real Prometheus scraping them every second, and `inferscope doctor` run in both
 // modes on the same incident: `--scrape` (a baseline saved with `--save-baseline` before the
@@ -47,10 +47,12 @@ struct BenchLoad {
   int input_tokens = 256;
   int output_tokens = 64;
   double burstiness = 0;  // gamma shape of the gaps (< 1 burstier than Poisson); 0 = constant spacing
+  int prefix_pool = 0;    // --prefix-pool: distinct prefixes every prompt starts with one of (0 = none)
+  int prefix_len = 0;     // --prefix-len: their length in tokens
 };
 
 struct Repro {
-  std::string klass;  // which of the issue's five classes it reproduces
+  std::string klass;  // which class it reproduces (issue 20's five, then issue 28's engine features)
   std::string name;
   std::vector<std::string> serve_args;  // beyond the common ones
   BenchLoad base;
@@ -71,7 +73,7 @@ std::string fmt_rate(double r) {
 
 // bench_args: `inferscope bench` for `seconds` of constant arrivals at `port`.
 std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, double seconds) {
-  return {"bench",          "--base-url",
+  std::vector<std::string> args = {"bench",          "--base-url",
           "http://127.0.0.1:" + std::to_string(port), "--model",
           "sim-a",          "--request-rate",
           fmt_rate(load.rate), "--arrival",
@@ -82,6 +84,11 @@ std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, d
           std::to_string(load.output_tokens), "--ignore-eos",
           "--no-progress",  "--seed",
           "7"};
+  if (load.prefix_pool > 0)
+    for (const std::string& a : {std::string("--prefix-pool"), std::to_string(load.prefix_pool), std::string("--prefix-len"),
+                                 std::to_string(load.prefix_len)})
+      args.push_back(a);
+  return args;
 }
 
 // ServeProcess is one `inferscope serve` on an ephemeral port, its port read from its listening line.
@@ -262,6 +269,27 @@ std::vector<Repro> all_repros() {
                    {.rate = 3, .input_tokens = 500, .output_tokens = 60},
                    BenchLoad{.rate = 3, .input_tokens = 500, .output_tokens = 60, .burstiness = 0.1}, "",
                    {"unexplained"}, {}});
+  // 6. The prefix cache stops paying off at the same prompts and rate: a share of requests no
+  //    longer finds its prefix (the serve fault a router that stopped keeping conversations on
+  //    this replica amounts to).
+  cases.push_back({"6 prefix-cache", "pool of 4 x 1792-token prefixes in 2048-token prompts at 4 req/s, scramble 1", {},
+                   {.rate = 4, .input_tokens = 2048, .output_tokens = 32, .prefix_pool = 4, .prefix_len = 1792},
+                   std::nullopt, R"({"prefix_cache_scramble": 1})", {"prefix_cache_miss"},
+                   {"long_prompts", "prefill_slowdown"}});
+  cases.push_back({"6 prefix-cache", "pool of 6 x 3600-token prefixes in 4000-token prompts at 2 req/s, scramble 0.6",
+                   {}, {.rate = 2, .input_tokens = 4000, .output_tokens = 48, .prefix_pool = 6, .prefix_len = 3600},
+                   std::nullopt, R"({"prefix_cache_scramble": 0.6})", {"prefix_cache_miss"},
+                   {"long_prompts", "prefill_slowdown"}});
+  // 7. Speculative decoding accepts fewer drafts (a traffic mix the draft predicts badly): more
+  //    engine steps per output token at the same step cost.
+  cases.push_back({"7 spec-decode", "3 drafts at acceptance 0.8 -> 0.15, 128-token answers at 3 req/s",
+                   {"--speculative-tokens", "3", "--speculative-acceptance", "0.8"},
+                   {.rate = 3, .input_tokens = 256, .output_tokens = 128}, std::nullopt,
+                   R"({"spec_acceptance": 0.15})", {"spec_decode_acceptance_drop"}, {"decode_slowdown"}});
+  cases.push_back({"7 spec-decode", "5 drafts at acceptance 0.7 -> 0.35, 96-token answers at 5 req/s",
+                   {"--speculative-tokens", "5", "--speculative-acceptance", "0.7"},
+                   {.rate = 5, .input_tokens = 512, .output_tokens = 96}, std::nullopt,
+                   R"({"spec_acceptance": 0.35})", {"spec_decode_acceptance_drop"}, {"decode_slowdown"}});
   // Held aside: one more case per class, added once the rules above were settled and run as they
   // stand; docs/doctor.md reports their first-attempt accuracy apart from the cases above.
   std::vector<Repro> held = {
@@ -280,6 +308,16 @@ std::vector<Repro> all_repros() {
       {"5 unexplained", "gamma-shape 0.3 bursts at 8 req/s, batch cap 6", {"--max-num-seqs", "6"},
        {.rate = 8, .input_tokens = 256, .output_tokens = 32},
        BenchLoad{.rate = 8, .input_tokens = 256, .output_tokens = 32, .burstiness = 0.3}, "", {"unexplained"}, {}},
+      // The client side of the same loss: traffic spread over thousands of prefixes (a router
+      // change, many new tenants) at the same prompt length and rate.
+      {"6 prefix-cache", "pool of 8 -> 5000 prefixes of 1500 tokens in 1800-token prompts at 3 req/s", {},
+       {.rate = 3, .input_tokens = 1800, .output_tokens = 40, .prefix_pool = 8, .prefix_len = 1500},
+       BenchLoad{.rate = 3, .input_tokens = 1800, .output_tokens = 40, .prefix_pool = 5000, .prefix_len = 1500}, "",
+       {"prefix_cache_miss"}, {"long_prompts", "prefill_slowdown"}},
+      {"7 spec-decode", "4 drafts at acceptance 0.75 -> 0.5, 200-token answers at 4 req/s",
+       {"--speculative-tokens", "4", "--speculative-acceptance", "0.75"},
+       {.rate = 4, .input_tokens = 384, .output_tokens = 200}, std::nullopt, R"({"spec_acceptance": 0.5})",
+       {"spec_decode_acceptance_drop"}, {"decode_slowdown"}},
   };
   for (Repro& r : held) {
     r.held_aside = true;

@@ -32,6 +32,7 @@ struct ScenarioCase {
   std::function<LoadShape(LoadShape)> extra; // a second stream started at the change (null = none)
   bool default_capacity = false;              // the profile's own batch cap and KV cache (as `serve` runs)
   std::set<std::string> absent;               // causes that must not be reported
+  std::function<void(serve::ServerOptions&)> server;  // server options beyond the suite's (null = none)
 };
 
 struct Outcome {
@@ -144,7 +145,7 @@ std::vector<ScenarioCase> all_cases() {
     return s;
   });
   cases.push_back({"prefix-cache loss 90%->0%", "", shape([](LoadShape s) { s.shared_prefix = 0; return s; }),
-                   {"prefill_slowdown"}, {"prefill"}, {}, shared});
+                   {"prefix_cache_miss"}, {"prefill"}, {}, shared});
   // The project's demo: a 4x decode fault while a second stream of 4096-token prompts joins the
   // steady short-prompt traffic (arrivals rise, prompts get longer, and the decode fault must
   // still be named, not mistaken for an engine stall).
@@ -160,7 +161,31 @@ std::vector<ScenarioCase> all_cases() {
                    }),
                    /*default_capacity=*/true, /*absent=*/{"engine_stall"}});
   cases.push_back({"prefix-cache loss 90%->40%", "", shape([](LoadShape s) { s.shared_prefix = 0.4; return s; }),
-                   {"prefill_slowdown"}, {"prefill"}, {}, shared});
+                   {"prefix_cache_miss"}, {"prefill"}, {}, shared});
+  // The same loss from the server's side at unchanged traffic: a share of requests scrambled
+  // away from the cached prefix (a router that stopped keeping conversations on this replica).
+  cases.push_back({"prefix_cache_scramble 1", R"({"prefix_cache_scramble": 1})", nullptr, {"prefix_cache_miss"},
+                   {"prefill"}, {}, shared, nullptr, false, {"long_prompts", "prefill_slowdown"}});
+  cases.push_back({"prefix_cache_scramble 0.6", R"({"prefix_cache_scramble": 0.6})", nullptr, {"prefix_cache_miss"},
+                   {"prefill"}, {}, shared, nullptr, false, {"long_prompts", "prefill_slowdown"}});
+  // Speculative decoding (3 drafts accepted at 0.8 per position) whose drafts stop matching the
+  // traffic: fewer tokens per step at the same step cost.
+  auto speculative = [](serve::ServerOptions& o) {
+    o.engine.speculative_tokens = 3;
+    o.engine.speculative_acceptance = 0.8;
+  };
+  auto decode_heavy = shape([](LoadShape s) {
+    s.rate = 6;
+    s.max_tokens = 64;
+    return s;
+  });
+  cases.push_back({"spec_acceptance 0.8->0.1", R"({"spec_acceptance": 0.1})", nullptr, {"spec_decode_acceptance_drop"},
+                   {"decode"}, {}, decode_heavy, nullptr, false, {"decode_slowdown", "long_outputs"}, speculative});
+  cases.push_back({"spec_acceptance 0.8->0.4", R"({"spec_acceptance": 0.4})", nullptr, {"spec_decode_acceptance_drop"},
+                   {"decode"}, {}, decode_heavy, nullptr, false, {"decode_slowdown", "long_outputs"}, speculative});
+  // A slower engine step under speculation is still decode_slowdown.
+  cases.push_back({"decode_slowdown x2.5 under speculation", R"({"decode_slowdown": 2.5})", nullptr, {"decode_slowdown"},
+                   {"decode"}, {}, decode_heavy, nullptr, false, {"spec_decode_acceptance_drop"}, speculative});
   return cases;
 }
 
@@ -175,6 +200,7 @@ std::vector<Outcome> run_cases(const std::vector<ScenarioCase>& cases) {
       options.engine.max_num_seqs = 0;
       options.engine.kv_capacity_tokens = 0;
     }
+    if (c.server) c.server(options);
     auto s = serve::Server::start(options);
     EXPECT_TRUE(s) << s.error().message;
     if (!s) return {};

@@ -77,6 +77,18 @@ TEST(RoleSpecTest, VllmCurrentAndRenamed) {
   EXPECT_TRUE(kv_renamed) << to_text(o);
 }
 
+// Tests `--check-metrics` on a vLLM past every removal (constructed, two data-parallel engines):
+// read as vLLM, no role missing (latency roles included) and nothing reported renamed.
+TEST(RoleSpecTest, VllmPostRemovalNamesOnly) {
+  MetricsCheck c = check_exposition("vllm-2026", load("vllm-v1-2026-dp2-constructed-metrics.txt"));
+  ASSERT_EQ(c.dialects, std::vector<std::string>{"vllm"}) << to_text(c);
+  EXPECT_TRUE(c.missing.empty()) << to_text(c);
+  EXPECT_TRUE(c.renamed.empty()) << to_text(c);
+  auto specs = role_specs_for(c.dialects);
+  for (const char* latency : {"e2e", "ttft", "tpot", "itl", "queue", "prefill", "decode"})
+    EXPECT_NE(find(specs, latency), nullptr) << latency;
+}
+
 // Tests SGLang on its three recordings (../shared/samples, copied to tests/dialect/testdata):
 // detected alone, nothing expected missing, the 2026 build on current names, v0.3.5 and 0.4 read
 // under their old names and reported renamed; the queue stage reads the current name first.

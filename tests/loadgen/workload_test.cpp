@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -43,6 +44,38 @@ TEST(WorkloadTest, SharedPrefix) {
     EXPECT_EQ(wa, wb) << "word " << i;
   }
   EXPECT_NE(a.prompt, b.prompt);
+}
+
+// first_words returns the first `n` words of `s` joined by spaces.
+std::string first_words(const std::string& s, std::size_t n) {
+  std::istringstream in(s);
+  std::string out, w;
+  for (std::size_t i = 0; i < n && in >> w; ++i) out += (i ? " " : "") + w;
+  return out;
+}
+
+// Tests a prefix pool: every prompt keeps its drawn length, starts with one of `count` distinct
+// prefixes of `tokens` words (each drawn about equally often), and a prompt shorter than the
+// prefix is the prefix's first words.
+TEST(WorkloadTest, PrefixPool) {
+  SyntheticWorkload w({{"c", 1, fixed_length(60), fixed_length(4)}}, 0, 5, PrefixPool{4, 32});
+  std::map<std::string, int> seen;
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    RequestSpec r = w.next(i);
+    EXPECT_EQ(words(r.prompt), 60u);
+    ++seen[first_words(r.prompt, 32)];
+  }
+  ASSERT_EQ(seen.size(), 4u);
+  for (const auto& [prefix, n] : seen) EXPECT_NEAR(n, 100, 35) << prefix;
+  // Requests after the prefix differ.
+  EXPECT_NE(w.next(1).prompt.substr(0, 400), w.next(2).prompt.substr(0, 400));
+
+  SyntheticWorkload short_prompts({{"c", 1, fixed_length(10), fixed_length(4)}}, 0, 5, PrefixPool{1, 32});
+  SyntheticWorkload long_prompts({{"c", 1, fixed_length(60), fixed_length(4)}}, 0, 5, PrefixPool{1, 32});
+  EXPECT_EQ(short_prompts.next(3).prompt, first_words(long_prompts.next(9).prompt, 10));
+  // Another seed is another pool (a changed system prompt).
+  SyntheticWorkload other({{"c", 1, fixed_length(60), fixed_length(4)}}, 0, 6, PrefixPool{1, 32});
+  EXPECT_NE(first_words(other.next(0).prompt, 32), first_words(long_prompts.next(0).prompt, 32));
 }
 
 // Tests that a weighted mix picks classes in proportion and parse_mix rejects bad entries.

@@ -75,6 +75,10 @@ TEST(ServeCommandTest, BadFlagsFailWithOneLine) {
   check({"serve", "--dialects", "prometheus2"}, "--dialects");
   check({"serve", "--fault", "no_such_fault=1"}, "--fault");
   check({"serve", "--profile", "no-such-profile", "--port", "0"}, "inferscope serve: cannot");
+  check({"serve", "--speculative-tokens", "9"}, "--speculative-tokens");
+  check({"serve", "--speculative-acceptance", "1.5"}, "--speculative-acceptance");
+  check({"serve", "--fault", "spec_acceptance=2"}, "--fault");
+  check({"serve", "--speculative-tokens", "2", "--profile", "seed-mock", "--port", "0"}, "no speculative decoding");
 }
 
 }  // namespace

@@ -122,5 +122,66 @@ TEST_F(ServeFaultsTest, WorkerStallMovesQueue) {
   EXPECT_LT(slow["preprocess"], 0.25 * slow["queue"]) << show(slow);
 }
 
+// Tests speculative decoding end to end: a server with 3 draft tokens at acceptance 0.8 exports
+// vLLM's spec_decode series (per position "0".."2", non-increasing) and inferscope's own, streams
+// one chunk per engine step (fewer chunks than tokens), and the spec_acceptance fault (0.05)
+// lowers the accepted share and stretches decode at the same outputs.
+TEST(ServeSpeculativeTest, SeriesChunksAndAcceptanceFault) {
+  ServerOptions o = fast_options();
+  o.engine.time_scale = 10;
+  o.enable_admin = true;
+  o.engine.speculative_tokens = 3;
+  o.engine.speculative_acceptance = 0.8;
+  TestServer server(o);
+  ASSERT_TRUE(server.ok());
+  auto window = [&](int round) {
+    auto before = server.scrape();
+    std::size_t chunks = 0;
+    for (int i = 0; i < 4; ++i) {
+      auto body = chat_body("s" + std::to_string(round) + "r" + std::to_string(i) + words(40), 64, true, {{"ignore_eos", true}});
+      HttpReply r = server.post("/v1/chat/completions", body);
+      EXPECT_EQ(r.status, 200);
+      chunks += sse_payloads(r.body).size();
+    }
+    auto after = server.scrape();
+    return std::tuple{before, after, chunks, stage_mean_between(before, after, "decode")};
+  };
+  auto [before, after, chunks, decode_fast] = window(0);
+  const double drafts = metric(after, "vllm:spec_decode_num_draft_tokens_total");
+  const double accepted = metric(after, "vllm:spec_decode_num_accepted_tokens_total");
+  ASSERT_GT(drafts, 0);
+  EXPECT_GT(accepted / drafts, 0.4) << accepted << " / " << drafts;
+  EXPECT_GT(metric(after, "vllm:spec_decode_num_drafts_total"), 0);
+  double previous = accepted + 1;
+  for (const char* position : {"0", "1", "2"}) {
+    const double at = metric(after, "vllm:spec_decode_num_accepted_tokens_per_pos_total", {{"position", position}});
+    EXPECT_GE(at, 0) << position;
+    EXPECT_LE(at, previous) << position;
+    previous = at;
+  }
+  EXPECT_EQ(metric(after, "inferscope_spec_decode_accepted_tokens_total"), accepted);
+  EXPECT_EQ(metric(after, "inferscope_spec_decode_draft_tokens_total"), drafts);
+  EXPECT_LT(chunks, 4u * 64u) << "several tokens per chunk when drafts are accepted";
+
+  HttpReply set = server.post("/admin/faults", R"({"spec_acceptance": 0.05})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  auto [before2, after2, chunks2, decode_slow] = window(1);
+  const double drafts2 = metric(after2, "vllm:spec_decode_num_draft_tokens_total") - drafts;
+  const double accepted2 = metric(after2, "vllm:spec_decode_num_accepted_tokens_total") - accepted;
+  EXPECT_LT(accepted2 / drafts2, 0.15) << accepted2 << " / " << drafts2;
+  EXPECT_GT(decode_slow, 1.5 * decode_fast) << decode_fast << " -> " << decode_slow;
+  EXPECT_GT(chunks2, chunks);
+}
+
+// Tests that a server without speculation exports no spec_decode series (as vLLM without a
+// speculative config).
+TEST(ServeSpeculativeTest, NoSeriesWhenOff) {
+  TestServer server(fast_options());
+  ASSERT_TRUE(server.ok());
+  auto e = server.scrape();
+  EXPECT_EQ(metric(e, "vllm:spec_decode_num_drafts_total"), -1);
+  EXPECT_EQ(metric(e, "inferscope_spec_decode_draft_tokens_total"), -1);
+}
+
 }  // namespace
 }  // namespace inferscope::serve::testing

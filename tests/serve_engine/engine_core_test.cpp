@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 namespace inferscope::serve {
@@ -59,7 +60,7 @@ TEST(EngineCoreTest, PrefillThenOneTokenPerStep) {
   StepResult r = core.finish_step();
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_TRUE(r.events[0].prefill_done);
-  EXPECT_TRUE(r.events[0].has_token);
+  EXPECT_EQ(r.events[0].token_count, 1u);
   EXPECT_FALSE(r.events[0].finished);
   for (int i = 0; i < 2; ++i) {
     plan = core.plan_step();
@@ -156,7 +157,7 @@ TEST(EngineCoreTest, PreemptionRecomputesLater) {
     preempted.insert(preempted.end(), plan.preempted.begin(), plan.preempted.end());
     if (!preempted.empty() && plan.prefill_tokens > 16) saw_recompute = true;
     if (plan.empty()) break;
-    for (const auto& ev : core.finish_step().events) (ev.id == 1 ? tokens1 : tokens2) += ev.has_token;
+    for (const auto& ev : core.finish_step().events) (ev.id == 1 ? tokens1 : tokens2) += ev.token_count;
   }
   ASSERT_FALSE(preempted.empty());
   EXPECT_EQ(preempted.front(), 2u);  // newest first
@@ -184,6 +185,138 @@ TEST(EngineCoreTest, PrefixCacheHitsSharedFullBlocks) {
   // A different prompt misses.
   ASSERT_TRUE(core.submit(3, request(40, 1, 9000)));
   EXPECT_EQ(core.plan_step().prefill_tokens, 40u);
+}
+
+// Tests the prefix_cache_scramble fault: a scrambled request computes its whole prompt although
+// its prefix is cached, and a later request sharing that prompt still hits the blocks of the
+// unscrambled one only; at share 0 again every request hits. Prefill is charged for the
+// uncached tokens only.
+TEST(EngineCoreTest, PrefixCacheScrambleDefeatsReuse) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(64, 1)));
+  run_to_end(core);
+  FaultSet scramble;
+  scramble.prefix_cache_scramble = 1;
+  core.set_faults(scramble);
+  ASSERT_TRUE(core.submit(2, request(64, 1)));
+  StepPlan missed = core.plan_step();
+  EXPECT_EQ(missed.prefill_tokens, 64u);
+  EXPECT_NEAR(missed.model_seconds, 0.01 + 0.064, 1e-9);
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 0u);
+  core.set_faults(FaultSet{});
+  ASSERT_TRUE(core.submit(3, request(64, 1)));
+  StepPlan hit = core.plan_step();
+  EXPECT_EQ(hit.prefill_tokens, 64u - 48u);  // three full blocks cached; the last is recomputed
+  EXPECT_NEAR(hit.model_seconds, 0.01 + 0.016, 1e-9);
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 48u);
+
+  // At a share of one half, about half of the requests miss.
+  FaultSet half;
+  half.prefix_cache_scramble = 0.5;
+  core.set_faults(half);
+  int missed_n = 0;
+  for (SequenceId id = 100; id < 300; ++id) {
+    ASSERT_TRUE(core.submit(id, request(64, 1)));
+    missed_n += core.plan_step().prefill_tokens == 64u;
+    (void)core.finish_step();
+  }
+  EXPECT_GT(missed_n, 70);
+  EXPECT_LT(missed_n, 130);
+}
+
+// collect_tokens runs `core` to the end and returns every token of sequence `id`, in order, and
+// the number of steps that emitted any.
+std::pair<std::vector<std::uint32_t>, int> collect_tokens(EngineCore& core, SequenceId id) {
+  std::vector<std::uint32_t> out;
+  int steps = 0;
+  while (core.has_work() && steps < 10000) {
+    if (core.plan_step().empty()) break;
+    for (const SequenceEvent& ev : core.finish_step().events)
+      if (ev.id == id) {
+        out.insert(out.end(), ev.tokens.begin(), ev.tokens.begin() + ev.token_count);
+        steps += ev.token_count > 0;
+      }
+  }
+  return {out, steps};
+}
+
+// Tests speculative decoding at acceptance 1: after the prefill step, each verify step emits its
+// three drafts and its own token, never past max_tokens, the same token ids as without
+// speculation; a verify step costs its drafts as tokens of the decode pass.
+TEST(EngineCoreTest, SpeculativeDecodingEmitsAcceptedDraftsPlusOne) {
+  CoreConfig plain_config;
+  EngineCore plain(plain_config, simple_profile());
+  ASSERT_TRUE(plain.submit(1, request(20, 13)));
+  auto [plain_tokens, plain_steps] = collect_tokens(plain, 1);
+  EXPECT_EQ(plain_steps, 13);
+
+  CoreConfig config;
+  config.speculative_tokens = 3;
+  config.speculative_acceptance = 1;
+  EngineCore core(config, simple_profile());
+  ASSERT_TRUE(core.submit(1, request(20, 13)));
+  (void)core.plan_step();  // prefill: no drafts yet
+  StepResult first = core.finish_step();
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].token_count, 1u);
+  StepPlan verify = core.plan_step();
+  EXPECT_EQ(verify.decode_seqs, 1u);
+  EXPECT_EQ(verify.draft_tokens, 3u);
+  EXPECT_NEAR(verify.model_seconds, 0.01 + 0.0001 + 3 * 0.001, 1e-9);
+  StepResult second = core.finish_step();
+  EXPECT_EQ(second.events[0].token_count, 4u);
+  auto [rest, rest_steps] = collect_tokens(core, 1);
+  EXPECT_EQ(rest_steps, 2);  // 1 + 4 + 4 + 4 = 13: the last step proposes only what can be kept
+  std::vector<std::uint32_t> spec_tokens = {first.events[0].tokens[0]};
+  spec_tokens.insert(spec_tokens.end(), second.events[0].tokens.begin(), second.events[0].tokens.begin() + 4);
+  spec_tokens.insert(spec_tokens.end(), rest.begin(), rest.end());
+  EXPECT_EQ(spec_tokens, plain_tokens);
+  EngineStats s = stats_of(core);
+  EXPECT_EQ(s.spec_drafts, 3u);
+  EXPECT_EQ(s.spec_draft_tokens, 9u);
+  EXPECT_EQ(s.spec_accepted_tokens, 9u);
+  EXPECT_EQ(s.generation_tokens_total, 13u);
+  EXPECT_EQ(stats_of(plain).spec_drafts, 0u);
+}
+
+// Tests the per-position acceptance model: at acceptance 0.6 position j is kept about 0.6^(j+1)
+// of the time, counts fall with position, and the spec_acceptance fault (0.2) lowers every
+// position at once; acceptance 0 keeps nothing and emits one token per step.
+TEST(EngineCoreTest, SpeculativeAcceptancePerPositionAndFault) {
+  auto run = [](double acceptance, const FaultSet& faults) {
+    CoreConfig config;
+    config.speculative_tokens = 3;
+    config.speculative_acceptance = acceptance;
+    EngineCore core(config, simple_profile());
+    core.set_faults(faults);
+    for (SequenceId id = 1; id <= 40; ++id) {
+      GenerationRequest r = request(16, 400, 1000 + 100 * static_cast<std::uint32_t>(id));
+      r.seed = id;
+      EXPECT_TRUE(core.submit(id, std::move(r)));
+    }
+    run_to_end(core, 100000);
+    return stats_of(core);
+  };
+  const EngineStats s = run(0.6, FaultSet{});
+  ASSERT_GT(s.spec_drafts, 1000u);
+  const double drafts = static_cast<double>(s.spec_drafts);
+  for (int j = 0; j < 3; ++j) EXPECT_NEAR(s.spec_accepted_per_position[j] / drafts, std::pow(0.6, j + 1), 0.03) << j;
+  EXPECT_GE(s.spec_accepted_per_position[0], s.spec_accepted_per_position[1]);
+  EXPECT_GE(s.spec_accepted_per_position[1], s.spec_accepted_per_position[2]);
+  EXPECT_EQ(s.spec_accepted_per_position[3], 0u);
+  EXPECT_EQ(s.spec_accepted_tokens, s.spec_accepted_per_position[0] + s.spec_accepted_per_position[1] +
+                                        s.spec_accepted_per_position[2]);
+  FaultSet drop;
+  drop.spec_acceptance = 0.2;
+  const EngineStats d = run(0.6, drop);
+  EXPECT_NEAR(d.spec_accepted_per_position[0] / static_cast<double>(d.spec_drafts), 0.2, 0.03);
+  EXPECT_GT(d.spec_drafts, s.spec_drafts);  // fewer tokens per step: more steps for the same outputs
+  EXPECT_EQ(d.generation_tokens_total, s.generation_tokens_total);
+  const EngineStats none = run(0, FaultSet{});
+  EXPECT_EQ(none.spec_accepted_tokens, 0u);
+  EXPECT_EQ(none.generation_tokens_total, 40u * 400u);
 }
 
 // Tests that with prefix caching off nothing is ever reused.
@@ -229,7 +362,7 @@ TEST(EngineCoreTest, NaturalLengthIsSeeded) {
     for (int i = 0; i < 100000 && core.has_work(); ++i) {
       (void)core.plan_step();
       for (const auto& ev : core.finish_step().events) {
-        n += ev.has_token;
+        n += ev.token_count;
         if (ev.finished) *reason = ev.reason;
       }
     }
@@ -272,7 +405,7 @@ TEST(EngineCoreTest, StopsAtMaxModelLen) {
   for (int i = 0; i < 100 && core.has_work(); ++i) {
     (void)core.plan_step();
     for (const auto& ev : core.finish_step().events) {
-      n += ev.has_token;
+      n += ev.token_count;
       if (ev.finished) reason = ev.reason;
     }
   }

@@ -18,7 +18,8 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
     "stall": {"for_ms": 500, "every_s": 10}, "worker_stall": {"for_ms": 2000, "every_s": 30},
     "preprocess_slowdown": {"factor": 2, "add_ms": 40},
     "dependency": {"name": "embedding", "mean_ms": 30, "p99_ms": 120},
-    "error_rate": 0.05, "network_delay_ms": 20, "max_num_seqs": 4})"), FaultSet{});
+    "error_rate": 0.05, "network_delay_ms": 20, "max_num_seqs": 4, "prefix_cache_scramble": 0.8,
+    "spec_acceptance": 0.3})"), FaultSet{});
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f->decode_slowdown, 3);
   EXPECT_EQ(f->prefill_slowdown, 2.5);
@@ -31,6 +32,8 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
   EXPECT_EQ(f->error_rate, 0.05);
   EXPECT_EQ(f->network_delay_ms, 20);
   EXPECT_EQ(f->max_num_seqs, 4u);
+  EXPECT_EQ(f->prefix_cache_scramble, 0.8);
+  EXPECT_EQ(f->spec_acceptance, 0.3);
   EXPECT_TRUE(f->any());
   auto again = parse_faults(to_json(*f), FaultSet{});
   ASSERT_TRUE(again) << again.error().message;
@@ -78,6 +81,8 @@ TEST(FaultsTest, RejectsBadInput) {
     EXPECT_NE(r.error().message.find(key), std::string::npos) << "got " << r.error().message << "; want " << key;
   };
   check(R"({"decode_slowdown": 0})", "decode_slowdown");
+  check(R"({"prefix_cache_scramble": 1.5})", "prefix_cache_scramble");
+  check(R"({"spec_acceptance": -0.5})", "spec_acceptance");
   check(R"({"decode_slowdown": "x"})", "decode_slowdown");
   check(R"({"kv_capacity": 1.5})", "kv_capacity");
   check(R"({"kv_capacity": 0})", "kv_capacity");

@@ -11,7 +11,8 @@ double step_cost(const CostProfile& p, const StepShape& s, double prefill_factor
   double fixed = p.step_overhead_s + p.forward_base_s;
   double prefill = p.prefill_token_s * s.prefill_tokens + p.prefill_attention_s * s.prefill_context +
                    p.request_overhead_s * s.new_requests;
-  double decode = p.decode_seq_s * s.decode_seqs + p.decode_kv_token_s * static_cast<double>(s.decode_context);
+  double decode = p.decode_seq_s * s.decode_seqs + p.decode_kv_token_s * static_cast<double>(s.decode_context) +
+                  p.prefill_token_s * s.draft_tokens;
   double fixed_factor = s.decode_seqs > 0 ? decode_factor : prefill_factor;
   return fixed * fixed_factor + prefill * prefill_factor + decode * decode_factor;
 }

@@ -19,11 +19,15 @@ struct StepShape {
   std::uint32_t decode_seqs = 0;
   std::uint64_t decode_context = 0;   // sum over decoding sequences of their context length
   std::uint32_t new_requests = 0;     // requests scheduled for the first time in this step
+  std::uint32_t draft_tokens = 0;     // speculative drafts verified beside the decoding sequences
 };
 
 // step_cost returns the step's model seconds: (overhead + forward_base) scaled by the decode
 // factor when the step decodes (else the prefill factor), plus prefill terms x prefill_factor,
-// plus decode terms x decode_factor. An empty step costs 0.
+// plus decode terms x decode_factor. A verified draft token is one more token of the decode
+// pass: it costs prefill_token_s (its compute; the KV it reads is the sequence's, read once)
+// under the decode factor. Drafting itself (n-gram, EAGLE heads) is taken as free. An empty
+// step costs 0.
 double step_cost(const CostProfile& p, const StepShape& s, double prefill_factor, double decode_factor);
 
 // solo_output_cap returns the most output tokens a request with `prompt_len` tokens may produce

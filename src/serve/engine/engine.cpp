@@ -42,7 +42,8 @@ struct Engine::Impl {
         clock(options.clock ? *options.clock : metrics::SteadyClock::instance()),
         manual_clock(options.clock != nullptr),
         core(CoreConfig{options.max_num_seqs, options.max_num_batched_tokens, options.max_model_len,
-                        options.kv_capacity_tokens, options.block_size, options.enable_prefix_caching},
+                        options.kv_capacity_tokens, options.block_size, options.enable_prefix_caching,
+                        options.speculative_tokens, options.speculative_acceptance},
              profile),
         epoch(clock.now()),
         gpu(profile, options.busy_window_s, epoch),
@@ -290,14 +291,15 @@ struct Engine::Impl {
       if (it == live.end()) continue;
       SequenceObserver& observer = *it->second.observer;
       if (ev.prefill_done) observer.on_prefill_done(end);
-      if (ev.has_token && ev.finished) {
-        finish_live(ev.id, ev.reason, end, std::span<const std::uint32_t>(&ev.token, 1));
+      const std::span<const std::uint32_t> tokens(ev.tokens.data(), ev.token_count);
+      if (!tokens.empty() && ev.finished) {
+        finish_live(ev.id, ev.reason, end, tokens);
         continue;
       }
-      if (ev.has_token) observer.on_tokens(std::span<const std::uint32_t>(&ev.token, 1), end);
+      if (!tokens.empty()) observer.on_tokens(tokens, end);
       if (ev.finished) finish_live(ev.id, ev.reason, end);
     }
-    if (listener) listener(StepInfo{result.prefill_tokens, result.decode_seqs, step_model_seconds, end});
+    if (listener) listener(StepInfo{result.prefill_tokens, result.decode_seqs, step_model_seconds, end, result.draft_tokens});
     next_start = end;
     {
       std::lock_guard lock(stats_mu);
@@ -386,6 +388,10 @@ Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet in
     return fail("max_num_batched_tokens and max_waiting must be > 0");
   if (options.block_size == 0 || options.block_size > 1024) return fail("block_size must be in 1..1024");
   if (options.max_model_len < 2) return fail("max_model_len must be >= 2");
+  if (options.speculative_tokens > kMaxSpeculativeTokens)
+    return fail("speculative_tokens must be at most " + std::to_string(kMaxSpeculativeTokens));
+  if (!(options.speculative_acceptance >= 0 && options.speculative_acceptance <= 1))
+    return fail("speculative_acceptance must be within [0, 1]");
   if (!(options.busy_window_s > 0)) return fail("busy_window_s must be > 0");
   auto catalog = ProfileCatalog::load(options.profiles_path);
   if (!catalog) return fail(catalog.error().message);
@@ -395,6 +401,8 @@ Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet in
     for (const auto& name : catalog->names()) known += (known.empty() ? "" : ", ") + name;
     return fail("unknown profile '" + options.profile + "' (known: " + known + ")");
   }
+  if (profile->independent_requests && options.speculative_tokens > 0)
+    return fail("profile '" + options.profile + "' serves independent requests: no speculative decoding");
   std::uint64_t kv_tokens = options.kv_capacity_tokens ? options.kv_capacity_tokens : profile->kv_capacity_tokens;
   if (kv_tokens < options.block_size) return fail("kv_capacity_tokens must hold at least one block");
   if (options.max_num_seqs == 0) options.max_num_seqs = profile->max_num_seqs ? profile->max_num_seqs : kDefaultMaxNumSeqs;

@@ -29,6 +29,9 @@ struct EngineCore::Sequence {
   std::uint32_t target_outputs = 0;
   FinishReason target_reason = FinishReason::kLength;
   std::uint64_t seed = 0;
+  // Starts the block hash chain: 0 for every prompt, unique for one the prefix_cache_scramble
+  // fault set apart (its blocks then match nothing cached and nothing later matches them).
+  std::uint64_t hash_salt = 0;
   std::uint32_t computed = 0;          // tokens whose KV is computed
   std::vector<BlockId> blocks;
   std::vector<std::uint64_t> hashes;   // chain hashes of the full blocks of `tokens`
@@ -45,9 +48,9 @@ EngineCore::EngineCore(const CoreConfig& config, const CostProfile& profile)
                        std::max<std::uint32_t>(config.block_size, 1)),
       kv_(capacity_blocks_, config.enable_prefix_caching) {
   if (config.block_size == 0 || config.max_num_seqs == 0 || config.max_num_batched_tokens == 0 ||
-      config.max_model_len < 2 || capacity_blocks_ == 0)
+      config.max_model_len < 2 || capacity_blocks_ == 0 || config.speculative_tokens > kMaxSpeculativeTokens)
     throw std::invalid_argument("EngineCore: block_size, max_num_seqs, max_num_batched_tokens, "
-                                "KV capacity must be > 0 and max_model_len >= 2");
+                                "KV capacity must be > 0, max_model_len >= 2 and speculative_tokens <= kMaxSpeculativeTokens");
 }
 
 EngineCore::~EngineCore() = default;
@@ -73,6 +76,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->id = id;
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
+  if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
+    seq->hash_salt = mix64(id) | 1;
   std::uint32_t limit = std::min({request.max_tokens, config_.max_model_len - seq->prompt_len,
                                   solo_output_cap(profile_, seq->prompt_len)});
   std::uint32_t natural = request.ignore_eos ? limit + 1 : natural_output_length(request.seed);
@@ -126,6 +131,7 @@ StepPlan EngineCore::plan_step() {
   in_flight_ = !plan.empty();
   plan_totals_.prefill_tokens = plan.prefill_tokens;
   plan_totals_.decode_seqs = plan.decode_seqs;
+  plan_totals_.draft_tokens = plan.draft_tokens = shape.draft_tokens;
   plan_totals_.model_seconds = plan.model_seconds;
   return plan;
 }
@@ -136,8 +142,9 @@ bool EngineCore::schedule_running(std::uint32_t& budget, StepPlan& plan, StepSha
   while (i < running_.size() && budget > 0) {
     Sequence& seq = *running_[i];
     std::uint32_t num_new = std::min(seq.num_tokens() - seq.computed, budget);
+    const std::uint32_t drafts = drafts_for(seq, budget - num_new);
     bool scheduled = true;
-    while (!allocate_for(seq, num_new)) {
+    while (!allocate_for(seq, num_new + drafts)) {
       Sequence* victim = running_.back();
       running_.pop_back();
       if (victim == &seq && i == 0) {
@@ -157,8 +164,8 @@ bool EngineCore::schedule_running(std::uint32_t& budget, StepPlan& plan, StepSha
       }
     }
     if (!scheduled) break;
-    add_to_step(seq, num_new, shape);
-    budget -= num_new;
+    add_to_step(seq, num_new, shape, drafts);
+    budget -= num_new + drafts;
     ++i;
   }
   return preempted;
@@ -219,16 +226,38 @@ void EngineCore::preempt(Sequence& seq, StepPlan& plan) {
   ++preemptions_;
 }
 
-void EngineCore::add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape) {
+void EngineCore::add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape, std::uint32_t drafts) {
   const bool decode = seq.outputs() > 0 && num_new == 1 && seq.computed + 1 == seq.num_tokens();
   if (decode) {
     ++shape.decode_seqs;
     shape.decode_context += seq.computed + 1;
+    shape.draft_tokens += drafts;
   } else {
     shape.prefill_tokens += num_new;
     shape.prefill_context += num_new * (seq.computed + (num_new - 1) / 2.0);
   }
-  scheduled_.push_back({seq.id, num_new});
+  scheduled_.push_back({seq.id, num_new, decode ? drafts : 0});
+}
+
+// drafts_for: the drafts a decoding sequence verifies this step. None while it prefills (vLLM
+// proposes from the first output token on) and none beyond its last output token (they could
+// never be kept), within the step's token budget.
+std::uint32_t EngineCore::drafts_for(const Sequence& seq, std::uint32_t budget) const {
+  if (config_.speculative_tokens == 0 || seq.outputs() == 0 || seq.computed + 1 != seq.num_tokens()) return 0;
+  const std::uint32_t left = seq.target_outputs - seq.outputs();  // >= 1 while it runs
+  return std::min({config_.speculative_tokens, left - 1, budget});
+}
+
+// accepted_drafts draws how many of `drafts` proposals the verify step keeps: position j is kept
+// with the acceptance probability while every position before it was (a draft that misses ends
+// the run, as rejection sampling does). Deterministic in the sequence's seed and output index,
+// so the same request accepts the same drafts on every run at the same acceptance.
+std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts) const {
+  const double acceptance = faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance;
+  std::uint32_t n = 0;
+  const std::uint64_t base = mix64(mix64(seq.seed ^ 0x5BEC'D0DE'0000'0000ULL) + seq.outputs());
+  while (n < drafts && unit_double(mix64(base + n)) < acceptance) ++n;
+  return n;
 }
 
 StepResult EngineCore::finish_step() {
@@ -237,6 +266,7 @@ StepResult EngineCore::finish_step() {
   StepResult result;
   result.prefill_tokens = plan_totals_.prefill_tokens;
   result.decode_seqs = plan_totals_.decode_seqs;
+  result.draft_tokens = plan_totals_.draft_tokens;
   result.model_seconds = plan_totals_.model_seconds;
   result.events.reserve(scheduled_.size());
   std::vector<SequenceId> finished;
@@ -244,19 +274,32 @@ StepResult EngineCore::finish_step() {
     auto it = sequences_.find(s.id);
     if (it == sequences_.end()) continue;  // aborted during the step
     Sequence& seq = *it->second;
-    seq.computed += s.num_new;
-    commit_full_blocks(seq);
-    if (seq.computed < seq.num_tokens()) continue;  // a prefill chunk, more to come
+    // The verify step keeps the accepted drafts (their KV is computed with the decoded token)
+    // and emits one token more: the target model's own next token after them.
+    const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts) : 0;
+    if (s.drafts > 0) {
+      ++spec_drafts_;
+      spec_draft_tokens_ += s.drafts;
+      spec_accepted_ += accepted;
+      for (std::uint32_t j = 0; j < accepted; ++j) ++spec_accepted_per_position_[j];
+    }
     SequenceEvent ev;
     ev.id = seq.id;
+    ev.token_count = 0;
+    for (std::uint32_t j = 0; j < accepted; ++j) {
+      ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
+      seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
+    }
+    seq.computed += s.num_new + accepted;
+    commit_full_blocks(seq);
+    if (seq.computed < seq.num_tokens()) continue;  // a prefill chunk, more to come
     if (!seq.prefill_reported) {
       ev.prefill_done = seq.prefill_reported = true;
       prompt_tokens_ += seq.prompt_len;
     }
-    ev.has_token = true;
-    ev.token = output_token_id(seq.seed, seq.outputs());
-    seq.tokens.push_back(ev.token);
-    ++generation_tokens_;
+    ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
+    seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
+    generation_tokens_ += ev.token_count;
     if (seq.outputs() >= seq.target_outputs) {
       ev.finished = true;
       ev.reason = seq.target_reason;
@@ -287,7 +330,7 @@ const std::vector<std::uint64_t>& EngineCore::hashes_for(Sequence& seq, std::siz
   const std::uint32_t bs = config_.block_size;
   while (seq.hashes.size() < full_blocks) {
     std::size_t j = seq.hashes.size();
-    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL : seq.hashes.back();
+    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL ^ seq.hash_salt : seq.hashes.back();
     for (std::size_t t = j * bs; t < (j + 1) * bs; ++t) h = mix64(h ^ seq.tokens[t]);
     seq.hashes.push_back(h);
   }
@@ -315,6 +358,10 @@ void EngineCore::fill_stats(EngineStats& out) const {
   out.prefix_hit_tokens = prefix_hits_;
   out.prompt_tokens_total = prompt_tokens_;
   out.generation_tokens_total = generation_tokens_;
+  out.spec_drafts = spec_drafts_;
+  out.spec_draft_tokens = spec_draft_tokens_;
+  out.spec_accepted_tokens = spec_accepted_;
+  out.spec_accepted_per_position = spec_accepted_per_position_;
 }
 
 }  // namespace inferscope::serve

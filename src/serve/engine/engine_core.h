@@ -1,11 +1,12 @@
 // File: engine_core.h
 // EngineCore: the pure, deterministic vLLM-like scheduler - continuous batching, chunked prefill,
-// paged KV with prefix caching, recompute preemption, step costs. No clock, threads or I/O: the
+// paged KV with prefix caching, speculative decoding, recompute preemption, step costs. No clock, threads or I/O: the
 // driver calls plan_step(), waits plan.model_seconds, then finish_step() (docs/serve-engine.md).
 // Example: EngineCore core(config, profile); core.submit(1, req); core.plan_step(); core.finish_step();
 // Thread safety: none; one thread only (check() excepted). Never throws after construction.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -27,11 +28,13 @@ struct CoreConfig {
   std::uint64_t kv_capacity_tokens = 0;  // 0 = the profile's value
   std::uint32_t block_size = 16;
   bool enable_prefix_caching = true;
+  std::uint32_t speculative_tokens = 0;  // drafts per decoding sequence and step; 0 = off
+  double speculative_acceptance = 0.7;   // per-position acceptance (EngineOptions)
 };
 
 // StepPlan is what the next step does; the scheduling events happen at its start.
 struct StepPlan {
-  std::uint32_t prefill_tokens = 0, decode_seqs = 0;
+  std::uint32_t prefill_tokens = 0, decode_seqs = 0, draft_tokens = 0;
   double model_seconds = 0;                 // cost of the step, faults included
   std::vector<SequenceId> first_scheduled;  // left waiting for the first time -> on_scheduled
   std::vector<SequenceId> preempted;        // KV taken back -> on_preempted
@@ -44,8 +47,10 @@ struct StepPlan {
 struct SequenceEvent {
   SequenceId id = 0;
   bool prefill_done = false;  // the prompt is fully computed for the first time
-  bool has_token = false;     // `token` was generated
-  std::uint32_t token = 0;
+  // The tokens generated, in order: one, or with speculative decoding 1 + the drafts accepted.
+  // Only the first token_count are set (left uninitialized: no fill per event on the hot path).
+  std::uint32_t token_count = 0;
+  std::array<std::uint32_t, kMaxSpeculativeTokens + 1> tokens;
   bool finished = false;      // `reason` ended the sequence (its blocks are already free)
   FinishReason reason = FinishReason::kStop;
 };
@@ -53,7 +58,7 @@ struct SequenceEvent {
 // StepResult is the outcome of the step planned last.
 struct StepResult {
   std::vector<SequenceEvent> events;
-  std::uint32_t prefill_tokens = 0, decode_seqs = 0;
+  std::uint32_t prefill_tokens = 0, decode_seqs = 0, draft_tokens = 0;
   double model_seconds = 0;
 };
 
@@ -87,7 +92,8 @@ class EngineCore {
   // has_work reports whether any sequence is waiting or running.
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
 
-  // set_faults applies decode/prefill_slowdown, kv_capacity and max_num_seqs from the next step.
+  // set_faults applies decode/prefill_slowdown, kv_capacity, max_num_seqs and spec_acceptance from the next step,
+  // and prefix_cache_scramble to the sequences submitted from now on.
   void set_faults(const FaultSet& faults);
   // fill_stats writes running, waiting, KV and token counters into `out`.
   void fill_stats(EngineStats& out) const;
@@ -99,12 +105,15 @@ class EngineCore {
   struct Scheduled {
     SequenceId id;
     std::uint32_t num_new;
+    std::uint32_t drafts;  // speculative drafts verified with the decoded token
   };
   bool schedule_running(std::uint32_t& budget, StepPlan& plan, StepShape& shape);
   void schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepShape& shape);
   bool allocate_for(Sequence& seq, std::uint32_t num_new);
   void preempt(Sequence& seq, StepPlan& plan);
-  void add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape);
+  void add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape, std::uint32_t drafts = 0);
+  std::uint32_t drafts_for(const Sequence& seq, std::uint32_t budget) const;
+  std::uint32_t accepted_drafts(const Sequence& seq, std::uint32_t drafts) const;
   void commit_full_blocks(Sequence& seq);
   void finish(Sequence& seq);
   const std::vector<std::uint64_t>& hashes_for(Sequence& seq, std::size_t full_blocks);
@@ -124,6 +133,8 @@ class EngineCore {
   // Counters for EngineStats.
   std::uint64_t preemptions_ = 0, prefix_queries_ = 0, prefix_hits_ = 0;
   std::uint64_t prompt_tokens_ = 0, generation_tokens_ = 0;
+  std::uint64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
+  std::array<std::uint64_t, kMaxSpeculativeTokens> spec_accepted_per_position_{};
 };
 
 }  // namespace inferscope::serve

@@ -6,6 +6,7 @@
 // Must never depend on Boost.Asio or any HTTP type (included by every serve unit).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,10 @@
 #include "inferscope/timeline/request_timeline.h"
 
 namespace inferscope::serve {
+
+// kMaxSpeculativeTokens bounds --speculative-tokens (draft positions per step): a step's tokens
+// for one sequence fit a fixed array, so speculation allocates nothing per step.
+inline constexpr std::uint32_t kMaxSpeculativeTokens = 8;
 
 // SteadyTime is the clock every engine timestamp is taken on.
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -47,7 +52,8 @@ class SequenceObserver {
   virtual void on_scheduled(SteadyTime when) = 0;
   // on_prefill_done: whole prompt computed (chunked prefill may take several steps); once.
   virtual void on_prefill_done(SteadyTime when) = 0;
-  // on_tokens: new output tokens (1 per step); the first call follows on_prefill_done.
+  // on_tokens: new output tokens (1 per step; with speculative decoding 1 + the drafts accepted);
+  // the first call follows on_prefill_done.
   virtual void on_tokens(std::span<const std::uint32_t> ids, SteadyTime when) = 0;
   // on_preempted: KV blocks taken back; the sequence will be recomputed (queue again).
   virtual void on_preempted(SteadyTime when) = 0;
@@ -65,9 +71,10 @@ class SequenceObserver {
 // StepInfo describes one finished engine step (for iteration metrics).
 struct StepInfo {
   std::uint32_t prefill_tokens = 0;  // prompt (or recompute) tokens computed in the step
-  std::uint32_t decode_seqs = 0;     // sequences that decoded one token
+  std::uint32_t decode_seqs = 0;     // sequences that decoded (one token, or a verified draft)
   double model_seconds = 0;          // the step's cost in model time (faults included)
   SteadyTime end;                    // when the step ended (scaled real time)
+  std::uint32_t draft_tokens = 0;    // speculative drafts verified beside the decoding sequences
 };
 
 // EngineStats is a consistent copy of the engine's state; cheap to take from any thread.
@@ -77,6 +84,10 @@ struct EngineStats {
   std::uint64_t kv_blocks_total = 0, kv_blocks_used = 0;
   std::uint64_t preemptions_total = 0, prefix_queries_tokens = 0, prefix_hit_tokens = 0;
   std::uint64_t prompt_tokens_total = 0, generation_tokens_total = 0;
+  // Speculative decoding (vLLM's spec_decode counters): draft rounds, tokens proposed, tokens
+  // accepted, and accepted tokens per draft position (0 .. K-1; non-increasing by position).
+  std::uint64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+  std::array<std::uint64_t, kMaxSpeculativeTokens> spec_accepted_per_position{};
   double busy_fraction = 0;  // share of recent wall time spent in steps (simulated GPU util)
   // Simulated GPU: memory used (weights + KV in use) and total bytes, temperature, power, energy.
   double gpu_memory_used_bytes = 0, gpu_memory_total_bytes = 0, gpu_temperature_c = 0,
@@ -98,6 +109,11 @@ struct EngineOptions {
   std::uint64_t kv_capacity_tokens = 0;  // 0 = the profile's value
   std::uint32_t block_size = 16;
   bool enable_prefix_caching = true;
+  // Speculative decoding: draft tokens proposed per decoding sequence and step (0 = off, at most
+  // kMaxSpeculativeTokens), each accepted with `speculative_acceptance` while the ones before it
+  // were (a geometric chain: position j is accepted with probability acceptance^(j+1)).
+  std::uint32_t speculative_tokens = 0;
+  double speculative_acceptance = 0.7;
   std::uint32_t max_waiting = 1024;  // waiting-queue bound: submit fails beyond it (-> 429/503)
   double time_scale = 1.0;           // 10 = ten times faster than real time
   // Additions beyond serve-api.md:

@@ -137,6 +137,20 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     f.max_num_seqs = v.get<std::uint32_t>();
     return {};
   }
+  if (key == "prefix_cache_scramble") {
+    if (clear) { f.prefix_cache_scramble = 0; return {}; }
+    auto x = number(v, key, 0, 1, false);
+    if (!x) return x.error();
+    f.prefix_cache_scramble = *x;
+    return {};
+  }
+  if (key == "spec_acceptance") {
+    if (clear) { f.spec_acceptance = -1; return {}; }
+    auto x = number(v, key, 0, 1, false);
+    if (!x) return x.error();
+    f.spec_acceptance = *x;
+    return {};
+  }
   if (key == "metrics_down") {
     if (clear) { f.metrics_down = false; return {}; }
     if (!v.is_boolean()) return bad(key, "not a boolean");
@@ -215,6 +229,8 @@ nlohmann::json to_json(const FaultSet& f) {
   if (f.error_rate != 0) out["error_rate"] = f.error_rate;
   if (f.network_delay_ms != 0) out["network_delay_ms"] = f.network_delay_ms;
   if (f.max_num_seqs != 0) out["max_num_seqs"] = f.max_num_seqs;
+  if (f.prefix_cache_scramble != 0) out["prefix_cache_scramble"] = f.prefix_cache_scramble;
+  if (f.spec_acceptance >= 0) out["spec_acceptance"] = f.spec_acceptance;
   if (f.metrics_down) out["metrics_down"] = true;
   if (!f.hide_metrics.empty()) out["hide_metrics"] = f.hide_metrics;
   if (f.gpu_memory_other != 0) out["gpu_memory_other"] = f.gpu_memory_other;

@@ -69,6 +69,14 @@ struct FaultSet {
   double error_rate = 0;          // 0..1: HTTP layer answers 500
   double network_delay_ms = 0;    // HTTP layer delays each write
   std::uint32_t max_num_seqs = 0; // >0 overrides EngineOptions::max_num_seqs
+  // 0..1: share of new requests whose prompt blocks are hashed apart from everyone's, so they
+  // neither hit the prefix cache nor leave reusable blocks (what a router that stopped sending a
+  // conversation to the replica holding its prefix, or a per-request token at the prompt's
+  // start, does to prefix reuse).
+  double prefix_cache_scramble = 0;
+  // 0..1: per-position draft acceptance under speculative decoding in place of the configured
+  // one (a traffic mix the draft predicts badly); negative = not set.
+  double spec_acceptance = -1;
   // Monitoring faults (what a fire drill causes; docs/serve-faults.md):
   bool metrics_down = false;              // GET /metrics answers 503: the scrape fails (target down)
   std::vector<std::string> hide_metrics;  // metric families left out of /metrics (a rename after an upgrade)
@@ -86,6 +94,7 @@ struct FaultSet {
 // "preprocess_slowdown": 2 | {"factor": 2, "add_ms": 40}, "dependency": {"name": "embedding",
 // "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
 // "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2,
+// "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3,
 // "metrics_down": true, "hide_metrics": ["inferscope_request_ttft_seconds", ...], "gpu_memory_other": 0.97.
 Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
 
