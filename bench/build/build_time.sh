@@ -6,7 +6,8 @@
 #   3. full   (FULL=1 only) the whole `scripts/test.sh` in the clone, which has no ../shared beside
 #             it; its own step-time table is appended to the report.
 # Usage: bench/build/build_time.sh [REV] (default HEAD); OUT=FILE (default build-time.txt) gets
-# the report. Wall seconds and the CPU seconds of the step's processes (user + system) per step.
+# the report (and FILE.ninja_log, the cold build's per-step times). Wall seconds and the CPU seconds
+# of the step's processes (user + system) per step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rev=${1:-HEAD}
@@ -42,6 +43,10 @@ timed() {
 } > "$out"
 status=0
 timed "cold scripts/build.sh release (empty ccache)" scripts/build.sh release || status=$?
+# Ninja's log of the cold build (start and end ms of every step) shows where the time went.
+if [ -f "$work/clone/build/release/.ninja_log" ]; then
+  cp "$work/clone/build/release/.ninja_log" "$out.ninja_log"
+fi
 if [ "$status" -eq 0 ]; then
   touched=$(cd "$work/clone" && ls src/doctor/*.cpp | head -n 1)
   echo "// build_time.sh: touched" >> "$work/clone/$touched"
