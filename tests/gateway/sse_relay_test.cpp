@@ -10,7 +10,9 @@
 #include <new>
 #include <sstream>
 
-// Counts this test binary's heap allocations, for the allocation-free relay test below.
+// Counts the heap allocations of the whole gateway_unit_tests executable, for the allocation-free
+// relay test below. Every scalar form is replaced, the nothrow ones too: a library that allocates
+// with new(nothrow) (simdjson's parser does) must get memory that the replaced delete may free().
 namespace {
 std::atomic<std::size_t> g_allocations{0};
 }  // namespace
@@ -19,9 +21,14 @@ void* operator new(std::size_t size) {
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
 // Out of line, so that g++ does not pair the inlined free() with operator new and warn.
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace inferscope::gateway {
 namespace {
