@@ -1,11 +1,13 @@
 // Receiver: decode on the receive lane, queue, one writer thread into SQLite. The answers follow
-// OTLP/HTTP (opentelemetry-proto docs/specification.md): protobuf in, protobuf out, errors as
+// OTLP/HTTP (opentelemetry-proto docs/specification.md): answered in the request's encoding
+// (protobuf or JSON, "the same Content-Type in the response as it received"), errors as
 // google.rpc.Status, a full queue as a partial success (not retried by exporters).
 #include "trace/trace_receiver.h"
 
 #include <spdlog/spdlog.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -13,6 +15,7 @@
 
 #include "common/prom_duration.h"
 #include "net/query_parameter.h"
+#include "trace/otlp_json.h"
 
 namespace inferscope::trace {
 namespace {
@@ -20,6 +23,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kProtobuf = "application/x-protobuf";
+constexpr std::string_view kJson = "application/json";
 // google.rpc.Code values used in error bodies.
 constexpr int kInvalidArgument = 3;
 constexpr int kResourceExhausted = 8;
@@ -39,32 +43,58 @@ void put_string_field(std::string& out, std::uint32_t number, std::string_view t
   out += text;
 }
 
-net::Response protobuf(int status, std::string body) {
+// Encoding is how a request's body and its answer are written.
+enum class Encoding { kProtobuf, kJson };
+
+// media_type is a Content-Type without its parameters (`application/json; charset=utf-8`), lowercased.
+std::string media_type(std::string_view header) {
+  header = header.substr(0, header.find(';'));
+  while (!header.empty() && header.back() == ' ') header.remove_suffix(1);
+  std::string type(header);
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type;
+}
+
+std::string_view content_type_of(Encoding encoding) { return encoding == Encoding::kJson ? kJson : kProtobuf; }
+
+net::Response answer(Encoding encoding, int status, std::string body) {
   net::Response r;
   r.status = status;
-  r.content_type = std::string(kProtobuf);
+  r.content_type = std::string(content_type_of(encoding));
   r.body = std::move(body);
   return r;
 }
 
+// success answers an empty ExportTraceServiceResponse (no partial_success: everything accepted).
+net::Response success(Encoding encoding) { return answer(encoding, 200, encoding == Encoding::kJson ? "{}" : ""); }
+
 // rpc_status answers with google.rpc.Status{code = 1, message = 2}.
-net::Response rpc_status(int http_status, int code, std::string_view message) {
+net::Response rpc_status(Encoding encoding, int http_status, int code, std::string_view message) {
+  if (encoding == Encoding::kJson) {
+    return answer(encoding, http_status,
+                  json{{"code", code}, {"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
   std::string body;
   put_varint(body, 1 << 3);
   put_varint(body, static_cast<std::uint64_t>(code));
   put_string_field(body, 2, message);
-  return protobuf(http_status, std::move(body));
+  return answer(encoding, http_status, std::move(body));
 }
 
-// partial_success answers ExportTraceServiceResponse{partial_success = 1 {rejected_spans = 1, error_message = 2}}.
-net::Response partial_success(std::size_t rejected, std::string_view message) {
+// partial_success answers ExportTraceServiceResponse{partial_success = 1 {rejected_spans = 1, error_message = 2}}
+// (in JSON rejectedSpans is an int64, so a decimal string).
+net::Response partial_success(Encoding encoding, std::size_t rejected, std::string_view message) {
+  if (encoding == Encoding::kJson) {
+    const json body{{"partialSuccess", {{"rejectedSpans", std::to_string(rejected)}, {"errorMessage", message}}}};
+    return answer(encoding, 200, body.dump());
+  }
   std::string inner;
   put_varint(inner, 1 << 3);
   put_varint(inner, rejected);
   put_string_field(inner, 2, message);
   std::string body;
   put_string_field(body, 1, inner);
-  return protobuf(200, std::move(body));
+  return answer(encoding, 200, std::move(body));
 }
 
 enum class Inflate { kOk, kTooLarge, kCorrupt };
@@ -168,8 +198,8 @@ TraceReceiver::TraceReceiver(TraceStore& store, metrics::Registry& registry, Tra
   spans_dropped_store_error_ = dropped.with({"store_error"});
   auto& rejected = registry.counter(
       {.name = "inferscope_up_trace_requests_rejected_total",
-       .help = "OTLP requests refused: malformed (400), too_large (413, decompressed), unsupported (415: not "
-               "application/x-protobuf, or an encoding other than gzip).",
+       .help = "OTLP requests refused: malformed (400), too_large (413, decompressed), unsupported (415: neither "
+               "application/x-protobuf nor application/json, or an encoding other than gzip).",
        .label_names = {"reason"}});
   rejected_malformed_ = rejected.with({"malformed"});
   rejected_too_large_ = rejected.with({"too_large"});
@@ -224,7 +254,7 @@ Result<void> TraceReceiver::start() {
   return {};
 }
 
-void TraceReceiver::queue_forward(std::string_view body, std::size_t spans) {
+void TraceReceiver::queue_forward(std::string_view body, std::string_view content_type, std::size_t spans) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || forward_queued_bytes_ + body.size() > options_.forward_queue_bytes) {
@@ -232,7 +262,7 @@ void TraceReceiver::queue_forward(std::string_view body, std::size_t spans) {
       return;
     }
     forward_queued_bytes_ += body.size();
-    forward_queue_.push_back({std::string(body), spans});
+    forward_queue_.push_back({std::string(body), content_type, spans});
   }
   forward_wake_.notify_one();
 }
@@ -251,7 +281,7 @@ void TraceReceiver::forward_loop(net::BlockingClient client) {
     forward_queue_.pop_front();
     forward_queued_bytes_ -= next.body.size();
     lock.unlock();
-    auto reply = client.request("POST", "", next.body, kProtobuf);
+    auto reply = client.request("POST", "", next.body, next.content_type);
     if (!reply) {
       forward_dropped_unavailable_.add(static_cast<double>(next.spans));
     } else if (reply->status / 100 == 2) {
@@ -316,11 +346,16 @@ void TraceReceiver::write_loop() {
 }
 
 net::Response TraceReceiver::receive(const net::Request& request) {
-  const std::string_view type = request.header("content-type");
-  if (!type.starts_with(kProtobuf)) {
+  // Protobuf and JSON share the port and the path; Content-Type picks the decoder (OTLP/HTTP
+  // "Connection"). Anything else is answered in protobuf, the encoding every OTLP client reads.
+  const std::string type = media_type(request.header("content-type"));
+  Encoding format = Encoding::kProtobuf;
+  if (type == kJson) {
+    format = Encoding::kJson;
+  } else if (type != kProtobuf) {
     rejected_unsupported_.inc();
-    return rpc_status(415, kUnimplemented,
-                      "unsupported Content-Type: send OTLP as application/x-protobuf (JSON OTLP is not supported)");
+    return rpc_status(Encoding::kProtobuf, 415, kUnimplemented,
+                      "unsupported Content-Type: send OTLP as application/x-protobuf or application/json");
   }
   const std::string_view encoding = request.header("content-encoding");
   std::string inflated;
@@ -329,42 +364,43 @@ net::Response TraceReceiver::receive(const net::Request& request) {
     switch (gunzip(request.body, options_.max_body_bytes, inflated)) {
       case Inflate::kTooLarge:
         rejected_too_large_.inc();
-        return rpc_status(413, kResourceExhausted,
+        return rpc_status(format, 413, kResourceExhausted,
                           "body larger than " + std::to_string(options_.max_body_bytes) + " bytes once decompressed");
       case Inflate::kCorrupt:
         rejected_malformed_.inc();
-        return rpc_status(400, kInvalidArgument, "cannot decompress the gzip body");
+        return rpc_status(format, 400, kInvalidArgument, "cannot decompress the gzip body");
       case Inflate::kOk:
         break;
     }
     body = inflated;
   } else if (!encoding.empty() && encoding != "identity") {
     rejected_unsupported_.inc();
-    return rpc_status(415, kUnimplemented, "unsupported Content-Encoding: send gzip or none");
+    return rpc_status(format, 415, kUnimplemented, "unsupported Content-Encoding: send gzip or none");
   } else if (body.size() > options_.max_body_bytes) {
     rejected_too_large_.inc();
-    return rpc_status(413, kResourceExhausted, "body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
+    return rpc_status(format, 413, kResourceExhausted,
+                      "body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
   }
-  auto decoded = decode_export_request(body);
+  auto decoded = format == Encoding::kJson ? decode_export_request_json(body) : decode_export_request(body);
   if (!decoded) {
     rejected_malformed_.inc();
-    return rpc_status(400, kInvalidArgument, decoded.error().message);
+    return rpc_status(format, 400, kInvalidArgument, decoded.error().message);
   }
   const std::size_t spans = decoded->span_count();
   spans_received_.add(static_cast<double>(spans));
-  if (spans == 0) return protobuf(200, "");
-  if (!options_.forward_url.empty()) queue_forward(body, spans);
+  if (spans == 0) return success(format);
+  if (!options_.forward_url.empty()) queue_forward(body, content_type_of(format), spans);
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queued_spans_ + spans > options_.queue_spans) {
       spans_dropped_queue_full_.add(static_cast<double>(spans));
-      return partial_success(spans, "up's trace queue is full: spans dropped");
+      return partial_success(format, spans, "up's trace queue is full: spans dropped");
     }
     queued_spans_ += spans;
     queue_.push_back({std::move(*decoded), spans});
   }
   wake_.notify_one();
-  return protobuf(200, "");
+  return success(format);
 }
 
 net::Response TraceReceiver::list(const net::Request& request) {

@@ -1,14 +1,14 @@
 // File: trace_receiver.h
 // TraceReceiver: up's OTLP/HTTP trace receiver and query routes over a TraceStore.
-//   POST /v1/traces           OTLP protobuf (gzip accepted) → 200 ExportTraceServiceResponse;
-//                             400/413/415 with a google.rpc.Status body
+//   POST /v1/traces           OTLP protobuf or JSON (gzip accepted) → 200 ExportTraceServiceResponse;
+//                             400/413/415 with a google.rpc.Status body, in the request's encoding
 //   GET  /api/traces          ?job=&model=&min_duration=&since=&limit= → {"traces":[...]} slowest first
 //   GET  /api/traces/{id}     → {"trace_id", "spans":[...]}; 404 unknown, 400 not 32 lowercase hex
 // A request is decoded on the receive lane and handed to one writer thread through a bounded queue
 // (counted in spans); when the queue is full its spans are dropped and counted, never waited for.
 // The writer also prunes the store every prune_interval. With forward_url (`up --otlp-forward`) each
 // accepted body (inflated) is also queued, bounded by bytes, for one forwarding thread that POSTs
-// it unchanged to a real backend (Jaeger, Tempo, a Collector); a full queue or a failed POST drops
+// it unchanged, with its Content-Type, to a real backend (Jaeger, Tempo, a Collector); a full queue or a failed POST drops
 // and counts it, the receiver never waits. Example:
 //   TraceReceiver receiver(*store, registry);  add_trace_routes(router, receiver);  receiver.start();
 // Thread-safe; start() once, stop() before the store goes away.
@@ -71,11 +71,12 @@ class TraceReceiver {
   };
   struct Forward {
     std::string body;
+    std::string_view content_type;  // one of the receiver's static media types
     std::size_t spans = 0;
   };
   void write_loop();
   void forward_loop(net::BlockingClient client);
-  void queue_forward(std::string_view body, std::size_t spans);
+  void queue_forward(std::string_view body, std::string_view content_type, std::size_t spans);
   void prune(std::uint64_t now_ns);
 
   TraceStore& store_;

@@ -1,5 +1,6 @@
 // Tests of up's OTLP receiver and trace routes (src/trace/trace_receiver.h) on a real HttpServer
-// over a real SQLite store: protobuf and gzip accepted, 400/413/415 with google.rpc.Status bodies,
+// over a real SQLite store: protobuf, JSON and gzip accepted, 400/413/415 with google.rpc.Status
+// bodies in the request's encoding,
 // a full queue answered as a partial success and counted, and the query routes' JSON and errors.
 #include "trace/trace_receiver.h"
 
@@ -8,6 +9,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cctype>
 
 #include <inferscope/metrics/exposition.h>
 #include <nlohmann/json.hpp>
@@ -219,8 +222,8 @@ TEST_F(TraceReceiverTest, AcceptsGzipAndRefusesABodyInflatingPastTheLimit) {
   EXPECT_EQ(metric("inferscope_up_trace_requests_rejected_total", "malformed"), 1.0);
 }
 
-// Tests the refusals: malformed protobuf → 400 INVALID_ARGUMENT naming the decoder's error, JSON
-// or another encoding → 415, each counted by reason.
+// Tests the refusals: malformed protobuf → 400 INVALID_ARGUMENT naming the decoder's error, a
+// media type that is neither protobuf nor JSON, or another encoding → 415, each counted by reason.
 TEST_F(TraceReceiverTest, RefusesMalformedAndUnsupportedBodies) {
   start();
   const RawReply bad = post("\x0a\x05\x01");  // a length past the end
@@ -229,14 +232,118 @@ TEST_F(TraceReceiverTest, RefusesMalformedAndUnsupportedBodies) {
   const auto [code, message] = rpc_status(bad.body);
   EXPECT_EQ(code, 3);
   EXPECT_NE(message.find("cannot decode OTLP traces"), std::string::npos) << message;
-  const RawReply json_body = post("{}", {"Content-Type: application/json"});
-  EXPECT_EQ(json_body.status, 415);
-  EXPECT_NE(rpc_status(json_body.body).second.find("JSON OTLP is not supported"), std::string::npos);
+  const RawReply text = post("{}", {"Content-Type: text/plain"});
+  EXPECT_EQ(text.status, 415);
+  EXPECT_EQ(text.content_type, "application/x-protobuf");
+  EXPECT_NE(rpc_status(text.body).second.find("application/json"), std::string::npos);
   const RawReply brotli = post("x", {"Content-Type: application/x-protobuf", "Content-Encoding: br"});
   EXPECT_EQ(brotli.status, 415);
   EXPECT_EQ(metric("inferscope_up_trace_requests_rejected_total", "malformed"), 1.0);
   EXPECT_EQ(metric("inferscope_up_trace_requests_rejected_total", "unsupported"), 2.0);
   EXPECT_EQ(metric("inferscope_up_trace_spans_received_total"), 0.0);
+}
+
+// sample_json writes sample_request's spans as the OTLP JSON encoding: hex ids (the trace id in
+// upper case), times as decimal strings, enums as integers.
+std::string sample_json(std::uint8_t n, std::uint64_t start_ns) {
+  const ExportRequest r = sample_request(n, start_ns);
+  const Span& decode = r.resources[0].scopes[0].spans[0];
+  const Span& root = r.resources[0].scopes[0].spans[1];
+  std::string trace_id = to_hex(root.trace_id);
+  for (char& c : trace_id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const auto attribute = [](std::string_view key, const json& value) { return json{{"key", key}, {"value", value}}; };
+  json root_json{{"traceId", trace_id}, {"spanId", to_hex(root.span_id)}, {"name", root.name}, {"kind", 2},
+                 {"startTimeUnixNano", std::to_string(root.start_unix_ns)},
+                 {"endTimeUnixNano", std::to_string(root.end_unix_ns)},
+                 {"attributes", json::array({attribute("gen_ai.request.model", {{"stringValue", "sim"}}),
+                                             attribute("gen_ai.usage.output_tokens", {{"intValue", "12"}}),
+                                             attribute("gen_ai.latency.e2e", {{"doubleValue", 0.4}}),
+                                             attribute("inferscope.streamed", {{"boolValue", true}}),
+                                             attribute("gen_ai.response.finish_reasons",
+                                                       {{"arrayValue", {{"values", {{{"stringValue", "stop"}}}}}}})})},
+                 {"status", {{"code", 2}, {"message", "engine failed"}}}};
+  json decode_json{{"traceId", trace_id}, {"spanId", to_hex(decode.span_id)}, {"parentSpanId", to_hex(root.span_id)},
+                   {"name", decode.name}, {"kind", 1}, {"startTimeUnixNano", std::to_string(decode.start_unix_ns)},
+                   {"endTimeUnixNano", decode.end_unix_ns},
+                   {"attributes", json::array({attribute("inferscope.stage", {{"stringValue", "decode"}})})}};
+  json resource{{"attributes", json::array({attribute("service.name", {{"stringValue", "inferscope-serve"}})})}};
+  json scope{{"scope", {{"name", "inferscope"}}}, {"spans", json::array({decode_json, root_json})}};
+  return json{{"resourceSpans", json::array({{{"resource", resource}, {"scopeSpans", json::array({scope})}}})}}.dump();
+}
+
+// Tests OTLP JSON beside protobuf: answered {} in application/json, and the trace stored is the
+// one the protobuf request of the same spans stores (same ids, times, kinds, status, attributes).
+TEST_F(TraceReceiverTest, StoresAJsonRequestAsItStoresTheProtobufOne) {
+  start();
+  const std::uint64_t start_ns = 1'800'000'000'123'456'789ULL;
+  const RawReply reply = post(sample_json(0xa1, start_ns), {"Content-Type: application/json; charset=utf-8"});
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.content_type, "application/json");
+  EXPECT_EQ(json::parse(reply.body, nullptr, false), json::object());
+  ASSERT_EQ(post(encode_export_request(sample_request(0xa2, start_ns))).status, 200);
+  const auto stored = [&](const std::string& id) {
+    json trace;
+    EXPECT_TRUE(testing::wait_until(
+        [&] {
+          auto r = net::blocking_http_request("GET", url("/api/traces/" + id));
+          if (!r || r->status != 200) return false;
+          trace = json::parse(r->body);
+          return true;
+        },
+        std::chrono::seconds(5)));
+    return trace;
+  };
+  json from_json = stored("a1000000000000000000000000000001");
+  json from_protobuf = stored("a2000000000000000000000000000001");
+  ASSERT_EQ(from_json["spans"].size(), 2u) << from_json.dump();
+  from_json.erase("trace_id");
+  from_protobuf.erase("trace_id");
+  EXPECT_EQ(from_json, from_protobuf);
+  EXPECT_EQ(from_json["spans"][0]["start_unix_ns"].get<std::uint64_t>(), start_ns);
+  EXPECT_EQ(from_json["spans"][0]["attributes"]["gen_ai.usage.output_tokens"], 12);
+  EXPECT_EQ(metric("inferscope_up_trace_spans_received_total"), 4.0);
+}
+
+// Tests JSON refusals: answered in JSON (google.rpc.Status as {"code", "message"}), 400 for text
+// that is not JSON or the wrong shape, 413 past the limit, a gzip JSON body accepted; the
+// receiver keeps serving after each.
+TEST_F(TraceReceiverTest, AnswersJsonErrorsInJson) {
+  start({.max_body_bytes = 1 << 16});
+  const std::vector<std::string> json_type = {"Content-Type: application/json"};
+  const auto check = [&](const std::string& body, int status, std::string_view want) {
+    const RawReply r = post(body, json_type);
+    EXPECT_EQ(r.status, status) << body;
+    EXPECT_EQ(r.content_type, "application/json");
+    const json answer = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(answer.is_object()) << r.body;
+    EXPECT_EQ(answer["code"], status == 413 ? 8 : 3) << r.body;
+    EXPECT_NE(answer["message"].get<std::string>().find(want), std::string::npos) << r.body;
+  };
+  check("{\"resourceSpans\": [", 400, "not valid JSON");
+  check(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AAECAwQFBgcICQoLDA0ODw==","spanId":"0000000000000002"}]}]}]})",
+        400, "traceId has 24 characters");
+  check(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"00000000000000000000000000000001","spanId":"0000000000000002","kind":"SPAN_KIND_SERVER"}]}]}]})",
+        400, "kind is given by name");
+  check(std::string(1 << 17, ' '), 413, "body larger than");
+  const RawReply gzipped = post(metrics::gzip_compress(sample_json(0xa3, 1'800'000'000'000'000'000ULL)),
+                                {"Content-Type: application/json", "Content-Encoding: gzip"});
+  EXPECT_EQ(gzipped.status, 200) << gzipped.body;
+  EXPECT_EQ(metric("inferscope_up_trace_requests_rejected_total", "malformed"), 3.0);
+  EXPECT_EQ(metric("inferscope_up_trace_requests_rejected_total", "too_large"), 1.0);
+  EXPECT_EQ(metric("inferscope_up_trace_spans_received_total"), 2.0);
+}
+
+// Tests a full queue answered to a JSON request: partialSuccess with rejectedSpans (an int64, so
+// a decimal string) and an errorMessage.
+TEST_F(TraceReceiverTest, AFullQueueAnswersAJsonPartialSuccess) {
+  start({.queue_spans = 3}, /*writer=*/false);
+  const std::string body = sample_json(0xa4, 1'800'000'000'000'000'000ULL);  // 2 spans
+  ASSERT_EQ(post(body, {"Content-Type: application/json"}).body, "{}");
+  const RawReply full = post(body, {"Content-Type: application/json"});
+  EXPECT_EQ(full.status, 200);
+  const json answer = json::parse(full.body, nullptr, false);
+  EXPECT_EQ(answer["partialSuccess"]["rejectedSpans"], "2") << full.body;
+  EXPECT_NE(answer["partialSuccess"]["errorMessage"].get<std::string>().find("queue is full"), std::string::npos);
 }
 
 // Tests that with the writer stalled a full queue answers 200 with partial_success (rejected
