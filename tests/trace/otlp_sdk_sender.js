@@ -1,24 +1,28 @@
 #!/usr/bin/env node
 // Sends one small trace through the real OpenTelemetry JS SDK (@opentelemetry/sdk-trace-base
-// 1.25.1 + @opentelemetry/exporter-trace-otlp-proto 0.52.1, gzip) to an OTLP/HTTP endpoint, then
-// prints what it sent as one JSON line: {"trace_id", "spans":[{span_id, parent_span_id, name, kind,
-// start_unix_ns, end_unix_ns, status, attributes}]} (times as decimal strings, exact), or
-// {"error": "..."} and exit code 1 when the export failed.
+// 1.25.1 + @opentelemetry/exporter-trace-otlp-proto 0.52.1, gzip; or, with `json`,
+// @opentelemetry/exporter-trace-otlp-http 0.52.1, which sends OTLP JSON, uncompressed) to an
+// OTLP/HTTP endpoint as service SERVICE, then prints what it sent as one JSON line: {"trace_id",
+// "spans":[{span_id, parent_span_id, name, kind, start_unix_ns, end_unix_ns, status, attributes}]}
+// (times as decimal strings, exact), or {"error": "..."} and exit code 1 when the export failed.
 // Usage: NODE_PATH=<web node_modules> node otlp_sdk_sender.js http://127.0.0.1:PORT/v1/traces
+//        [protobuf|json] [SERVICE (default sdk-sender)]
 'use strict';
 const api = require('@opentelemetry/api');
 const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
 const { Resource } = require('@opentelemetry/resources');
 
-const url = process.argv[2];
-if (!url) {
-  console.log(JSON.stringify({ error: 'usage: otlp_sdk_sender.js URL' }));
+const [url, protocol = 'protobuf', service = 'sdk-sender'] = process.argv.slice(2);
+if (!url || !['protobuf', 'json'].includes(protocol)) {
+  console.log(JSON.stringify({ error: 'usage: otlp_sdk_sender.js URL [protobuf|json] [SERVICE]' }));
   process.exit(2);
 }
 
-const exporter = new OTLPTraceExporter({ url, compression: 'gzip' });
-const provider = new BasicTracerProvider({ resource: new Resource({ 'service.name': 'sdk-sender' }) });
+const exporter =
+  protocol === 'json'
+    ? new (require('@opentelemetry/exporter-trace-otlp-http').OTLPTraceExporter)({ url })
+    : new (require('@opentelemetry/exporter-trace-otlp-proto').OTLPTraceExporter)({ url, compression: 'gzip' });
+const provider = new BasicTracerProvider({ resource: new Resource({ 'service.name': service }) });
 provider.addSpanProcessor(new BatchSpanProcessor(exporter));
 const tracer = provider.getTracer('otlp-sdk-sender', '1.0.0');
 

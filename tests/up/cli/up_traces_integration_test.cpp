@@ -1,14 +1,16 @@
 // Traces into `inferscope up` (INFERSCOPE_BINARY) end to end: a real OpenTelemetry JS SDK from npm
-// (tests/trace/otlp_sdk_sender.js: sdk-trace-base 1.25.1 + exporter-trace-otlp-proto 0.52.1,
-// gzip) and an in-process serve with --otlp-endpoint pointed at up's api port send spans to
-// POST /v1/traces; GET /api/traces/{id} gives them back intact (ids, parents, times, kinds,
-// statuses, attributes of each type) and GET /api/traces lists them with their stages; up's own
-// /metrics counts them; a JSON body is refused with 415. And after an `inferscope bench` run
-// against serve under up, the trace ids up's Prometheus holds as exemplars are in up's store.
+// (tests/trace/otlp_sdk_sender.js: sdk-trace-base 1.25.1 with exporter-trace-otlp-proto 0.52.1,
+// gzip, and with exporter-trace-otlp-http 0.52.1, OTLP JSON) and an in-process serve with
+// --otlp-endpoint pointed at up's api port send spans to POST /v1/traces; GET /api/traces/{id}
+// gives them back intact (ids, parents, times, kinds, statuses, attributes of each type) and
+// GET /api/traces lists them with their stages; up's own /metrics counts them; a body of another
+// media type is refused with 415. And after an `inferscope bench` run against serve under up, the
+// trace ids up's Prometheus holds as exemplars are in up's store.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -71,23 +73,31 @@ class UpTracesTest : public ::testing::Test {
   std::string api_;
 };
 
-// Tests done-when item 1 of issue 18: spans from the OpenTelemetry JS SDK come back intact.
-TEST_F(UpTracesTest, OpenTelemetryJsSdkSpansComeBackIntact) {
-  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode}));
+// send_sdk_trace runs tests/trace/otlp_sdk_sender.js (`protocol`: protobuf or json) as `service`
+// against up's receiver and returns what it reports it sent (null when it failed).
+json send_sdk_trace(const std::string& api, const std::filesystem::path& dir, const std::string& protocol,
+                    const std::string& service) {
   inferscope::testing::TestProcess sender(
       {.binary = "/usr/bin/node",
-       .args = {std::string(INFERSCOPE_SOURCE_DIR) + "/tests/trace/otlp_sdk_sender.js", api_ + "/v1/traces"},
+       .args = {std::string(INFERSCOPE_SOURCE_DIR) + "/tests/trace/otlp_sdk_sender.js", api + "/v1/traces", protocol,
+                service},
        .env = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES},
-       .stdout_file = dir_.path() / "sender.out",
-       .stderr_file = dir_.path() / "sender.err"});
-  ASSERT_TRUE(sender.started()) << sender.start_error();
-  ASSERT_EQ(sender.wait_exit(60s), 0) << sender.stdout_text() << sender.stderr_text();
-  const json sent = json::parse(sender.stdout_text(), nullptr, false);
-  ASSERT_TRUE(sent.is_object() && sent.contains("spans")) << sender.stdout_text();
+       .stdout_file = dir / (protocol + "-sender.out"),
+       .stderr_file = dir / (protocol + "-sender.err")});
+  EXPECT_TRUE(sender.started()) << sender.start_error();
+  EXPECT_EQ(sender.wait_exit(60s), 0) << sender.stdout_text() << sender.stderr_text();
+  json sent = json::parse(sender.stdout_text(), nullptr, false);
+  EXPECT_TRUE(sent.is_object() && sent.contains("spans")) << sender.stdout_text() << sender.stderr_text();
+  return sent.is_object() && sent.contains("spans") ? sent : json();
+}
+
+// check_stored_trace checks that up's store holds `sent` (what the sender reported) span for span,
+// and that GET /api/traces lists it under `service` with its model, status and stages.
+void check_stored_trace(const std::string& api, const json& sent, const std::string& service) {
   const std::string trace_id = sent["trace_id"];
 
-  const json stored = wait_trace(api_, trace_id, sent["spans"].size());
-  ASSERT_TRUE(stored.is_object()) << up_->output();
+  const json stored = wait_trace(api, trace_id, sent["spans"].size());
+  ASSERT_TRUE(stored.is_object()) << service;
   EXPECT_EQ(stored["trace_id"], trace_id);
   ASSERT_EQ(stored["spans"].size(), sent["spans"].size()) << stored.dump(1);
   for (const json& want : sent["spans"]) {
@@ -103,7 +113,7 @@ TEST_F(UpTracesTest, OpenTelemetryJsSdkSpansComeBackIntact) {
     EXPECT_EQ(std::to_string((*got)["start_unix_ns"].get<std::uint64_t>()), want["start_unix_ns"]) << want["name"];
     EXPECT_EQ(std::to_string((*got)["end_unix_ns"].get<std::uint64_t>()), want["end_unix_ns"]) << want["name"];
     EXPECT_EQ((*got)["attributes"], want["attributes"]) << want["name"];
-    EXPECT_EQ((*got)["service"], "sdk-sender");
+    EXPECT_EQ((*got)["service"], service);
   }
   // The root's attribute kinds, explicitly: int stays an integer, double a double.
   const json* root = span_named(stored, "chat sdk-model");
@@ -113,7 +123,7 @@ TEST_F(UpTracesTest, OpenTelemetryJsSdkSpansComeBackIntact) {
   EXPECT_TRUE((*root)["attributes"]["inferscope.streamed"].is_boolean());
   EXPECT_EQ((*root)["attributes"]["gen_ai.response.finish_reasons"], json::array({"stop", "length"}));
 
-  const json listed = get_json(api_ + "/api/traces?job=sdk-sender");
+  const json listed = get_json(api + "/api/traces?job=" + service);
   ASSERT_TRUE(listed.is_object());
   ASSERT_EQ(listed["traces"].size(), 1u) << listed.dump();
   const json& t = listed["traces"][0];
@@ -124,16 +134,29 @@ TEST_F(UpTracesTest, OpenTelemetryJsSdkSpansComeBackIntact) {
   EXPECT_NEAR(t["stages"]["queue"].get<double>(), 0.125, 1e-6);
   EXPECT_NEAR(t["stages"]["decode"].get<double>(), 0.75, 1e-6);
   EXPECT_FALSE(t["stages"].contains("lookup"));  // a grandchild, not a stage of the root
+}
+
+// Tests done-when item 1 of issue 18, and OTLP JSON of issue 30: spans from the OpenTelemetry JS
+// SDK come back intact, sent in protobuf (exporter-trace-otlp-proto) and in JSON
+// (exporter-trace-otlp-http, the JS SDK's default encoding).
+TEST_F(UpTracesTest, OpenTelemetryJsSdkSpansComeBackIntact) {
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode}));
+  const json protobuf_sent = send_sdk_trace(api_, dir_.path(), "protobuf", "sdk-sender");
+  ASSERT_FALSE(protobuf_sent.is_null());
+  check_stored_trace(api_, protobuf_sent, "sdk-sender");
+  const json json_sent = send_sdk_trace(api_, dir_.path(), "json", "sdk-sender-json");
+  ASSERT_FALSE(json_sent.is_null());
+  check_stored_trace(api_, json_sent, "sdk-sender-json");
 
   // up's own counters on its /metrics.
   auto metrics = net::blocking_http_request("GET", api_ + "/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("inferscope_up_trace_spans_received_total 4"), std::string::npos) << metrics->body;
-  EXPECT_NE(metrics->body.find("inferscope_up_traces_stored_total 1"), std::string::npos);
-  // JSON OTLP is refused, and counted.
-  auto json_post = net::blocking_http_request("POST", api_ + "/v1/traces", "{}", "application/json");
-  ASSERT_TRUE(json_post);
-  EXPECT_EQ(json_post->status, 415);
+  EXPECT_NE(metrics->body.find("inferscope_up_trace_spans_received_total 8"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("inferscope_up_traces_stored_total 2"), std::string::npos);
+  // Another media type is refused, and counted.
+  auto text_post = net::blocking_http_request("POST", api_ + "/v1/traces", "{}", "text/plain");
+  ASSERT_TRUE(text_post);
+  EXPECT_EQ(text_post->status, 415);
 }
 
 // Tests `serve --otlp-endpoint <up>/v1/traces` end to end: serve's root and stage spans land in
