@@ -24,6 +24,7 @@
 #include "net/http_server.h"
 #include "net/router.h"
 #include "relay/relay.h"
+#include "up/k8s_export.h"
 #include "up/kind_follower.h"
 #include "up/monitoring_stack.h"
 #include "up/stack_status.h"
@@ -58,7 +59,13 @@ struct UpFlags {
   config::BinaryPaths binaries;
   std::string export_grafana;  // write Grafana dashboards + provisioning here, start nothing
   std::string otlp_forward;    // copy what POST /v1/traces receives to this OTLP/HTTP URL
+  std::string export_k8s;      // write Kubernetes manifests here, start nothing
+  K8sExportOptions k8s;        // --k8s-*: the cluster's assumptions
 };
+
+// kK8sFlags are the flags that only --export-k8s reads.
+constexpr const char* kK8sFlags[] = {"--k8s-namespace", "--k8s-release", "--k8s-image", "--k8s-storage",
+                                     "--k8s-metrics-port"};
 
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "inferscope up: %s\n", message.c_str());
@@ -162,6 +169,27 @@ void run_export_grafana(const UpFlags& f, const CLI::App& cmd) {
   for (const std::string& path : *files) std::printf("%s\n", path.c_str());
 }
 
+// run_export_k8s writes the Kubernetes manifests of this configuration: its rules (kinds as given,
+// no target is probed: they are in the cluster, not here), ServiceMonitors, dashboards, up's
+// Deployment running `up --prometheus URL` with the same --target, --kind and --scrape-interval.
+void run_export_k8s(const UpFlags& f, const CLI::App& cmd) {
+  if (!f.export_grafana.empty()) fail("--export-k8s and --export-grafana: give one of them");
+  const config::StackConfig config = build_config(f, cmd);
+  auto rules = generate_up_rules(config);
+  if (!rules) fail(rules.error().message);
+  std::vector<std::string> up_args;
+  for (const std::string& target : f.targets) up_args.insert(up_args.end(), {"--target", target});
+  if (given(cmd, "--kind")) up_args.insert(up_args.end(), {"--kind", f.kind});
+  if (given(cmd, "--scrape-interval")) up_args.insert(up_args.end(), {"--scrape-interval", f.scrape_interval});
+  K8sExportOptions options = f.k8s;
+  options.directory = f.export_k8s;
+  options.prometheus_url = f.prometheus;
+  options.config_secret = !f.config_file.empty();
+  auto files = write_k8s_export(config, rules->files, up_args, options);
+  if (!files) fail("cannot export Kubernetes manifests to --export-k8s " + f.export_k8s + ": " + files.error().message);
+  for (const std::string& path : *files) std::printf("%s\n", path.c_str());
+}
+
 std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> custom_targets_of(const config::StackConfig& config) {
   std::map<std::string, std::shared_ptr<const dialect::CustomDialect>> out;
   for (const config::TargetConfig& target : config.targets) {
@@ -205,6 +233,12 @@ int wait_for_stop_signal(const sigset_t& signals) {
 
 void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
+  if (f.export_k8s.empty()) {
+    for (const char* flag : kK8sFlags) {
+      if (given(cmd, flag)) fail(std::string(flag) + " applies to --export-k8s: give --export-k8s DIR too");
+    }
+  }
+  if (!f.export_k8s.empty()) return run_export_k8s(f, cmd);
   if (!f.export_grafana.empty()) return run_export_grafana(f, cmd);
   config::StackConfig config = build_config(f, cmd);
   std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
@@ -470,6 +504,23 @@ void add_up_command(CLI::App& app) {
                   "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton, SGLang, LiteLLM) and "
                   "provisioning YAML into this directory, start nothing; with a redis --target (or one in --config) "
                   "they have the Queue row");
+  cmd->add_option("--export-k8s", flags->export_k8s,
+                  "write Kubernetes manifests for the Prometheus Operator into this directory, start nothing: the "
+                  "rules as PrometheusRules, a ServiceMonitor per target kind, the Grafana dashboards as ConfigMaps, "
+                  "up as a Deployment + Service + PersistentVolumeClaim, the Alertmanager receiver (docs/up.md)");
+  cmd->add_option("--k8s-namespace", flags->k8s.namespace_name, "with --export-k8s: the namespace of every object")
+      ->capture_default_str();
+  cmd->add_option("--k8s-release", flags->k8s.release,
+                  "with --export-k8s: the kube-prometheus-stack release, as the `release` label its selectors match "
+                  "(and, without --prometheus, whose Prometheus up queries)")
+      ->capture_default_str();
+  cmd->add_option("--k8s-image", flags->k8s.image, "with --export-k8s: the image holding the inferscope binary")
+      ->capture_default_str();
+  cmd->add_option("--k8s-storage", flags->k8s.storage, "with --export-k8s: the size of up's state volume")
+      ->capture_default_str();
+  cmd->add_option("--k8s-metrics-port", flags->k8s.metrics_port,
+                  "with --export-k8s: the name of the Service port the targets serve /metrics on")
+      ->capture_default_str();
   cmd->add_option("--otlp-forward", flags->otlp_forward,
                   "also send every OTLP trace request POST /v1/traces receives to this URL (e.g. a Collector's "
                   "http://host:4318/v1/traces); a full queue or a failed send drops and counts it");
