@@ -49,7 +49,9 @@ void emit(YAML::Emitter& out, const json& value) {
       return;
     case json::value_t::string: {
       const std::string& text = value.get_ref<const std::string&>();
-      if (text.find('\n') != std::string::npos) {
+      // A literal block ("|") reads back with one final newline: kept for text that has exactly
+      // that; other multi-line text (a dashboard's JSON ends without one) is double-quoted.
+      if (text.find('\n') != std::string::npos && text.ends_with('\n') && !text.ends_with("\n\n")) {
         out << YAML::Literal << text;
       } else if (reads_as_plain_string(text)) {
         out << text;
