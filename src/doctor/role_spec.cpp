@@ -32,7 +32,7 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kInference:
     case Role::kQueue: case Role::kPrefill: case Role::kDecode: case Role::kPreprocess: case Role::kPostprocess:
     case Role::kDependency: case Role::kSend: case Role::kGatewayQueue: case Role::kUpstreamConnect:
-    case Role::kUpstreamTtft: case Role::kStream:
+    case Role::kUpstreamTtft: case Role::kStream: case Role::kRoute: case Role::kKvTransfer:
       if (b.per_batch) return false;  // per engine step, not a request stage: cannot add up to e2e
       group = RoleGroup::kStage;
       id = std::string(dialect::to_string(b.role));
