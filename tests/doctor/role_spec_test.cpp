@@ -207,6 +207,13 @@ TEST(RoleSpecTest, DynamoConstructed) {
   EXPECT_EQ(kv->group, RoleGroup::kStage);
   EXPECT_EQ(kv->metrics.front(), "trtllm_kv_transfer_latency_seconds");
   EXPECT_EQ(find(specs, "e2e")->model_label, "model");
+  for (const char* signal : {"kv_transfer_bytes", "route_prefix_hit"}) {
+    const RoleSpec* s = find(specs, signal);
+    ASSERT_NE(s, nullptr) << signal;
+    EXPECT_EQ(s->group, RoleGroup::kSignal) << signal;
+    EXPECT_EQ(s->kind, RoleKind::kHistogram) << signal;
+  }
+  EXPECT_EQ(find(specs, "kv_transfer_bytes")->unit, "bytes");
 
   MetricsCheck worker = check_exposition("worker", load("dynamo-2026-trtllm-prefill-worker-constructed-metrics.txt"));
   ASSERT_EQ(worker.dialects, std::vector<std::string>{"dynamo"});
@@ -240,9 +247,9 @@ TEST(RoleSpecTest, LlmdConstructed) {
   EXPECT_EQ(old.renamed.size(), 9u) << to_text(old);  // the pool queue is no doctor signal yet
 }
 
-// Tests that the doctor reads a disaggregated fleet's stages in direct-scrape mode: two scrapes of
-// a Dynamo frontend and worker (Dynamo's own names) give the route and kv_transfer stages'
-// means over the window, beside e2e.
+// Tests that the doctor reads a disaggregated fleet's series in direct-scrape mode: two scrapes of
+// a Dynamo frontend and worker (Dynamo's own names) give the route and kv_transfer stages' means
+// over the window beside e2e, and the transfer size and the router's prefix hit as signals.
 TEST(RoleSpecTest, DynamoStagesAreSampled) {
   auto exposition = [](double requests, double route_sum, double kv_sum) {
     const std::string n = std::to_string(requests);
@@ -258,12 +265,20 @@ TEST(RoleSpecTest, DynamoStagesAreSampled) {
         "# TYPE trtllm_kv_transfer_latency_seconds histogram\n"
         "trtllm_kv_transfer_latency_seconds_bucket{model_name=\"m\",le=\"+Inf\"} " + n + "\n"
         "trtllm_kv_transfer_latency_seconds_sum{model_name=\"m\"} " + std::to_string(kv_sum) + "\n"
-        "trtllm_kv_transfer_latency_seconds_count{model_name=\"m\"} " + n + "\n";
+        "trtllm_kv_transfer_latency_seconds_count{model_name=\"m\"} " + n + "\n"
+        "# TYPE trtllm_kv_transfer_bytes histogram\n"
+        "trtllm_kv_transfer_bytes_bucket{model_name=\"m\",le=\"+Inf\"} " + n + "\n"
+        "trtllm_kv_transfer_bytes_sum{model_name=\"m\"} " + std::to_string(requests * 8e7) + "\n"
+        "trtllm_kv_transfer_bytes_count{model_name=\"m\"} " + n + "\n"
+        "# TYPE dynamo_component_router_kv_hit_rate histogram\n"
+        "dynamo_component_router_kv_hit_rate_bucket{router_id=\"0\",le=\"+Inf\"} " + n + "\n"
+        "dynamo_component_router_kv_hit_rate_sum{router_id=\"0\"} " + std::to_string(requests * 0.25) + "\n"
+        "dynamo_component_router_kv_hit_rate_count{router_id=\"0\"} " + n + "\n";
     auto parsed = metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004);
     EXPECT_TRUE(parsed) << (parsed ? "" : parsed.error().message);
     return parsed ? *parsed : metrics::ParsedExposition{};
   };
-  // 10 requests in the window: route 1 ms each, KV transfer 40 ms each.
+  // 10 requests in the window: route 1 ms each, KV transfer 40 ms and 80 MB each, 25 % prefix hit.
   ScrapeRound first{1000, {exposition(100, 0.1, 4.0)}, 0};
   ScrapeRound second{1002, {exposition(110, 0.11, 4.4)}, 0};
   ASSERT_EQ(detect_dialects(metric_names(second.expositions.front())), std::vector<std::string>{"dynamo"});
@@ -278,6 +293,10 @@ TEST(RoleSpecTest, DynamoStagesAreSampled) {
   EXPECT_NEAR(kv->incident.mean, 0.040, 1e-9);
   ASSERT_NE(snap.find(SignalId::kE2e), nullptr);
   EXPECT_NEAR(snap.find(SignalId::kE2e)->incident.mean, 2.0, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kKvTransferBytes), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kKvTransferBytes)->incident.mean, 8e7, 1e-3);
+  ASSERT_NE(snap.find(SignalId::kRoutePrefixHit), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kRoutePrefixHit)->incident.mean, 0.25, 1e-9);
 }
 
 // Tests that inferscope serve (which also speaks vLLM and DCGM) maps to inferscope's richer stages first.
