@@ -64,13 +64,15 @@ std::string recorded(std::string_view name, const Context& c) { return std::stri
 
 // ---- recording rules ------------------------------------------------------------------------
 
-constexpr Role kLatencyRecords[] = {Role::kE2e, Role::kTtft, Role::kTpot, Role::kItl, Role::kPrefillPerToken};
+constexpr Role kLatencyRecords[] = {Role::kE2e,  Role::kTtft,  Role::kTpot,      Role::kItl,
+                                    Role::kPrefillPerToken, Role::kRoute, Role::kKvTransfer};
 
 // Request stages recorded under inferscope:stage_seconds{stage} for dialects without a stage label.
 constexpr Role kStageRoles[] = {Role::kGatewayQueue, Role::kPreprocess,      Role::kDependency,
                                 Role::kQueue,        Role::kPrefill,         Role::kDecode,
                                 Role::kPostprocess,  Role::kSend,            Role::kUpstreamConnect,
-                                Role::kUpstreamTtft, Role::kStream,          Role::kInference};
+                                Role::kUpstreamTtft, Role::kStream,          Role::kInference,
+                                Role::kRoute,        Role::kKvTransfer};
 
 void record_latency(RuleGroupWriter& g, const Context& c) {
   for (Role role : kLatencyRecords) {
@@ -136,6 +138,60 @@ void record_traffic_and_capacity(RuleGroupWriter& g, const Context& c) {
   value_of(Role::kRunning, "inferscope:running");
   value_of(Role::kKvUsage, "inferscope:kv_usage");
   rate_of(Role::kPreemptions, "inferscope:preemptions:rate");
+}
+
+// rename_label moves label `from` to `to` (Dynamo's worker_type and llm-d's pool `name` both
+// become `pool`), dropping `from`.
+std::string rename_label(const std::string& expr, std::string_view from, std::string_view to) {
+  return fmt::format("max without ({0}) (label_replace({1}, \"{2}\", \"$1\", \"{0}\", \"(.*)\"))", from, expr, to);
+}
+
+// record_disaggregation: the series of a fleet with a router in front of prefill and decode
+// pools, each only where the dialect has the metric (docs/disaggregation.md). KV transfer time
+// itself is a latency record (inferscope:kv_transfer_seconds:*) and a stage.
+void record_disaggregation(RuleGroupWriter& g, const Context& c) {
+  const auto s = scope(c, model_by(c));
+  auto mean_of = [&](const MetricBinding& b) {
+    return or_legacy(b, [&](const MetricBinding& x) { return dialect::mean_expr(x, s); });
+  };
+  const MetricBinding* bytes = dialect::find_binding(c.table, Role::kKvTransferBytes);
+  if (bytes != nullptr) {
+    if (auto mean = mean_of(*bytes)) g.record("inferscope:kv_transfer_bytes:mean", normalise(c, *mean));
+    // Mean bytes over mean seconds: the bandwidth the transfers achieved (a degraded link or a NIC
+    // fallen back to TCP shows here before the TTFT does).
+    if (dialect::supports(c.table, Role::kKvTransfer)) {
+      g.record("inferscope:kv_transfer_bytes_per_second:mean", recorded("inferscope:kv_transfer_bytes:mean", c) + " / " +
+                                                                  recorded("inferscope:kv_transfer_seconds:mean", c));
+    }
+  }
+  if (const MetricBinding* hit = dialect::find_binding(c.table, Role::kRoutePrefixHit)) {
+    if (auto mean = mean_of(*hit)) g.record("inferscope:route_prefix_hit:mean", normalise(c, *mean));
+  }
+  const std::string_view pool = c.table.pool_label;
+  if (const MetricBinding* waiting = dialect::find_binding(c.table, Role::kPoolWaiting)) {
+    // Per pool: one pool's queue growing while the other's stays flat is the P:D imbalance.
+    const auto by_pool = scope(c, {"job", std::string(waiting->kind_label)});
+    if (auto value = or_legacy(*waiting, [&](const MetricBinding& x) { return dialect::value_expr(x, by_pool); })) {
+      g.record("inferscope:pool_waiting", rename_label(*value, waiting->kind_label, "pool"));
+      g.record("inferscope:pool_waiting:delta", "delta(" + recorded("inferscope:pool_waiting", c) + "[" + c.window + "])");
+    }
+  }
+  if (const MetricBinding* load = dialect::find_binding(c.table, Role::kEndpointLoad)) {
+    // Endpoints are compared with the peers of their own pool (a prefill worker's load is not a
+    // decode worker's); spread = busiest / mean, absent while the pool is idle (mean 0).
+    std::vector<std::string> by{"job"};
+    if (!pool.empty()) by.emplace_back(pool);
+    by.emplace_back(load->kind_label);
+    const auto by_endpoint = scope(c, by);
+    if (auto value = or_legacy(*load, [&](const MetricBinding& x) { return dialect::value_expr(x, by_endpoint); })) {
+      std::string expr = rename_label(*value, load->kind_label, "endpoint");
+      if (!pool.empty()) expr = rename_label(expr, pool, "pool");
+      g.record("inferscope:endpoint_load", expr);
+      const std::string per_endpoint = recorded("inferscope:endpoint_load", c);
+      g.record("inferscope:endpoint_load:spread",
+               fmt::format("max by (job, pool) ({0}) / (avg by (job, pool) ({0}) > 0)", per_endpoint));
+    }
+  }
 }
 
 // gpu_table: where this target's GPU memory metrics come from (used and total both needed).
@@ -248,7 +304,10 @@ void absent_alerts(Alerts& a) {
   std::set<std::string_view> seen;
   const dialect::QueryScope by_instance = scope(c, {"job", "instance"});
   for (const MetricBinding& b : c.table.bindings) {
-    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional) continue;
+    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional ||
+        b.presence == dialect::Presence::kFeature) {
+      continue;
+    }
     if (!seen.insert(b.metric).second) continue;
     std::string expr = fmt::format("up{{{}}} == 1 unless on (job, instance) ({})", c.job_matcher,
                                    dialect::presence_expr(b, by_instance, true));
@@ -413,6 +472,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
   record_latency(group, c);
   record_stages(group, c);
   record_traffic_and_capacity(group, c);
+  record_disaggregation(group, c);
   record_gpu(group, c);
   Alerts a{group, c, out.lacking};
   target_down_alert(a);

@@ -55,8 +55,8 @@ std::size_t rank(const JobInfo& job) {
   if (!job.dialect) return std::size(kPrecedence);
   const DialectId order[] = {DialectId::kInferscope, DialectId::kVllm,    DialectId::kSglang,
                              DialectId::kTgi,        DialectId::kLlamaCpp, DialectId::kTriton,
-                             DialectId::kGateway,    DialectId::kLitellm, DialectId::kDcgm,
-                             DialectId::kNode};
+                             DialectId::kDynamo,     DialectId::kLlmd,     DialectId::kGateway,
+                             DialectId::kLitellm,    DialectId::kDcgm,     DialectId::kNode};
   static_assert(std::size(order) == dialect::kAllDialects.size(), "rank every dialect");
   return static_cast<std::size_t>(std::find(std::begin(order), std::end(order), *job.dialect) - std::begin(order));
 }

@@ -32,6 +32,7 @@ constexpr RoleShape kShapes[] = {
     {R::kDependency, K::kHistogram, U::kSeconds},    {R::kSend, K::kHistogram, U::kSeconds},
     {R::kGatewayQueue, K::kHistogram, U::kSeconds},  {R::kUpstreamConnect, K::kHistogram, U::kSeconds},
     {R::kUpstreamTtft, K::kHistogram, U::kSeconds},  {R::kStream, K::kHistogram, U::kSeconds},
+    {R::kRoute, K::kHistogram, U::kSeconds},         {R::kKvTransfer, K::kHistogram, U::kSeconds},
     {R::kEngineStep, K::kHistogram, U::kSeconds, Aggregation::kSum, true},
     {R::kPromptLength, K::kHistogram, U::kTokens},   {R::kGenerationLength, K::kHistogram, U::kTokens},
     {R::kRequests, K::kCounter, U::kRequests},       {R::kErrors, K::kCounter, U::kRequests},

@@ -120,6 +120,33 @@ std::string variant_of(const ParsedExposition& e, DialectId id) {
       if (!has_family(e, "litellm_in_flight_requests")) return "before Feb 2026 (no in-flight gauge)";
       return "";
     }
+    case DialectId::kDynamo: {
+      // Which processes of the fleet this exposition comes from: the frontend, the KV router,
+      // workers (dynamo_component_* without the router's), and whether disaggregated pools show.
+      std::string parts;
+      auto add = [&parts](std::string_view part) { parts += (parts.empty() ? "" : ", ") + std::string(part); };
+      if (count_prefixed(e, "dynamo_frontend_") > 0) add("frontend");
+      if (count_prefixed(e, "dynamo_component_router_") + count_prefixed(e, "dynamo_router_") > 0) add("KV router");
+      if (count_prefixed(e, "dynamo_component_") > count_prefixed(e, "dynamo_component_router_")) add("worker");
+      for (const auto& family : e.families) {
+        if (!starts_with(family.name, "dynamo_")) continue;
+        for (const auto& sample : family.samples) {
+          const auto type = metrics::label_value(sample, "worker_type");
+          if (type == std::optional<std::string_view>("prefill") || type == std::optional<std::string_view>("decode")) {
+            add("disaggregated prefill/decode workers");
+            return parts;
+          }
+        }
+      }
+      return parts;
+    }
+    case DialectId::kLlmd: {
+      const bool current = count_prefixed(e, "llm_d_router_epp_") > 0;
+      const bool old = count_prefixed(e, "inference_objective_") + count_prefixed(e, "inference_pool_") > 0;
+      if (current && old) return "llm_d_router_epp_* and the GIE-era inference_objective_*/inference_pool_* names";
+      if (old) return "GIE-era names (inference_objective_*, inference_pool_*), before llm_d_router_epp_*";
+      return "";
+    }
     case DialectId::kDcgm: {
       for (const auto& family : e.families) {
         if (!starts_with(family.name, "DCGM_FI_")) continue;

@@ -32,7 +32,8 @@ struct Detection {
 
 // detect_dialects classifies by family-name prefixes (metric-dialects.md): inferscope_* request or
 // engine families make an inferscope server, the same families without engine gauges (or with
-// gateway stages) a gateway; otherwise vllm: > llamacpp: > tgi_ > nv_inference_ > DCGM_FI_ > node_.
+// gateway stages) a gateway; otherwise vllm: > llamacpp: > tgi_ > nv_inference_ > sglang: > litellm_ >
+// dynamo_ > llm_d_/inference_{objective,pool,extension}_ > DCGM_FI_ > node_ (kAllDialects' order).
 // inferscope serve is primary kInferscope with kVllm and kDcgm also found (its compatibility
 // families). Only inferscope's own housekeeping families (inferscope_metrics_*, as `inferscope up`
 // itself exposes) count as no serving dialect.

@@ -1,6 +1,7 @@
 // File: dialect/dialect.h
 // The one dialect table: for each kind of server inferscope understands (inferscope serve and
-// gateway, vLLM V1, llama.cpp, TGI, Triton, SGLang, LiteLLM proxy, DCGM exporter, node-exporter) which
+// gateway, vLLM V1, llama.cpp, TGI, Triton, SGLang, LiteLLM proxy, NVIDIA Dynamo, llm-d's router,
+// DCGM exporter, node-exporter) which
 // exposed metric plays
 // each role (e2e, TTFT, queue, KV usage, ...), with its kind, unit and the older names it had.
 // Example: const MetricBinding* e2e = find_binding(DialectId::kVllm, Role::kE2e);
@@ -26,6 +27,8 @@ enum class DialectId : std::uint8_t {
   kTriton,      // NVIDIA Triton Inference Server (nv_inference_*, nv_gpu_*)
   kSglang,      // SGLang (sglang:*), with the v0.3.5 / 0.4 names it renamed
   kLitellm,     // LiteLLM proxy (litellm_*): a gateway, no engine metrics
+  kDynamo,      // NVIDIA Dynamo (dynamo_*): frontend, KV router and workers of a disaggregated fleet
+  kLlmd,        // llm-d's router / endpoint picker (llm_d_router_epp_*, older inference_pool_* ...)
   // Exporters last: detection and every consumer rank serving software above them in this order.
   kDcgm,        // NVIDIA dcgm-exporter (DCGM_FI_*)
   kNode,        // prometheus-node-exporter (node_*)
@@ -35,19 +38,20 @@ enum class DialectId : std::uint8_t {
   kCustom,
 };
 
-inline constexpr std::array<DialectId, 10> kAllDialects = {
-    DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm,    DialectId::kLlamaCpp, DialectId::kTgi,
-    DialectId::kTriton,     DialectId::kSglang,  DialectId::kLitellm, DialectId::kDcgm,     DialectId::kNode};
+inline constexpr std::array<DialectId, 12> kAllDialects = {
+    DialectId::kInferscope, DialectId::kGateway, DialectId::kVllm,    DialectId::kLlamaCpp,
+    DialectId::kTgi,        DialectId::kTriton,  DialectId::kSglang,  DialectId::kLitellm,
+    DialectId::kDynamo,     DialectId::kLlmd,    DialectId::kDcgm,    DialectId::kNode};
 
 // is_exporter reports whether `id` is an exporter (DCGM, node) rather than serving software.
 inline constexpr bool is_exporter(DialectId id) noexcept { return id == DialectId::kDcgm || id == DialectId::kNode; }
 
 // to_string returns the config spelling: "inferscope", "gateway", "vllm", "llamacpp", "tgi",
-// "triton", "sglang", "litellm", "dcgm", "node", "custom". Never fails.
+// "triton", "sglang", "litellm", "dynamo", "llm-d", "dcgm", "node", "custom". Never fails.
 std::string_view to_string(DialectId id) noexcept;
 
 // parse_dialect maps a config spelling (or a common alias: "llama.cpp", "node-exporter",
-// "dcgm-exporter", "inferscope-gateway", "litellm-proxy") to a DialectId; nullopt for anything else ("auto"
+// "dcgm-exporter", "inferscope-gateway", "litellm-proxy", "llmd", "llm_d") to a DialectId; nullopt for anything else ("auto"
 // too, and "custom": a custom target is nothing without its mapping, see custom_dialect.h).
 std::optional<DialectId> parse_dialect(std::string_view name) noexcept;
 
@@ -113,9 +117,16 @@ enum class Role : std::uint8_t {
   kSpecDrafts,         // speculative decoding: draft rounds (counter)
   kSpecDraftTokens,    // draft tokens proposed (counter)
   kSpecAcceptedTokens, // draft tokens accepted (counter)
+  // Disaggregated fleets (appended): a router in front, prefill and decode pools behind it.
+  kRoute,              // the router's choice of a worker, seconds per request (a stage: latency role)
+  kKvTransfer,         // prefill worker -> decode worker KV-cache transfer, seconds (a stage: latency role)
+  kKvTransferBytes,    // KV bytes per transfer (histogram)
+  kRoutePrefixHit,     // share of the prompt's prefix the chosen worker holds, per routing decision (histogram, 0..1)
+  kPoolWaiting,        // requests waiting per pool (gauge; kind_label names the pool label)
+  kEndpointLoad,       // load per worker/endpoint (gauge; kind_label names the endpoint label; unit varies)
 };
 
-inline constexpr std::size_t kRoleCount = 53;
+inline constexpr std::size_t kRoleCount = 59;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.
@@ -124,7 +135,8 @@ std::string_view to_string(Role role) noexcept;
 // parse_role is the inverse of to_string; nullopt for an unknown id.
 std::optional<Role> parse_role(std::string_view name) noexcept;
 
-// is_latency_role reports whether `role` is a time per request/event/token (kE2e .. kStage).
+// is_latency_role reports whether `role` is a time per request/event/token (kE2e .. kStage, and
+// the disaggregated stages kRoute and kKvTransfer).
 bool is_latency_role(Role role) noexcept;
 
 // MetricKind says how the series behind a role are read.
@@ -143,10 +155,11 @@ enum class MetricKind : std::uint8_t {
 std::string_view to_string(MetricKind kind) noexcept;
 
 // Unit is the unit of what the PromQL builders return (after `scale`).
-enum class Unit : std::uint8_t { kSeconds, kSecondsPerToken, kRatio, kRequests, kTokens, kBytes, kCelsius, kWatts, kEvents };
+enum class Unit : std::uint8_t { kSeconds, kSecondsPerToken, kRatio, kRequests, kTokens, kBytes, kCelsius, kWatts, kEvents,
+                             kBlocks /* KV-cache blocks (Dynamo's per-worker decode load) */ };
 
 // to_string returns "seconds", "seconds_per_token", "ratio", "requests", "tokens", "bytes",
-// "celsius", "watts" or "events".
+// "celsius", "watts", "events" or "blocks".
 std::string_view to_string(Unit unit) noexcept;
 
 // Presence says when a target of this dialect exposes the metric.
@@ -206,6 +219,9 @@ struct Dialect {
   std::span<const std::string_view> prefixes = {};   // family-name prefixes that identify the dialect
   std::span<const MetricBinding> bindings = {};      // at most one per role
   std::span<const DeprecatedName> deprecated = {};
+  // Label that names a worker pool (Dynamo's worker_type, llm-d's InferencePool `name`), "" if none:
+  // per-endpoint load is compared only among endpoints of the same pool.
+  std::string_view pool_label = {};
   ErrorAccounting error_accounting = ErrorAccounting::kSubsetOfRequests;
   std::string_view note = {};
 };

@@ -7,7 +7,7 @@ namespace inferscope::dialect {
 namespace {
 
 constexpr std::array<std::string_view, kAllDialects.size()> kDialectNames = {
-    "inferscope", "gateway", "vllm", "llamacpp", "tgi", "triton", "sglang", "litellm", "dcgm", "node"};
+    "inferscope", "gateway", "vllm", "llamacpp", "tgi", "triton", "sglang", "litellm", "dynamo", "llm-d", "dcgm", "node"};
 
 constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "e2e",          "ttft",          "queue",           "prefill",          "decode",
@@ -20,9 +20,10 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "host_cpu_busy", "host_memory_used", "host_memory_total", "engine_step", "engine_busy",
     "in_flight",    "dependency_call", "client_errors", "queue_wait", "queue_run",
     "queue_depth",  "queue_oldest_age", "queue_in_progress", "queue_jobs", "queue_workers",
-    "spec_drafts",  "spec_draft_tokens", "spec_accepted_tokens"};
+    "spec_drafts",  "spec_draft_tokens", "spec_accepted_tokens", "route", "kv_transfer",
+    "kv_transfer_bytes", "route_prefix_hit", "pool_waiting", "endpoint_load"};
 
-static_assert(static_cast<std::size_t>(Role::kSpecAcceptedTokens) + 1 == kRoleCount, "kRoleNames out of date");
+static_assert(static_cast<std::size_t>(Role::kEndpointLoad) + 1 == kRoleCount, "kRoleNames out of date");
 
 }  // namespace
 
@@ -40,6 +41,7 @@ std::optional<DialectId> parse_dialect(std::string_view name) noexcept {
   if (name == "dcgm-exporter" || name == "dcgm_exporter") return DialectId::kDcgm;
   if (name == "litellm-proxy" || name == "litellm_proxy") return DialectId::kLitellm;
   if (name == "inferscope-gateway" || name == "inferscope_gateway") return DialectId::kGateway;
+  if (name == "llmd" || name == "llm_d") return DialectId::kLlmd;
   return std::nullopt;
 }
 
@@ -52,7 +54,9 @@ std::optional<Role> parse_role(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-bool is_latency_role(Role role) noexcept { return role <= Role::kStage; }
+bool is_latency_role(Role role) noexcept {
+  return role <= Role::kStage || role == Role::kRoute || role == Role::kKvTransfer;
+}
 
 std::string_view to_string(MetricKind kind) noexcept {
   switch (kind) {
@@ -78,6 +82,7 @@ std::string_view to_string(Unit unit) noexcept {
     case Unit::kCelsius: return "celsius";
     case Unit::kWatts: return "watts";
     case Unit::kEvents: return "events";
+    case Unit::kBlocks: return "blocks";
   }
   return "seconds";
 }

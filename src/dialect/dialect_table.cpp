@@ -1,6 +1,7 @@
 // The dialect table itself. Every name, kind, unit and label below comes from
 // ../shared/reference/metric-dialects.md (sections named per dialect),
-// ../shared/reference/dialects-sglang-litellm.md (SGLang, LiteLLM) or, for inferscope's own
+// ../shared/reference/dialects-sglang-litellm.md (SGLang, LiteLLM),
+// ../shared/reference/serving-topologies.md (vLLM's NIXL connector, Dynamo, llm-d) or, for inferscope's own
 // families, from docs/metrics-reference.md. Kept as constant data so it can be read top to bottom.
 #include "dialect/dialect.h"
 
@@ -193,6 +194,12 @@ constexpr MetricBinding kVllmBindings[] = {
     {.role = R::kSpecAcceptedTokens, .kind = K::kCounter, .metric = "vllm:spec_decode_num_accepted_tokens_total",
      .unit = U::kTokens, .presence = P::kFeature,
      .note = "per position: vllm:spec_decode_num_accepted_tokens_per_pos_total{position}"},
+    // P/D disaggregation with the NIXL connector (serving-topologies.md §2.3): filled on the decode
+    // instance, which pulls the KV; absent without a KV connector.
+    {.role = R::kKvTransfer, .kind = K::kHistogram, .metric = "vllm:nixl_xfer_time_seconds", .unit = U::kSeconds,
+     .presence = P::kFeature, .note = "per NIXL transfer (one per request in P/D), on the decode instance"},
+    {.role = R::kKvTransferBytes, .kind = K::kHistogram, .metric = "vllm:nixl_bytes_transferred", .unit = U::kBytes,
+     .presence = P::kFeature, .note = "bytes per NIXL transfer; failures: vllm:nixl_num_failed_transfers_total"},
 };
 
 constexpr DeprecatedName kVllmDeprecated[] = {
@@ -421,6 +428,130 @@ constexpr DeprecatedName kLitellmDeprecated[] = {
      "litellm_llm_api_time_to_first_token_metric and litellm_llm_api_latency_metric"},
 };
 
+// ---- NVIDIA Dynamo (serving-topologies.md §4): frontend, KV router, workers ------------------
+// A dynamo target is the frontend (dynamo_frontend_*, label model); the router and worker series
+// (dynamo_component_*, per-worker gauges with worker_type/dp_rank/worker_id, TRT-LLM's KV transfer)
+// are optional: they show where the frontend process also hosts the router, or when the workers
+// are scraped as dynamo targets too.
+constexpr std::string_view kDynamoPrefixes[] = {"dynamo_", "trtllm_kv_transfer_"};
+constexpr std::string_view kDynamoStage = "dynamo_frontend_stage_duration_seconds";
+constexpr MetricBinding kDynamoBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "dynamo_frontend_request_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "frontend E2E; buckets 0, 2, 4 ... 510 s (coarse)"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "dynamo_frontend_time_to_first_token_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .note = "in P/D it includes remote prefill and the KV transfer"},
+    {.role = R::kItl, .kind = K::kHistogram, .metric = "dynamo_frontend_inter_token_latency_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy},
+    {.role = R::kPreprocess, .kind = K::kHistogram, .metric = kDynamoStage, .matchers = R"(stage="preprocess")",
+     .unit = U::kSeconds, .presence = P::kOptional,
+     .note = "frontend pipeline stage (label stage only); which builds first had it is not pinned",
+     .no_model_label = true},
+    {.role = R::kPostprocess, .kind = K::kHistogram, .metric = kDynamoStage, .matchers = R"(stage="postprocess")",
+     .unit = U::kSeconds, .presence = P::kOptional, .no_model_label = true},
+    {.role = R::kRoute, .kind = K::kHistogram, .metric = kDynamoStage, .matchers = R"(stage="route")",
+     .unit = U::kSeconds, .presence = P::kOptional,
+     .note = "the router's choice; its cost split: dynamo_router_overhead_*_ms{router_id}", .no_model_label = true},
+    {.role = R::kKvTransfer, .kind = K::kHistogram, .metric = "trtllm_kv_transfer_latency_seconds",
+     .unit = U::kSeconds, .presence = P::kFeature,
+     .note = "TRT-LLM backend in disaggregated mode only, recorded when a transfer happened (labels model_name, "
+             "disaggregation_mode, engine_type); vLLM backends: vllm:nixl_xfer_time_seconds on the decode worker",
+     .no_model_label = true},
+    {.role = R::kKvTransferBytes, .kind = K::kHistogram, .metric = "trtllm_kv_transfer_bytes", .unit = U::kBytes,
+     .presence = P::kFeature, .note = "TRT-LLM backend; buckets 100 KB .. 5 GB", .no_model_label = true},
+    {.role = R::kRoutePrefixHit, .kind = K::kHistogram, .metric = "dynamo_component_router_kv_hit_rate",
+     .unit = U::kRatio, .presence = P::kOptional,
+     .note = "KV router: predicted prefix overlap of the chosen worker at routing time (labels hierarchy, router_id)",
+     .no_model_label = true},
+    {.role = R::kPoolWaiting, .kind = K::kGauge, .metric = "dynamo_frontend_router_queue_pending_requests",
+     .unit = U::kRequests, .presence = P::kOptional, .kind_label = "worker_type",
+     .note = "router scheduler queue per worker_type (prefill, decode, aggregated); pending ISL tokens: "
+             "dynamo_frontend_router_queue_pending_isl_tokens", .no_model_label = true},
+    {.role = R::kEndpointLoad, .kind = K::kGauge, .metric = "dynamo_frontend_worker_active_decode_blocks",
+     .unit = U::kBlocks, .presence = P::kOptional, .kind_label = "worker_id",
+     .note = "active decode KV blocks per worker (labels worker_id, dp_rank, worker_type); queued prefill tokens: "
+             "dynamo_frontend_worker_active_prefill_tokens", .no_model_label = true},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "dynamo_component_gpu_cache_usage_percent", .unit = U::kRatio,
+     .presence = P::kOptional, .aggregation = A::kMax,
+     .note = "on workers: 0..1 per dynamo_component and dp_rank despite the name"},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "dynamo_frontend_requests_total", .unit = U::kRequests,
+     .presence = P::kLazy, .note = "every completed request, labels endpoint, request_type, status, error_type"},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "dynamo_frontend_requests_total",
+     .matchers = R"(status="error",error_type!~"validation|not_found|cancelled")", .unit = U::kRequests,
+     .presence = P::kLazy, .kind_label = "error_type",
+     .note = "server-side: overload (HTTP 529 rejections), response_timeout, internal, not_implemented"},
+    {.role = R::kClientErrors, .kind = K::kCounter, .metric = "dynamo_frontend_requests_total",
+     .matchers = R"(status="error",error_type=~"validation|not_found")", .unit = U::kRequests, .presence = P::kLazy,
+     .kind_label = "error_type"},
+    {.role = R::kGenerationTokens, .kind = K::kCounter, .metric = "dynamo_frontend_output_tokens_total",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "dynamo_frontend_input_sequence_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "dynamo_frontend_output_sequence_tokens",
+     .unit = U::kTokens, .presence = P::kLazy},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "dynamo_frontend_active_requests", .unit = U::kRequests,
+     .note = "handler entry -> response done; engine-bound only: dynamo_frontend_inflight_requests"},
+};
+
+// ---- llm-d router / endpoint picker (serving-topologies.md §5) ---------------------------------
+// Current names llm_d_router_epp_* (llm-d-router); the GIE-era names inference_objective_*,
+// inference_pool_* are their legacy names. Names given there only in the old spelling
+// (inference_extension_*, per-pod queue) are bound as they are.
+constexpr std::string_view kLlmdPrefixes[] = {"llm_d_", "inference_objective_", "inference_pool_",
+                                              "inference_extension_"};
+constexpr LegacyName kLlmdE2eLegacy[] = {{"inference_objective_request_duration_seconds", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdTtftLegacy[] = {{"inference_objective_request_ttft_seconds", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdTpotLegacy[] = {{"inference_objective_request_tpot_seconds", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdRequestsLegacy[] = {{"inference_objective_request_total", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdErrorsLegacy[] = {{"inference_objective_request_error_total", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdInputLegacy[] = {{"inference_objective_input_tokens", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdOutputLegacy[] = {{"inference_objective_output_tokens", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdRunningLegacy[] = {{"inference_objective_running_requests", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdKvLegacy[] = {{"inference_pool_average_kv_cache_utilization", "GIE-era EPP name"}};
+constexpr LegacyName kLlmdPoolQueueLegacy[] = {{"inference_pool_average_queue_size", "GIE-era EPP name"}};
+constexpr MetricBinding kLlmdBindings[] = {
+    {.role = R::kE2e, .kind = K::kHistogram, .metric = "llm_d_router_epp_request_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kLazy, .legacy = kLlmdE2eLegacy, .note = "gateway-side E2E"},
+    {.role = R::kTtft, .kind = K::kHistogram, .metric = "llm_d_router_epp_request_ttft_seconds", .unit = U::kSeconds,
+     .presence = P::kLazy, .legacy = kLlmdTtftLegacy,
+     .note = "at the gateway: remote prefill and KV transfer included"},
+    {.role = R::kTpot, .kind = K::kHistogram, .metric = "llm_d_router_epp_request_tpot_seconds", .unit = U::kSeconds,
+     .presence = P::kLazy, .legacy = kLlmdTpotLegacy},
+    {.role = R::kGatewayQueue, .kind = K::kHistogram,
+     .metric = "inference_extension_flow_control_request_queue_duration_seconds", .unit = U::kSeconds,
+     .presence = P::kOptional, .note = "EPP flow-control queue (with flow control on); labels fairness_id, priority, "
+                                       "outcome, inference_pool"},
+    {.role = R::kRoute, .kind = K::kHistogram, .metric = "inference_extension_scheduler_e2e_duration_seconds",
+     .unit = U::kSeconds, .presence = P::kOptional,
+     .note = "scheduling time per request (no labels); per plugin: inference_extension_plugin_duration_seconds",
+     .no_model_label = true},
+    {.role = R::kRoutePrefixHit, .kind = K::kHistogram, .metric = "inference_extension_prefix_indexer_hit_ratio",
+     .unit = U::kRatio, .presence = P::kOptional,
+     .note = "matched / total prefix per lookup (with the prefix scorer; no labels)", .no_model_label = true},
+    {.role = R::kPoolWaiting, .kind = K::kGauge, .metric = "llm_d_router_epp_average_queue_size",
+     .unit = U::kRequests, .aggregation = A::kAvg, .kind_label = "name", .legacy = kLlmdPoolQueueLegacy,
+     .note = "mean waiting queue of the pool's endpoints, label name = the pool", .no_model_label = true},
+    {.role = R::kEndpointLoad, .kind = K::kGauge, .metric = "inference_pool_per_pod_queue_size", .unit = U::kRequests,
+     .presence = P::kOptional, .kind_label = "model_server_pod",
+     .note = "per-endpoint waiting queue (labels name, model_server_pod); its newer per-endpoint name is unverified",
+     .no_model_label = true},
+    {.role = R::kWaiting, .kind = K::kGauge, .metric = "inference_pool_per_pod_queue_size", .unit = U::kRequests,
+     .presence = P::kOptional, .note = "sum of the endpoints' waiting queues", .no_model_label = true},
+    {.role = R::kKvUsage, .kind = K::kGauge, .metric = "llm_d_router_epp_average_kv_cache_utilization",
+     .unit = U::kRatio, .aggregation = A::kMax, .legacy = kLlmdKvLegacy,
+     .note = "mean KV usage of the pool's endpoints (label name); per endpoint: vllm:kv_cache_usage_perc",
+     .no_model_label = true},
+    {.role = R::kRequests, .kind = K::kCounter, .metric = "llm_d_router_epp_request_total", .unit = U::kRequests,
+     .presence = P::kLazy, .legacy = kLlmdRequestsLegacy},
+    {.role = R::kErrors, .kind = K::kCounter, .metric = "llm_d_router_epp_request_error_total", .unit = U::kRequests,
+     .presence = P::kLazy, .kind_label = "error_code", .legacy = kLlmdErrorsLegacy},
+    {.role = R::kPromptLength, .kind = K::kHistogram, .metric = "llm_d_router_epp_input_tokens", .unit = U::kTokens,
+     .presence = P::kLazy, .legacy = kLlmdInputLegacy},
+    {.role = R::kGenerationLength, .kind = K::kHistogram, .metric = "llm_d_router_epp_output_tokens",
+     .unit = U::kTokens, .presence = P::kLazy, .legacy = kLlmdOutputLegacy},
+    {.role = R::kInFlight, .kind = K::kGauge, .metric = "llm_d_router_epp_running_requests", .unit = U::kRequests,
+     .legacy = kLlmdRunningLegacy, .note = "requests in flight through the EPP"},
+};
+
 // ---- NVIDIA dcgm-exporter (§7): per GPU, memory in MiB, utilisation in % ---------------------
 constexpr std::string_view kDcgmPrefixes[] = {"DCGM_FI_"};
 constexpr MetricBinding kDcgmBindings[] = {
@@ -495,6 +626,16 @@ constexpr Dialect kDialects[] = {
      .bindings = kLitellmBindings, .deprecated = kLitellmDeprecated,
      .note = "a gateway: no engine queue, KV-cache or GPU metric (scrape the servers behind it); per-caller labels "
              "(client_ip, user_agent, end_user, keys) multiply series"},
+    {.id = DialectId::kDynamo, .title = "NVIDIA Dynamo", .model_label = "model", .prefixes = kDynamoPrefixes,
+     .bindings = kDynamoBindings, .pool_label = "worker_type",
+     .note = "frontend series by model; per-worker gauges by worker_type (prefill, decode, aggregated, encoder), "
+             "dp_rank and worker_id; KV transfer measured by the TRT-LLM backend (trtllm_kv_transfer_*) or by vLLM "
+             "workers (vllm:nixl_*): scrape the workers too"},
+    {.id = DialectId::kLlmd, .title = "llm-d router (EPP)", .model_label = "model_name", .prefixes = kLlmdPrefixes,
+     .bindings = kLlmdBindings, .pool_label = "name",
+     .note = "a router: no engine stages (scrape the vLLM pods behind it: prefill pods, decode pods with "
+             "vllm:nixl_*); pool gauges labelled name, not model; llm_d_router_epp_* replaced the GIE-era "
+             "inference_objective_*/inference_pool_* names (whether both are emitted together is unverified)"},
     {.id = DialectId::kDcgm, .title = "NVIDIA dcgm-exporter", .model_label = "", .device_label = "gpu",
      .prefixes = kDcgmPrefixes,
      .bindings = kDcgmBindings, .note = "per GPU: labels gpu, UUID, device, modelName, Hostname"},

@@ -32,7 +32,7 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kInference:
     case Role::kQueue: case Role::kPrefill: case Role::kDecode: case Role::kPreprocess: case Role::kPostprocess:
     case Role::kDependency: case Role::kSend: case Role::kGatewayQueue: case Role::kUpstreamConnect:
-    case Role::kUpstreamTtft: case Role::kStream:
+    case Role::kUpstreamTtft: case Role::kStream: case Role::kRoute: case Role::kKvTransfer:
       if (b.per_batch) return false;  // per engine step, not a request stage: cannot add up to e2e
       group = RoleGroup::kStage;
       id = std::string(dialect::to_string(b.role));
@@ -69,6 +69,10 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kQueueDepth: return signal(SignalId::kQueueDepth, group, id);
     case Role::kQueueOldestAge: return signal(SignalId::kQueueOldestAge, group, id);
     case Role::kQueueInProgress: return signal(SignalId::kQueueInProgress, group, id);
+    // A disaggregated fleet's transfer size (time per byte is kv_transfer / this) and the router's
+    // prefix hit. Per-pool queues and per-endpoint load need a split by label: not read yet.
+    case Role::kKvTransferBytes: return signal(SignalId::kKvTransferBytes, group, id);
+    case Role::kRoutePrefixHit: return signal(SignalId::kRoutePrefixHit, group, id);
     default: return false;
   }
 }
@@ -92,6 +96,7 @@ std::string unit_of(const dialect::MetricBinding& b, RoleKind kind) {
     case dialect::Unit::kRequests: return kind == RoleKind::kCounter ? "req/s" : "requests";
     case dialect::Unit::kTokens: return kind == RoleKind::kCounter ? "tok/s" : "tokens";
     case dialect::Unit::kEvents: return "1/s";
+    case dialect::Unit::kBytes: return "bytes";
     default: return "";
   }
 }

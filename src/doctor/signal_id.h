@@ -61,6 +61,9 @@ enum class SignalId : std::uint8_t {
   kQueueWorkersBusy,
   kQueueWorkersIdle,
   kQueueWorkersStale,   // registered workers that stopped heartbeating
+  // Disaggregated fleets (docs/disaggregation.md).
+  kKvTransferBytes,     // KV bytes per prefill -> decode transfer (mean)
+  kRoutePrefixHit,      // the router's prefix hit of the chosen worker per decision, 0..1 (mean)
 };
 
 // to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.

@@ -8,10 +8,10 @@
 namespace inferscope::doctor::detail {
 namespace {
 
-constexpr std::array kPipeline = {Stage::kQueueWait,    Stage::kGatewayQueue, Stage::kUpstreamConnect, Stage::kPreprocess,
-                                  Stage::kDependency,   Stage::kQueue,           Stage::kPrefill,
-                                  Stage::kDecode,       Stage::kInference,       Stage::kPostprocess,
-                                  Stage::kSend,         Stage::kUpstreamTtft,    Stage::kStream};
+constexpr std::array kPipeline = {Stage::kQueueWait,    Stage::kGatewayQueue, Stage::kRoute,      Stage::kUpstreamConnect,
+                                  Stage::kPreprocess,   Stage::kDependency,   Stage::kQueue,      Stage::kPrefill,
+                                  Stage::kKvTransfer,   Stage::kDecode,       Stage::kInference,  Stage::kPostprocess,
+                                  Stage::kSend,         Stage::kUpstreamTtft, Stage::kStream};
 constexpr std::array kStreamStandsFor = {Stage::kDecode};
 constexpr std::array kUpstreamTtftStandsFor = {Stage::kQueue, Stage::kPrefill};
 

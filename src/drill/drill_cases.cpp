@@ -23,7 +23,10 @@ std::string_view how_name(DrillHow how) {
 std::vector<std::string> hidden_latency_families() {
   std::vector<std::string> out;
   for (const dialect::MetricBinding& b : dialect::dialect(dialect::DialectId::kInferscope).bindings) {
-    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional) continue;
+    if (!dialect::is_latency_role(b.role) || b.presence == dialect::Presence::kOptional ||
+        b.presence == dialect::Presence::kFeature) {
+      continue;
+    }
     const std::string name(b.metric);
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }

@@ -5,7 +5,8 @@ namespace inferscope::timeline {
 namespace {
 constexpr std::array<std::string_view, kStageCount> kNames = {
     "gateway_queue", "preprocess",  "dependency", "queue",           "prefill",      "decode",
-    "postprocess",   "send",        "upstream_connect", "upstream_ttft", "stream"};
+    "postprocess",   "send",        "upstream_connect", "upstream_ttft", "stream",       "route",
+    "kv_transfer"};
 }  // namespace
 
 std::string_view to_string(Stage stage) noexcept {

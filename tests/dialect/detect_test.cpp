@@ -127,7 +127,10 @@ TEST(DetectTest, VllmPostRemovalNamesOnly) {
   EXPECT_TRUE(c.renamed.empty());
   for (Role latency : {Role::kE2e, Role::kTtft, Role::kQueue, Role::kPrefill, Role::kDecode, Role::kItl, Role::kTpot})
     EXPECT_TRUE(contains(c.present, latency)) << to_string(latency);
-  EXPECT_EQ(c.present.size(), dialect(DialectId::kVllm).bindings.size());  // speculative decoding's too
+  // Speculative decoding's too; the NIXL KV connector's (P/D only) are absent and not missing.
+  EXPECT_EQ(c.present.size(), dialect(DialectId::kVllm).bindings.size() - 2);
+  EXPECT_FALSE(contains(c.present, Role::kKvTransfer));
+  EXPECT_TRUE(c.optional_missing.empty()) << ::testing::PrintToString(missing_names(c.optional_missing));
 }
 
 // Tests the renamed-metric trap: an older vLLM still on the old names.
@@ -338,6 +341,90 @@ TEST(DetectTest, NodeExporterAndUnknown) {
                                   "inferscope_metrics_series_dropped_total{family=\"x\",reason=\"y\"} 0\n"))
                 .primary,
             std::nullopt);
+}
+
+// Tests a Dynamo frontend with its KV router in process (constructed, see testdata/README.md):
+// dynamo, the variant names the frontend, the router and the disaggregated worker pools; the route
+// stage, the router's prefix hit, the per-pool queue and the per-worker load are present; only the
+// workers' KV usage is an optional absence, and KV transfer (a backend feature) is not missing.
+TEST(DetectTest, DynamoFrontendWithKvRouter) {
+  const ParsedExposition e = load("dynamo-2026-frontend-kv-router-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kDynamo) << d.evidence;
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_EQ(d.found[0].variant, "frontend, KV router, disaggregated prefill/decode workers");
+  const Coverage c = check_coverage(e, DialectId::kDynamo);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_EQ(missing_names(c.optional_missing),
+            (std::vector<std::string>{"kv_usage=dynamo_component_gpu_cache_usage_percent"}));
+  for (Role role : {Role::kE2e, Role::kTtft, Role::kItl, Role::kPreprocess, Role::kRoute, Role::kPostprocess,
+                    Role::kRoutePrefixHit, Role::kPoolWaiting, Role::kEndpointLoad, Role::kRequests, Role::kErrors,
+                    Role::kClientErrors, Role::kInFlight}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+  EXPECT_FALSE(contains(c.present, Role::kKvTransfer));
+  EXPECT_TRUE(contains(c.unsupported, Role::kPrefill));  // no per-request prefill time at the frontend
+  EXPECT_TRUE(c.renamed.empty());
+}
+
+// Tests a Dynamo TRT-LLM prefill worker scraped alone: dynamo, a worker; its KV transfer time and
+// bytes and KV usage are present, and the frontend's request families are reported missing (a
+// worker is no substitute for the frontend target).
+TEST(DetectTest, DynamoTrtllmWorkerAlone) {
+  const ParsedExposition e = load("dynamo-2026-trtllm-prefill-worker-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kDynamo) << d.evidence;
+  EXPECT_EQ(d.found[0].variant, "worker");
+  const Coverage c = check_coverage(e, DialectId::kDynamo);
+  for (Role role : {Role::kKvTransfer, Role::kKvTransferBytes, Role::kKvUsage}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+  EXPECT_TRUE(c.missing_latency());
+  const auto missing = missing_names(c.missing);
+  EXPECT_TRUE(contains(missing, std::string("e2e=dynamo_frontend_request_duration_seconds")))
+      << ::testing::PrintToString(missing);
+}
+
+// Tests an llm-d router of 2026 (constructed): llm-d on its llm_d_router_epp_* names, nothing
+// missing or renamed; the route stage, prefix-indexer hit ratio, pool queue and per-endpoint queue
+// are present; the flow-control queue (opt-in) is the one optional absence.
+TEST(DetectTest, LlmdRouter2026) {
+  const ParsedExposition e = load("llm-d-router-2026-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLlmd) << d.evidence;
+  ASSERT_EQ(d.found.size(), 1u);
+  EXPECT_EQ(d.found[0].variant, "llm_d_router_epp_* and the GIE-era inference_objective_*/inference_pool_* names");
+  const Coverage c = check_coverage(e, DialectId::kLlmd);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_EQ(missing_names(c.optional_missing),
+            (std::vector<std::string>{
+                "gateway_queue=inference_extension_flow_control_request_queue_duration_seconds"}));
+  EXPECT_TRUE(c.renamed.empty()) << ::testing::PrintToString(renamed_names(c));
+  for (Role role : {Role::kE2e, Role::kTtft, Role::kTpot, Role::kRoute, Role::kRoutePrefixHit, Role::kPoolWaiting,
+                    Role::kEndpointLoad, Role::kWaiting, Role::kKvUsage, Role::kRequests, Role::kErrors}) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+  EXPECT_TRUE(contains(c.unsupported, Role::kKvTransfer));  // vLLM's NIXL series, on the decode pods
+}
+
+// Tests a GIE-era EPP (constructed): llm-d, variant "GIE-era names", each old name reported as
+// the rename of its llm_d_router_epp_* successor (only the old one exposed), nothing missing.
+TEST(DetectTest, LlmdGieEra2025) {
+  const ParsedExposition e = load("llm-d-gie-2025-constructed-metrics.txt");
+  const Detection d = detect_dialects(e);
+  ASSERT_EQ(d.primary, DialectId::kLlmd) << d.evidence;
+  EXPECT_NE(d.found[0].variant.find("GIE-era names"), std::string::npos) << d.found[0].variant;
+  const Coverage c = check_coverage(e, DialectId::kLlmd);
+  EXPECT_TRUE(c.missing.empty()) << ::testing::PrintToString(missing_names(c.missing));
+  EXPECT_EQ(c.renamed.size(), 10u) << ::testing::PrintToString(renamed_names(c));
+  for (const RenamedMetric& r : c.renamed) EXPECT_FALSE(r.current_present) << r.legacy;
+  EXPECT_TRUE(contains(renamed_names(c), std::string("inference_objective_request_duration_seconds->"
+                                                     "llm_d_router_epp_request_duration_seconds")));
+  EXPECT_TRUE(contains(c.present, Role::kE2e));
+  EXPECT_FALSE(contains(c.without_series, Role::kE2e));
 }
 
 // Tests a gateway: inferscope request families with gateway stages and no engine gauges.

@@ -27,6 +27,10 @@ TEST(DialectTableTest, NamesRoundTrip) {
   }
   EXPECT_EQ(parse_dialect("llama.cpp"), DialectId::kLlamaCpp);
   EXPECT_EQ(parse_dialect("node-exporter"), DialectId::kNode);
+  EXPECT_EQ(parse_dialect("dynamo"), DialectId::kDynamo);
+  EXPECT_EQ(parse_dialect("llm-d"), DialectId::kLlmd);
+  EXPECT_EQ(parse_dialect("llmd"), DialectId::kLlmd);
+  EXPECT_EQ(to_string(DialectId::kLlmd), "llm-d");
   EXPECT_EQ(parse_dialect("auto"), std::nullopt);
   EXPECT_EQ(parse_role("no_such_role"), std::nullopt);
 }
@@ -89,6 +93,38 @@ TEST(DialectTableTest, ScalesNormaliseUnits) {
   EXPECT_DOUBLE_EQ(find_binding(DialectId::kDcgm, Role::kGpuMemoryUsed)->scale, 1048576);
   EXPECT_DOUBLE_EQ(find_binding(DialectId::kDcgm, Role::kGpuUtilization)->scale, 0.01);
   EXPECT_EQ(dialect(DialectId::kTriton).error_accounting, ErrorAccounting::kDisjointFromRequests);
+}
+
+// Tests the disaggregation roles: route and kv_transfer are latency roles (stages), the others
+// are not; Dynamo and llm-d name their pool and endpoint labels as their documentation does.
+TEST(DialectTableTest, DisaggregationRoles) {
+  EXPECT_TRUE(is_latency_role(Role::kRoute));
+  EXPECT_TRUE(is_latency_role(Role::kKvTransfer));
+  for (Role role : {Role::kKvTransferBytes, Role::kRoutePrefixHit, Role::kPoolWaiting, Role::kEndpointLoad,
+                    Role::kSpecAcceptedTokens}) {
+    EXPECT_FALSE(is_latency_role(role)) << to_string(role);
+  }
+  EXPECT_EQ(to_string(Role::kKvTransfer), "kv_transfer");
+  EXPECT_EQ(dialect(DialectId::kDynamo).pool_label, "worker_type");
+  EXPECT_EQ(dialect(DialectId::kLlmd).pool_label, "name");
+  const MetricBinding* pool = find_binding(DialectId::kDynamo, Role::kPoolWaiting);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->metric, "dynamo_frontend_router_queue_pending_requests");
+  EXPECT_EQ(pool->kind_label, "worker_type");
+  const MetricBinding* route = find_binding(DialectId::kDynamo, Role::kRoute);
+  ASSERT_NE(route, nullptr);
+  EXPECT_EQ(route->matchers, R"(stage="route")");
+  const MetricBinding* e2e = find_binding(DialectId::kLlmd, Role::kE2e);
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_EQ(e2e->metric, "llm_d_router_epp_request_duration_seconds");
+  ASSERT_EQ(e2e->legacy.size(), 1u);
+  EXPECT_EQ(e2e->legacy[0].name, "inference_objective_request_duration_seconds");
+  // A KV transfer is measured where the backend measures it: only while P/D is on.
+  for (DialectId id : {DialectId::kVllm, DialectId::kDynamo}) {
+    const MetricBinding* kv = find_binding(id, Role::kKvTransfer);
+    ASSERT_NE(kv, nullptr) << to_string(id);
+    EXPECT_EQ(kv->presence, Presence::kFeature) << to_string(id);
+  }
 }
 
 }  // namespace

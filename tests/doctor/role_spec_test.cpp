@@ -187,6 +187,118 @@ TEST(RoleSpecTest, LitellmRecorded) {
   EXPECT_EQ(find(specs, "queue"), nullptr);  // the model servers' queues are not visible to the proxy
 }
 
+// Tests Dynamo (constructed frontend with its KV router, and a TRT-LLM worker; see
+// tests/dialect/testdata/README.md) through --check-metrics: the frontend is dynamo with nothing
+// expected missing, its route stage read from the frontend's stage histogram; the worker alone is
+// dynamo too, lacking the frontend's families, with the kv_transfer stage.
+TEST(RoleSpecTest, DynamoConstructed) {
+  MetricsCheck frontend = check_exposition("dynamo", load("dynamo-2026-frontend-kv-router-constructed-metrics.txt"));
+  ASSERT_EQ(frontend.dialects, std::vector<std::string>{"dynamo"});
+  EXPECT_TRUE(frontend.missing.empty()) << to_text(frontend);
+  EXPECT_TRUE(frontend.renamed.empty()) << to_text(frontend);
+  auto specs = role_specs_for(frontend.dialects);
+  const RoleSpec* route = find(specs, "route");
+  ASSERT_NE(route, nullptr);
+  EXPECT_EQ(route->group, RoleGroup::kStage);
+  EXPECT_EQ(route->metrics.front(), "dynamo_frontend_stage_duration_seconds");
+  EXPECT_EQ(route->matchers, R"(stage="route")");
+  const RoleSpec* kv = find(specs, "kv_transfer");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_EQ(kv->group, RoleGroup::kStage);
+  EXPECT_EQ(kv->metrics.front(), "trtllm_kv_transfer_latency_seconds");
+  EXPECT_EQ(find(specs, "e2e")->model_label, "model");
+  for (const char* signal : {"kv_transfer_bytes", "route_prefix_hit"}) {
+    const RoleSpec* s = find(specs, signal);
+    ASSERT_NE(s, nullptr) << signal;
+    EXPECT_EQ(s->group, RoleGroup::kSignal) << signal;
+    EXPECT_EQ(s->kind, RoleKind::kHistogram) << signal;
+  }
+  EXPECT_EQ(find(specs, "kv_transfer_bytes")->unit, "bytes");
+
+  MetricsCheck worker = check_exposition("worker", load("dynamo-2026-trtllm-prefill-worker-constructed-metrics.txt"));
+  ASSERT_EQ(worker.dialects, std::vector<std::string>{"dynamo"});
+  EXPECT_FALSE(worker.missing.empty()) << to_text(worker);
+  EXPECT_EQ(worker.verdict, "degraded");
+}
+
+// Tests llm-d's router (constructed, 2026 names and GIE-era names) through --check-metrics: llm-d,
+// nothing missing; the GIE-era EPP's names are reported as renamed; the route stage is the
+// scheduler's e2e time.
+TEST(RoleSpecTest, LlmdConstructed) {
+  MetricsCheck now = check_exposition("llm-d", load("llm-d-router-2026-constructed-metrics.txt"));
+  ASSERT_EQ(now.dialects, std::vector<std::string>{"llm-d"});
+  EXPECT_TRUE(now.missing.empty()) << to_text(now);
+  EXPECT_TRUE(now.renamed.empty()) << to_text(now);
+  auto specs = role_specs_for(now.dialects);
+  const RoleSpec* route = find(specs, "route");
+  ASSERT_NE(route, nullptr);
+  EXPECT_EQ(route->group, RoleGroup::kStage);
+  EXPECT_EQ(route->metrics.front(), "inference_extension_scheduler_e2e_duration_seconds");
+  EXPECT_EQ(route->model_label, "");  // the scheduler's histogram has no labels
+  const RoleSpec* e2e = find(specs, "e2e");
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_EQ(e2e->metrics, (std::vector<std::string>{"llm_d_router_epp_request_duration_seconds",
+                                                     "inference_objective_request_duration_seconds"}));
+  EXPECT_EQ(e2e->model_label, "model_name");
+
+  MetricsCheck old = check_exposition("gie", load("llm-d-gie-2025-constructed-metrics.txt"));
+  ASSERT_EQ(old.dialects, std::vector<std::string>{"llm-d"});
+  EXPECT_TRUE(old.missing.empty()) << to_text(old);
+  EXPECT_EQ(old.renamed.size(), 9u) << to_text(old);  // the pool queue is no doctor signal yet
+}
+
+// Tests that the doctor reads a disaggregated fleet's series in direct-scrape mode: two scrapes of
+// a Dynamo frontend and worker (Dynamo's own names) give the route and kv_transfer stages' means
+// over the window beside e2e, and the transfer size and the router's prefix hit as signals.
+TEST(RoleSpecTest, DynamoStagesAreSampled) {
+  auto exposition = [](double requests, double route_sum, double kv_sum) {
+    const std::string n = std::to_string(requests);
+    const std::string text =
+        "# TYPE dynamo_frontend_request_duration_seconds histogram\n"
+        "dynamo_frontend_request_duration_seconds_bucket{model=\"m\",le=\"+Inf\"} " + n + "\n"
+        "dynamo_frontend_request_duration_seconds_sum{model=\"m\"} " + std::to_string(requests * 2.0) + "\n"
+        "dynamo_frontend_request_duration_seconds_count{model=\"m\"} " + n + "\n"
+        "# TYPE dynamo_frontend_stage_duration_seconds histogram\n"
+        "dynamo_frontend_stage_duration_seconds_bucket{stage=\"route\",le=\"+Inf\"} " + n + "\n"
+        "dynamo_frontend_stage_duration_seconds_sum{stage=\"route\"} " + std::to_string(route_sum) + "\n"
+        "dynamo_frontend_stage_duration_seconds_count{stage=\"route\"} " + n + "\n"
+        "# TYPE trtllm_kv_transfer_latency_seconds histogram\n"
+        "trtllm_kv_transfer_latency_seconds_bucket{model_name=\"m\",le=\"+Inf\"} " + n + "\n"
+        "trtllm_kv_transfer_latency_seconds_sum{model_name=\"m\"} " + std::to_string(kv_sum) + "\n"
+        "trtllm_kv_transfer_latency_seconds_count{model_name=\"m\"} " + n + "\n"
+        "# TYPE trtllm_kv_transfer_bytes histogram\n"
+        "trtllm_kv_transfer_bytes_bucket{model_name=\"m\",le=\"+Inf\"} " + n + "\n"
+        "trtllm_kv_transfer_bytes_sum{model_name=\"m\"} " + std::to_string(requests * 8e7) + "\n"
+        "trtllm_kv_transfer_bytes_count{model_name=\"m\"} " + n + "\n"
+        "# TYPE dynamo_component_router_kv_hit_rate histogram\n"
+        "dynamo_component_router_kv_hit_rate_bucket{router_id=\"0\",le=\"+Inf\"} " + n + "\n"
+        "dynamo_component_router_kv_hit_rate_sum{router_id=\"0\"} " + std::to_string(requests * 0.25) + "\n"
+        "dynamo_component_router_kv_hit_rate_count{router_id=\"0\"} " + n + "\n";
+    auto parsed = metrics::parse_exposition(text, metrics::ExpositionTextFormat::kPrometheus004);
+    EXPECT_TRUE(parsed) << (parsed ? "" : parsed.error().message);
+    return parsed ? *parsed : metrics::ParsedExposition{};
+  };
+  // 10 requests in the window: route 1 ms each, KV transfer 40 ms and 80 MB each, 25 % prefix hit.
+  ScrapeRound first{1000, {exposition(100, 0.1, 4.0)}, 0};
+  ScrapeRound second{1002, {exposition(110, 0.11, 4.4)}, 0};
+  ASSERT_EQ(detect_dialects(metric_names(second.expositions.front())), std::vector<std::string>{"dynamo"});
+  SamplingReport report;
+  SampledRoles sampled = sample_rounds({first, second}, "", report);
+  Snapshot snap = build_snapshot(sampled, {998, 1000}, {1000, 1002});
+  const Quantity* route = snap.find(dialect::Role::kRoute);
+  ASSERT_NE(route, nullptr);
+  EXPECT_NEAR(route->incident.mean, 0.001, 1e-9);
+  const Quantity* kv = snap.find(dialect::Role::kKvTransfer);
+  ASSERT_NE(kv, nullptr);
+  EXPECT_NEAR(kv->incident.mean, 0.040, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kE2e), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kE2e)->incident.mean, 2.0, 1e-9);
+  ASSERT_NE(snap.find(SignalId::kKvTransferBytes), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kKvTransferBytes)->incident.mean, 8e7, 1e-3);
+  ASSERT_NE(snap.find(SignalId::kRoutePrefixHit), nullptr);
+  EXPECT_NEAR(snap.find(SignalId::kRoutePrefixHit)->incident.mean, 0.25, 1e-9);
+}
+
 // Tests that inferscope serve (which also speaks vLLM and DCGM) maps to inferscope's richer stages first.
 TEST(RoleSpecTest, InferscopeServeRichestFirst) {
   FetchedExposition f = load("inferscope-serve-metrics.txt");

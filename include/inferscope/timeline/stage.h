@@ -14,7 +14,9 @@
 
 namespace inferscope::timeline {
 
-// Stage is one bounded interval of a request's life. Server stages first, gateway-only after kSend.
+// Stage is one bounded interval of a request's life. Server stages first, gateway-only after kSend,
+// then the stages of a disaggregated fleet (a router in front, prefill and decode on different
+// workers): no timeline of serve or gateway marks them yet; docs/disaggregation.md.
 enum class Stage : std::uint8_t {
   kGatewayQueue,     // waiting for admission (gateway or admission-controlled server)
   kPreprocess,       // parse, validate, apply chat template, tokenize
@@ -27,16 +29,18 @@ enum class Stage : std::uint8_t {
   kUpstreamConnect,  // gateway: connecting to the upstream server
   kUpstreamTtft,     // gateway: request written upstream -> first content event
   kStream,           // gateway: first -> last content event
+  kRoute,            // disaggregated fleet: the router's choice of the workers (KV-aware, by prefix overlap and load)
+  kKvTransfer,       // disaggregated fleet: the prompt's KV cache moved from the prefill to the decode worker
 };
 
 // kStageCount is the number of Stage values (dense, usable as an array size).
-inline constexpr std::size_t kStageCount = 11;
+inline constexpr std::size_t kStageCount = 13;
 
 // kAllStages lists every stage in declaration order (for pre-creating series).
 inline constexpr std::array<Stage, kStageCount> kAllStages = {
     Stage::kGatewayQueue, Stage::kPreprocess,  Stage::kDependency, Stage::kQueue,
     Stage::kPrefill,      Stage::kDecode,      Stage::kPostprocess, Stage::kSend,
-    Stage::kUpstreamConnect, Stage::kUpstreamTtft, Stage::kStream};
+    Stage::kUpstreamConnect, Stage::kUpstreamTtft, Stage::kStream, Stage::kRoute, Stage::kKvTransfer};
 
 // to_string returns the label value ("gateway_queue", "preprocess", ...). Never fails.
 std::string_view to_string(Stage stage) noexcept;
