@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "trace/otlp_sample_span.h"
+
 namespace inferscope::trace {
 namespace {
 
@@ -50,22 +52,7 @@ constexpr std::string_view kSampleJson = R"({
 })";
 
 ExportRequest sample_request() {
-  Span s;
-  for (std::size_t i = 0; i < 16; ++i) s.trace_id[i] = static_cast<std::uint8_t>(i + 1);
-  for (std::size_t i = 0; i < 8; ++i) s.span_id[i] = static_cast<std::uint8_t>(0xa0 + i);
-  s.parent_span_id = {1, 2, 3, 4, 5, 6, 7, 8};
-  s.name = "decode";
-  s.kind = SpanKind::kInternal;
-  s.start_unix_ns = 1796140000123456789ULL;
-  s.end_unix_ns = 1796140000987654321ULL;
-  s.attributes = {{"gen_ai.request.model", std::string("llama")},
-                  {"stream", true},
-                  {"gen_ai.usage.output_tokens", std::int64_t{-7}},
-                  {"gen_ai.latency.e2e", 0.125},
-                  {"gen_ai.response.finish_reasons", StringList{"stop", "length"}},
-                  {"empty", std::string()}};
-  s.status = {StatusCode::kError, "500"};
-  s.flags = 0x301;
+  Span s = otlp_sample_span();
   Span second;
   second.trace_id = s.trace_id;
   second.span_id = {9, 9, 9, 9, 9, 9, 9, 9};

@@ -7,34 +7,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "trace/otlp_sample_span.h"
+
 namespace inferscope::trace {
 namespace {
-
-Span sample_span() {
-  Span s;
-  for (std::size_t i = 0; i < 16; ++i) s.trace_id[i] = static_cast<std::uint8_t>(i + 1);
-  for (std::size_t i = 0; i < 8; ++i) s.span_id[i] = static_cast<std::uint8_t>(0xa0 + i);
-  s.parent_span_id = {1, 2, 3, 4, 5, 6, 7, 8};
-  s.name = "decode";
-  s.kind = SpanKind::kInternal;
-  s.start_unix_ns = 1796140000123456789ULL;
-  s.end_unix_ns = 1796140000987654321ULL;
-  s.attributes = {{"gen_ai.request.model", std::string("llama")},
-                  {"stream", true},
-                  {"gen_ai.usage.output_tokens", std::int64_t{-7}},
-                  {"gen_ai.latency.e2e", 0.125},
-                  {"gen_ai.response.finish_reasons", StringList{"stop", "length"}},
-                  {"empty", std::string()}};
-  s.status = {StatusCode::kError, "500"};
-  s.flags = 0x301;
-  return s;
-}
 
 ExportRequest sample_request() {
   ExportRequest r;
   ResourceSpans& resource = r.resources.emplace_back();
   resource.resource_attributes = {{"service.name", std::string("inferscope-serve")}};
-  resource.scopes.push_back(ScopeSpans{"inferscope", "0.1.0", {sample_span(), Span{}}});
+  resource.scopes.push_back(ScopeSpans{"inferscope", "0.1.0", {otlp_sample_span(), Span{}}});
   resource.scopes[0].spans[1].trace_id = resource.scopes[0].spans[0].trace_id;
   resource.scopes[0].spans[1].span_id = {9, 9, 9, 9, 9, 9, 9, 9};
   resource.scopes[0].spans[1].kind = SpanKind::kServer;
@@ -105,7 +87,7 @@ std::string wrap(int field, const std::string& body) {
 // Tests that fields the model does not keep (trace_state, events, kvlist and bytes values, an
 // unknown field number) are skipped, as protobuf's unknown-field rule requires.
 TEST(OtlpTest, SkipsFieldsItDoesNotKeep) {
-  Span s = sample_span();
+  Span s = otlp_sample_span();
   s.attributes.clear();
   ExportRequest one;
   one.resources.push_back(ResourceSpans{{}, {ScopeSpans{"s", "", {s}}}});
@@ -147,7 +129,7 @@ TEST(OtlpTest, RefusesMalformedInput) {
   // a span without ids
   expect_error(std::string("\x0a\x06\x12\x04\x12\x02\x2a\x00", 8), "no trace_id");
   // a span name that is not UTF-8
-  Span s = sample_span();
+  Span s = otlp_sample_span();
   s.name = "\xff";
   ExportRequest r;
   r.resources.push_back(ResourceSpans{{}, {ScopeSpans{"", "", {s}}}});
@@ -159,7 +141,7 @@ TEST(OtlpTest, RefusesMalformedInput) {
 // Tests that a span without a kind field decodes as UNSPECIFIED and re-encodes to the same bytes
 // (a fuzz finding: it used to come back INTERNAL, which re-encoded as kind 1).
 TEST(OtlpTest, AbsentKindIsUnspecified) {
-  Span s = sample_span();
+  Span s = otlp_sample_span();
   s.kind = SpanKind::kUnspecified;
   ExportRequest r;
   r.resources.push_back(ResourceSpans{{}, {ScopeSpans{"", "", {s}}}});
