@@ -19,7 +19,9 @@ case "$flavour" in
   release)  args=(-DCMAKE_BUILD_TYPE=Release) ;;
   # -O1 keeps the sanitized tests fast enough to run; line tables are all a sanitizer report reads.
   sanitize) args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only"
-                  -DCMAKE_CXX_COMPILER=clang++ -DINFERSCOPE_BUILD_FUZZ=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;
+                  -DCMAKE_CXX_COMPILER=clang++ -DINFERSCOPE_BUILD_FUZZ=ON -DINFERSCOPE_BUILD_BENCH=OFF
+                  # One TU per file here, so a file that leans on a batch sibling's includes fails.
+                  -DINFERSCOPE_UNITY_BUILD=OFF) ;;
   # -g1: line tables for TSan's reports, not the full debug info nothing here reads.
   tsan)     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
                   -DINFERSCOPE_TSAN=ON -DINFERSCOPE_BUILD_BENCH=OFF) ;;

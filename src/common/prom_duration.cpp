@@ -8,13 +8,13 @@
 namespace inferscope::common {
 namespace {
 
-struct Unit {
+struct PromUnit {
   std::string_view name;
   std::int64_t ms;
 };
 
 // Order matters twice: parsing demands largest-first, and "ms" must be tried before "m".
-constexpr std::array<Unit, 7> kUnits{{{"y", 365LL * 24 * 3600 * 1000},
+constexpr std::array<PromUnit, 7> kPromUnits{{{"y", 365LL * 24 * 3600 * 1000},
                                       {"w", 7LL * 24 * 3600 * 1000},
                                       {"d", 24LL * 3600 * 1000},
                                       {"h", 3600LL * 1000},
@@ -22,7 +22,7 @@ constexpr std::array<Unit, 7> kUnits{{{"y", 365LL * 24 * 3600 * 1000},
                                       {"m", 60LL * 1000},
                                       {"s", 1000}}};
 
-// rank orders units by size for the largest-first rule ("ms" sits after "m" in kUnits).
+// rank orders units by size for the largest-first rule ("ms" sits after "m" in kPromUnits).
 int rank(std::string_view unit) {
   static constexpr std::array<std::string_view, 7> kBySize{"y", "w", "d", "h", "m", "s", "ms"};
   for (int i = 0; i < static_cast<int>(kBySize.size()); ++i) {
@@ -51,8 +51,8 @@ Result<std::chrono::milliseconds> parse_prom_duration(std::string_view text) {
       ++i;
     }
     if (i == digits_start) return bad("expected a number");
-    const Unit* unit = nullptr;
-    for (const Unit& u : kUnits) {
+    const PromUnit* unit = nullptr;
+    for (const PromUnit& u : kPromUnits) {
       if (text.substr(i, u.name.size()) == u.name) {
         unit = &u;
         break;
@@ -74,13 +74,13 @@ Result<std::chrono::milliseconds> parse_prom_duration(std::string_view text) {
 std::string format_prom_duration(std::chrono::milliseconds d) {
   std::int64_t left = d.count();
   if (left <= 0) return "0s";
-  static constexpr std::array<Unit, 5> kPrint{{{"d", 24LL * 3600 * 1000},
+  static constexpr std::array<PromUnit, 5> kPrint{{{"d", 24LL * 3600 * 1000},
                                               {"h", 3600LL * 1000},
                                               {"m", 60LL * 1000},
                                               {"s", 1000},
                                               {"ms", 1}}};
   std::string out;
-  for (const Unit& u : kPrint) {
+  for (const PromUnit& u : kPrint) {
     if (left >= u.ms) {
       out += std::to_string(left / u.ms);
       out += u.name;

@@ -8,15 +8,10 @@
 #include <stdexcept>
 
 #include "detail/registry_access.h"
+#include "detail/text_format.h"
 
 namespace inferscope::metrics {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -38,15 +33,15 @@ struct HeaderPart {
 HeaderPart parse_part(std::string_view part) {
   HeaderPart result;
   std::size_t semi = part.find(';');
-  result.token = trim(part.substr(0, semi));
+  result.token = detail::trim_header_blanks(part.substr(0, semi));
   while (semi != std::string_view::npos) {
     part.remove_prefix(semi + 1);
     semi = part.find(';');
-    const std::string_view param = trim(part.substr(0, semi));
+    const std::string_view param = detail::trim_header_blanks(part.substr(0, semi));
     const std::size_t eq = param.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view key = trim(param.substr(0, eq));
-    std::string_view value = trim(param.substr(eq + 1));
+    const std::string_view key = detail::trim_header_blanks(param.substr(0, eq));
+    std::string_view value = detail::trim_header_blanks(param.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
     if (iequals(key, "q")) {
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), result.q);

@@ -2,17 +2,12 @@
 #include <cctype>
 #include <string>
 
+#include "detail/text_format.h"
 #include "exposition_parser_scan.h"
 #include "inferscope/metrics/exposition_parser.h"
 
 namespace inferscope::metrics {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -45,7 +40,7 @@ std::string_view to_string(ParsedMetricType type) noexcept {
 }
 
 Result<ExpositionTextFormat> exposition_format_from_content_type(std::string_view content_type) {
-  const std::string_view media = trim(content_type.substr(0, content_type.find(';')));
+  const std::string_view media = detail::trim_header_blanks(content_type.substr(0, content_type.find(';')));
   const std::string media_lower = lower(media);
   if (media_lower == "application/openmetrics-text") return ExpositionTextFormat::kOpenMetrics100;
   if (media_lower == "text/plain") return ExpositionTextFormat::kPrometheus004;

@@ -278,8 +278,8 @@ class Reader {
   std::string error_;
 };
 
-// Decoder carries the first error out of the nested message readers.
-class Decoder {
+// ProtobufDecoder carries the first error out of the nested message readers.
+class ProtobufDecoder {
  public:
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
@@ -575,7 +575,7 @@ std::string encode_export_request(const std::vector<Attribute>& resource_attribu
 
 Result<ExportRequest> decode_export_request(std::string_view body) {
   ExportRequest request;
-  Decoder decoder;
+  ProtobufDecoder decoder;
   if (!decoder.request(body, request)) return make_error("cannot decode OTLP traces: " + decoder.error());
   return request;
 }
@@ -583,7 +583,7 @@ Result<ExportRequest> decode_export_request(std::string_view body) {
 Result<std::vector<Span>> decode_spans_field(std::string_view fields) {
   // Repeated spans fields alone are a ScopeSpans message without a scope.
   ScopeSpans scope;
-  Decoder decoder;
+  ProtobufDecoder decoder;
   if (!decoder.spans(fields, scope)) return make_error("cannot decode OTLP traces: " + decoder.error());
   return std::move(scope.spans);
 }

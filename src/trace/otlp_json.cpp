@@ -1,5 +1,5 @@
 // OTLP JSON decoder: nlohmann-json's DOM walked field by field, each type checked before it is
-// read (no get<>() that could throw), the first error carried out as in otlp.cpp's Decoder.
+// read (no get<>() that could throw), the first error carried out as in otlp.cpp's JsonDecoder.
 #include "trace/otlp_json.h"
 
 #include <charconv>
@@ -58,8 +58,8 @@ bool whole_number(const json& value, Int& out) {
   return true;
 }
 
-// Decoder walks one request; names in its errors are the JSON keys (lowerCamelCase).
-class Decoder {
+// JsonDecoder walks one request; names in its errors are the JSON keys (lowerCamelCase).
+class JsonDecoder {
  public:
   const std::string& error() const { return error_; }
 
@@ -209,14 +209,14 @@ class Decoder {
 };
 
 // any_value reads an AnyValue object (one of its value keys set; none: no value).
-bool Decoder::any_value(const json& v, AttributeValue& out, bool& has_value) {
+bool JsonDecoder::any_value(const json& v, AttributeValue& out, bool& has_value) {
   const json* array = nullptr;
   if (!object_field(v, "arrayValue", array)) return false;
   if (array) return string_array(*array, out, has_value);
   return scalar_value(v, out, has_value);
 }
 
-bool Decoder::scalar_value(const json& v, AttributeValue& out, bool& has_value) {
+bool JsonDecoder::scalar_value(const json& v, AttributeValue& out, bool& has_value) {
   if (const json* s = field(v, "stringValue")) {
     if (!s->is_string()) return fail("stringValue is not a string");
     out = s->get_ref<const std::string&>();
@@ -252,7 +252,7 @@ bool Decoder::scalar_value(const json& v, AttributeValue& out, bool& has_value) 
 
 // string_array reads ArrayValue{values}: kept when every element is a string (a string[]
 // attribute), dropped otherwise, never recursed into.
-bool Decoder::string_array(const json& array_value, AttributeValue& out, bool& has_value) {
+bool JsonDecoder::string_array(const json& array_value, AttributeValue& out, bool& has_value) {
   StringList items;
   bool all_strings = true;
   const bool ok = each(array_value, "values", [&](const json& element) {
@@ -286,7 +286,7 @@ Result<ExportRequest> decode_export_request_json(std::string_view body) {
     return make_error(std::string(kPrefix) + "a number is out of range");
   }
   ExportRequest request;
-  Decoder decoder;
+  JsonDecoder decoder;
   if (!decoder.request(root, request)) return make_error(std::string(kPrefix) + decoder.error());
   return request;
 }

@@ -157,10 +157,6 @@ std::string_view status_name(StatusCode code) {
   return "unset";
 }
 
-json attribute_json(const AttributeValue& value) {
-  return std::visit([](const auto& v) { return json(v); }, value);
-}
-
 bool is_trace_id_hex(std::string_view text) {
   if (text.size() != 32) return false;
   for (char c : text) {
@@ -464,8 +460,6 @@ net::Response TraceReceiver::trace(const net::Request& request) {
   if (!*spans) return net::Response::error(net::ApiError::not_found("no trace " + std::string(id) + " in up's store"));
   json out = json::array();
   for (const StoredSpan& s : **spans) {
-    json attributes = json::object();
-    for (const Attribute& a : s.span.attributes) attributes[a.key.view()] = attribute_json(a.value);
     out.push_back({{"span_id", to_hex(s.span.span_id)},
                    {"parent_span_id", s.span.is_root() ? std::string() : to_hex(s.span.parent_span_id)},
                    {"name", s.span.name},
@@ -473,7 +467,7 @@ net::Response TraceReceiver::trace(const net::Request& request) {
                    {"start_unix_ns", s.span.start_unix_ns},
                    {"end_unix_ns", s.span.end_unix_ns},
                    {"status", status_name(s.span.status.code)},
-                   {"attributes", std::move(attributes)},
+                   {"attributes", attributes_json(s.span.attributes)},
                    {"service", s.service}});
   }
   return net::Response::json(

@@ -54,14 +54,8 @@ CREATE INDEX IF NOT EXISTS spans_received ON spans(received_ns);
 constexpr std::uint32_t kRemoteParentFlags = 0x300;  // OTLP: has-is-remote + is-remote
 constexpr std::size_t kDroppedMemory = 4096;
 
-json attribute_json(const AttributeValue& value) {
-  return std::visit([](const auto& v) { return json(v); }, value);
-}
-
 std::string attributes_text(const std::vector<Attribute>& attributes) {
-  json out = json::object();
-  for (const Attribute& a : attributes) out[a.key.view()] = attribute_json(a.value);
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return attributes_json(attributes).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::vector<Attribute> attributes_from(const std::string& text) {
@@ -165,6 +159,14 @@ std::int64_t delete_where(sqlite3* db, const std::string& where, std::int64_t va
 }
 
 }  // namespace
+
+json attributes_json(const std::vector<Attribute>& attributes) {
+  json out = json::object();
+  for (const Attribute& a : attributes) {
+    out[a.key.view()] = std::visit([](const auto& v) { return json(v); }, a.value);
+  }
+  return out;
+}
 
 Result<std::unique_ptr<TraceStore>> TraceStore::open(TraceStoreOptions options) {
   if (options.slowest_per_window < 0) return make_error("trace store: slowest_per_window must not be negative");

@@ -20,6 +20,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <inferscope/common/result.h>
 
 #include "common/sqlite_db.h"
@@ -113,5 +115,9 @@ class TraceStore {
   std::unordered_set<std::string> dropped_;
   std::deque<std::string> dropped_order_;
 };
+
+// attributes_json is the JSON object the store keeps a span's attributes as, and the one the
+// trace routes answer with: one key per attribute, the value in its own JSON type.
+nlohmann::json attributes_json(const std::vector<Attribute>& attributes);
 
 }  // namespace inferscope::trace

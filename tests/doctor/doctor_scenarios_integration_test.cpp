@@ -35,21 +35,21 @@ struct ScenarioCase {
   std::function<void(serve::ServerOptions&)> server;  // server options beyond the suite's (null = none)
 };
 
-struct Outcome {
+struct ScenarioOutcome {
   std::string name;
   bool pass = false;
   std::string verdict, top_cause, top_stage, detail;
 };
 
-constexpr double kBaselineS = 14, kIncidentS = 10, kWarmupS = 4;
+constexpr double kBaselineS = 14, kIncidentS = 10, kScenarioWarmupS = 4;
 
-Outcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& job, const std::string& prom_url) {
-  Outcome out;
+ScenarioOutcome run_case(const ScenarioCase& c, std::uint16_t port, const std::string& job, const std::string& prom_url) {
+  ScenarioOutcome out;
   out.name = c.name;
   LoadShape base;
   if (c.base) base = c.base(base);
   testing::LoadDriver driver(port, base);
-  std::this_thread::sleep_for(std::chrono::duration<double>(kWarmupS + kBaselineS));
+  std::this_thread::sleep_for(std::chrono::duration<double>(kScenarioWarmupS + kBaselineS));
   double change = testing::now_s();
   if (!c.faults.empty()) EXPECT_EQ(testing::set_faults(port, c.faults), 200) << c.name;
   if (c.load) driver.set_shape(c.load(base));
@@ -191,7 +191,7 @@ std::vector<ScenarioCase> all_cases() {
 
 // run_cases runs every case at once, each on its own fresh server scraped by one fresh Prometheus,
 // and prints each outcome. Empty when the servers or Prometheus cannot start (a test failure).
-std::vector<Outcome> run_cases(const std::vector<ScenarioCase>& cases) {
+std::vector<ScenarioOutcome> run_cases(const std::vector<ScenarioCase>& cases) {
   std::vector<std::unique_ptr<serve::Server>> servers;
   std::vector<std::string> targets;
   for (const ScenarioCase& c : cases) {
@@ -214,13 +214,13 @@ std::vector<Outcome> run_cases(const std::vector<ScenarioCase>& cases) {
   EXPECT_TRUE(prom.ok()) << prom.error();
   if (!prom.ok()) return {};
 
-  std::vector<std::future<Outcome>> running;
+  std::vector<std::future<ScenarioOutcome>> running;
   for (std::size_t i = 0; i < cases.size(); ++i)
     running.push_back(std::async(std::launch::async, run_case, cases[i], servers[i]->port(), "s" + std::to_string(i),
                                  prom.url()));
-  std::vector<Outcome> outcomes;
+  std::vector<ScenarioOutcome> outcomes;
   for (auto& f : running) {
-    Outcome o = f.get();
+    ScenarioOutcome o = f.get();
     std::cout << (o.pass ? "PASS " : "FAIL ") << o.name << ": verdict " << o.verdict << ", top " << o.top_cause << " ["
               << o.top_stage << "]\n";
     if (!o.pass || std::getenv("DOCTOR_VERBOSE")) std::cout << o.detail << "\n";
@@ -245,7 +245,7 @@ TEST(DoctorScenariosIntegrationTest, FaultsAndLoadCauses) {
     cases = picked;
   }
   ASSERT_FALSE(cases.empty());
-  const std::vector<Outcome> first = run_cases(cases);
+  const std::vector<ScenarioOutcome> first = run_cases(cases);
   ASSERT_EQ(first.size(), cases.size());
   std::vector<ScenarioCase> again;
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -255,10 +255,10 @@ TEST(DoctorScenariosIntegrationTest, FaultsAndLoadCauses) {
   std::cout << "accuracy (first attempt) " << first_passed << "/" << cases.size() << "\n";
   if (again.empty()) return;
   std::cout << "running the " << again.size() << " failed scenario(s) once more on fresh servers\n";
-  const std::vector<Outcome> second = run_cases(again);
+  const std::vector<ScenarioOutcome> second = run_cases(again);
   ASSERT_EQ(second.size(), again.size());
   std::size_t retried_passed = 0;
-  for (const Outcome& o : second) {
+  for (const ScenarioOutcome& o : second) {
     retried_passed += o.pass;
     EXPECT_TRUE(o.pass) << o.name << " failed twice";
   }

@@ -11,8 +11,8 @@
 namespace inferscope::metrics {
 namespace {
 
-constexpr auto kText = ExpositionFormat::kPrometheusText004;
-constexpr auto kOm = ExpositionFormat::kOpenMetrics100;
+constexpr auto kTextResponse = ExpositionFormat::kPrometheusText004;
+constexpr auto kOmResponse = ExpositionFormat::kOpenMetrics100;
 
 std::string gunzip(const std::string& data) {
   z_stream stream{};
@@ -38,36 +38,36 @@ TEST(ExpositionNegotiationTest, AcceptTable) {
   const auto check = [](std::string_view accept, ExpositionFormat want) {
     EXPECT_EQ(negotiate_format(accept), want) << "Accept: " << accept;
   };
-  check("", kText);
-  check("*/*", kText);
-  check("text/plain", kText);
-  check("text/plain;version=0.0.4", kText);
-  check("application/openmetrics-text", kOm);
-  check("application/openmetrics-text; version=1.0.0; charset=utf-8", kOm);
-  check("APPLICATION/OpenMetrics-Text;Version=1.0.0", kOm);
-  check("application/openmetrics-text;version=0.0.1", kText);  // unsupported version -> default
-  check("application/json", kText);
-  check("garbage;;;,,", kText);
-  check("text/plain;q=0.5,application/openmetrics-text;q=0.9", kOm);
-  check("application/openmetrics-text;q=0.2,text/plain;q=0.3", kText);
-  check("application/openmetrics-text;q=0,text/plain;q=0.1", kText);
-  check("application/openmetrics-text;q=0", kText);
-  check("application/openmetrics-text;q=abc", kText);  // unparsable q: part skipped
-  check("application/openmetrics-text;q=0.5,text/plain;q=0.5", kOm);  // tie: first listed
+  check("", kTextResponse);
+  check("*/*", kTextResponse);
+  check("text/plain", kTextResponse);
+  check("text/plain;version=0.0.4", kTextResponse);
+  check("application/openmetrics-text", kOmResponse);
+  check("application/openmetrics-text; version=1.0.0; charset=utf-8", kOmResponse);
+  check("APPLICATION/OpenMetrics-Text;Version=1.0.0", kOmResponse);
+  check("application/openmetrics-text;version=0.0.1", kTextResponse);  // unsupported version -> default
+  check("application/json", kTextResponse);
+  check("garbage;;;,,", kTextResponse);
+  check("text/plain;q=0.5,application/openmetrics-text;q=0.9", kOmResponse);
+  check("application/openmetrics-text;q=0.2,text/plain;q=0.3", kTextResponse);
+  check("application/openmetrics-text;q=0,text/plain;q=0.1", kTextResponse);
+  check("application/openmetrics-text;q=0", kTextResponse);
+  check("application/openmetrics-text;q=abc", kTextResponse);  // unparsable q: part skipped
+  check("application/openmetrics-text;q=0.5,text/plain;q=0.5", kOmResponse);  // tie: first listed
   // Prometheus 3 default scrape Accept (reference §3).
   check("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
         "application/openmetrics-text;version=0.0.1;q=0.4,"
         "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,"
         "text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
-        kOm);
+        kOmResponse);
   // Prometheus 2.42 default Accept.
   check("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
         "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
-        kOm);
+        kOmResponse);
   // Native-histogram Prometheus prefers protobuf, which inferscope does not write.
   check("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,"
         "text/plain;version=0.0.4;q=0.3",
-        kText);
+        kTextResponse);
 }
 
 // Tests Accept-Encoding handling, including q=0.
@@ -91,8 +91,8 @@ TEST(ExpositionNegotiationTest, AcceptEncodingTable) {
 
 // Tests the exact Content-Type strings.
 TEST(ExpositionNegotiationTest, ContentTypes) {
-  EXPECT_EQ(content_type(kText), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_EQ(content_type(kOm), "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  EXPECT_EQ(content_type(kTextResponse), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(content_type(kOmResponse), "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
 // Tests that gzip_compress output inflates back to the input, for empty and large inputs.

@@ -5,11 +5,13 @@
 
 #include "inferscope/metrics/exposition_parser.h"
 
+#include "parser_formats.h"
+
 namespace inferscope::metrics {
 namespace {
 
-constexpr auto k004 = ExpositionTextFormat::kPrometheus004;
-constexpr auto kOm = ExpositionTextFormat::kOpenMetrics100;
+using parser_test::k004;
+using parser_test::kOm;
 
 // check parses `text` and expects an error at line:column whose cause contains `cause`.
 void check(ExpositionTextFormat format, std::string_view text, std::size_t line, std::size_t column,

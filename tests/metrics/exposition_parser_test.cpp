@@ -9,11 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "parser_formats.h"
+
 namespace inferscope::metrics {
 namespace {
 
-constexpr auto k004 = ExpositionTextFormat::kPrometheus004;
-constexpr auto kOm = ExpositionTextFormat::kOpenMetrics100;
+using parser_test::k004;
+using parser_test::kOm;
 
 std::string read_testdata(const std::string& name) {
   const std::string path = std::string(INFERSCOPE_SOURCE_DIR) + "/tests/metrics/testdata/" + name;

@@ -145,6 +145,8 @@ inline bool eventually(const std::function<bool()>& condition, std::chrono::mill
 
 // kWorkerInterval is the collection interval of the worker tests: "agrees within one interval".
 inline constexpr std::chrono::milliseconds kWorkerInterval{1000};
+// kHold is how many seconds each test job stays in progress after calling serve.
+inline constexpr double kHold = 2.0;
 
 // WorkerRig holds what a test with real workers needs: redis, an in-process `serve` (fast
 // profile) that the jobs call, a directory where tasks write their start times, and a collector of

@@ -9,9 +9,9 @@ namespace inferscope::queue {
 namespace {
 
 using testing::eventually;
+using testing::kHold;
 using std::chrono::seconds;
 
-constexpr double kHold = 2.0;  // seconds each job stays in progress after calling serve
 constexpr int kJobs = 3;
 
 // Tests that one worker busy with the first of three jobs shows as depth 2, in progress 1 and the

@@ -9,9 +9,9 @@ namespace inferscope::queue {
 namespace {
 
 using testing::eventually;
+using testing::kHold;
 using std::chrono::seconds;
 
-constexpr double kHold = 2.0;
 constexpr int kEntries = 3;
 
 // Tests lag, pending, oldest age, the wait of each entry at its first delivery, the finished

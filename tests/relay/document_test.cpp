@@ -31,7 +31,7 @@ using testing::FakeResponse;
 using testing::FakeSmtpServer;
 using testing::TempDir;
 
-const std::chrono::system_clock::time_point kNow{std::chrono::milliseconds(1577262236757)};
+using testing::kNow;
 
 // big_document has a Markdown of `lines` lines of 3-byte characters (so a byte cut can split one).
 Document big_document(int lines) {

@@ -13,6 +13,9 @@
 
 namespace inferscope::relay::testing {
 
+// kNow is the fixed clock reading the relay tests render with, so expected texts never move.
+inline const std::chrono::system_clock::time_point kNow{std::chrono::milliseconds(1577262236757)};
+
 using inferscope::testing::TempDir;
 
 // webhook_body builds a v4 payload with one alert per fingerprint.

@@ -4,13 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include "relay/robot_signature.h"
+#include "relay_test_util.h"
 
 namespace inferscope::relay {
 namespace {
 
 using nlohmann::json;
 
-const std::chrono::system_clock::time_point kNow{std::chrono::milliseconds(1577262236757)};
+using testing::kNow;
 
 ComposedMessage message() { return {"[FIRING:1] A", "**A** fired", 1, false}; }
 

@@ -50,9 +50,9 @@ std::string full_exposition(metrics::ExpositionFormat format) {
 // histogram vllm:iteration_tokens_total and the camelCase label lint on DCGM_FI_* names (DCGM's own
 // `modelName` label), and that it parses the text (rc 0 or 3).
 TEST(ServeMetricsIntegrationTest, PromtoolAcceptsExposition) {
-  ASSERT_TRUE(testing::peers_installed({testing::kPromtool}));
-  const testing::PromtoolResult result =
-      testing::run_promtool_check_metrics(full_exposition(metrics::ExpositionFormat::kPrometheusText004));
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
+  const inferscope::testing::PromtoolResult result =
+      inferscope::testing::run_promtool_check_metrics(full_exposition(metrics::ExpositionFormat::kPrometheusText004));
   ASSERT_TRUE(result.exit_code == 0 || result.exit_code == 3) << result.exit_code << "\n" << result.output;
   std::istringstream lines(result.output);
   std::string line;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "generation_request.h"
+
 namespace inferscope::serve {
 namespace {
 
@@ -21,14 +23,7 @@ CostProfile simple_profile() {
   return p;
 }
 
-GenerationRequest request(std::uint32_t prompt_len, std::uint32_t max_tokens, std::uint32_t first_token = 1000) {
-  GenerationRequest r;
-  r.prompt_tokens.resize(prompt_len);
-  std::iota(r.prompt_tokens.begin(), r.prompt_tokens.end(), first_token);
-  r.max_tokens = max_tokens;
-  r.ignore_eos = true;
-  return r;
-}
+using engine_test::request;
 
 EngineStats stats_of(const EngineCore& core) {
   EngineStats s;

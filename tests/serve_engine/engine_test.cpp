@@ -13,6 +13,8 @@
 #include <optional>
 #include <random>
 
+#include "generation_request.h"
+
 namespace inferscope::serve {
 namespace {
 
@@ -65,14 +67,7 @@ class Recorder : public SequenceObserver {
   }
 };
 
-GenerationRequest request(std::uint32_t prompt_len, std::uint32_t max_tokens, std::uint32_t first = 1000) {
-  GenerationRequest r;
-  r.prompt_tokens.resize(prompt_len);
-  std::iota(r.prompt_tokens.begin(), r.prompt_tokens.end(), first);
-  r.max_tokens = max_tokens;
-  r.ignore_eos = true;
-  return r;
-}
+using engine_test::request;
 
 std::unique_ptr<Engine> start(EngineOptions options, FaultSet faults = {}) {
   auto engine = Engine::start(std::move(options), std::move(faults));

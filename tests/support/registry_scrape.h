@@ -20,8 +20,10 @@ namespace inferscope::testing {
 // kT0 is the fixed start of test timelines (an hour past the epoch, so subtracting stays valid).
 inline const timeline::TimePoint kT0 = timeline::TimePoint{} + std::chrono::hours(1);
 
-// at_ms returns kT0 + ms milliseconds.
-inline timeline::TimePoint at_ms(int ms) { return kT0 + std::chrono::milliseconds(ms); }
+// at_ms returns kT0 + ms milliseconds (fractions kept to the clock's nanosecond).
+inline timeline::TimePoint at_ms(double ms) {
+  return kT0 + std::chrono::duration_cast<timeline::Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+}
 
 // scrape renders `registry`, parses the text and validates it; either failure fails the test
 // (with the text) and returns an empty exposition.

@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "support/registry_scrape.h"
+
 namespace inferscope::timeline {
 namespace {
 
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
-TimePoint at_ms(int ms) { return kT0 + std::chrono::milliseconds(ms); }
+using inferscope::testing::at_ms;
+using inferscope::testing::kT0;
 
 // Tests that the first mark of a moment wins and that arrival comes from the constructor.
 TEST(RequestTimelineTest, FirstMarkWins) {

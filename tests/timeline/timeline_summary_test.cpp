@@ -6,14 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/registry_scrape.h"
+
 namespace inferscope::timeline {
 namespace {
 
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
-TimePoint at_ms(double ms) {
-  return kT0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
-}
-constexpr double kTol = 1e-9;
+using inferscope::testing::at_ms;
+using inferscope::testing::kT0;
+constexpr double kSummaryTol = 1e-9;
 
 double stage(const TimelineSummary& s, Stage st) {
   const auto& v = s.stage_seconds[static_cast<std::size_t>(st)];
@@ -41,7 +41,7 @@ RequestTimeline full_server_request() {
 TEST(TimelineSummaryTest, ServerStageBoundaries) {
   const TimelineSummary s = summarize(full_server_request());
   const auto check = [&s](Stage st, double want_ms) {
-    EXPECT_NEAR(stage(s, st), want_ms / 1000, kTol) << to_string(st) << ": got " << stage(s, st);
+    EXPECT_NEAR(stage(s, st), want_ms / 1000, kSummaryTol) << to_string(st) << ": got " << stage(s, st);
   };
   check(Stage::kPreprocess, 10);
   check(Stage::kDependency, 1.5);
@@ -54,9 +54,9 @@ TEST(TimelineSummaryTest, ServerStageBoundaries) {
     EXPECT_FALSE(s.stage_seconds[static_cast<std::size_t>(st)].has_value()) << to_string(st);
   }
   EXPECT_FALSE(s.truncated_stage.has_value());
-  EXPECT_NEAR(s.e2e_seconds, 0.170, kTol);
-  EXPECT_NEAR(*s.generation_seconds, 0.160, kTol);
-  EXPECT_NEAR(*s.inference_seconds, 0.130, kTol);
+  EXPECT_NEAR(s.e2e_seconds, 0.170, kSummaryTol);
+  EXPECT_NEAR(*s.generation_seconds, 0.160, kSummaryTol);
+  EXPECT_NEAR(*s.inference_seconds, 0.130, kSummaryTol);
   EXPECT_EQ(s.prompt_tokens, 42U);
   EXPECT_EQ(s.output_tokens, 4U);
   EXPECT_EQ(s.output_events, 4U);
@@ -109,9 +109,9 @@ TEST(TimelineSummaryTest, StageIntervalsAreTheSummarizedBounds) {
 TEST(TimelineSummaryTest, TtftIgnoresRoleOnlyChunkAndTpotIsPerRequest) {
   const TimelineSummary s = summarize(full_server_request());
   ASSERT_TRUE(s.ttft_seconds.has_value());
-  EXPECT_NEAR(*s.ttft_seconds, 0.100, kTol);
+  EXPECT_NEAR(*s.ttft_seconds, 0.100, kSummaryTol);
   ASSERT_TRUE(s.tpot_seconds.has_value());
-  EXPECT_NEAR(*s.tpot_seconds, 0.060 / 3, kTol);
+  EXPECT_NEAR(*s.tpot_seconds, 0.060 / 3, kSummaryTol);
 }
 
 // Tests that the queue starts at preprocess done when no enqueue moment was marked.
@@ -122,8 +122,8 @@ TEST(TimelineSummaryTest, QueueFallsBackToPreprocessed) {
   t.add_output(at_ms(50), 1);
   t.finish(FinishReason::kLength, at_ms(50));
   const TimelineSummary s = summarize(t);
-  EXPECT_NEAR(stage(s, Stage::kQueue), 0.015, kTol);
-  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.025, kTol);
+  EXPECT_NEAR(stage(s, Stage::kQueue), 0.015, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.025, kSummaryTol);
 }
 
 // Tests that one output token gives TTFT and a zero decode stage but no TPOT.
@@ -133,9 +133,9 @@ TEST(TimelineSummaryTest, SingleTokenHasNoTpot) {
   t.add_output(at_ms(80), 1);
   t.finish(FinishReason::kLength, at_ms(81));
   const TimelineSummary s = summarize(t);
-  EXPECT_NEAR(*s.ttft_seconds, 0.080, kTol);
+  EXPECT_NEAR(*s.ttft_seconds, 0.080, kSummaryTol);
   EXPECT_FALSE(s.tpot_seconds.has_value());
-  EXPECT_NEAR(stage(s, Stage::kDecode), 0.0, kTol);
+  EXPECT_NEAR(stage(s, Stage::kDecode), 0.0, kSummaryTol);
 }
 
 // Tests that a single event carrying several tokens has no decode interval, hence no TPOT.
@@ -157,13 +157,13 @@ TEST(TimelineSummaryTest, MultiTokenEvents) {
   t.finish(FinishReason::kStop, at_ms(150));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.output_tokens, 6U);
-  EXPECT_NEAR(*s.tpot_seconds, 0.050 / 5, kTol);
+  EXPECT_NEAR(*s.tpot_seconds, 0.050 / 5, kSummaryTol);
   std::vector<std::pair<double, std::uint32_t>> gaps;
   for_each_output_gap(t, [&gaps](double gap, std::uint32_t tokens) { gaps.emplace_back(gap, tokens); });
   ASSERT_EQ(gaps.size(), 2U);
-  EXPECT_NEAR(gaps[0].first, 0.030, kTol);
+  EXPECT_NEAR(gaps[0].first, 0.030, kSummaryTol);
   EXPECT_EQ(gaps[0].second, 3U);
-  EXPECT_NEAR(gaps[1].first, 0.020, kTol);
+  EXPECT_NEAR(gaps[1].first, 0.020, kSummaryTol);
   EXPECT_EQ(gaps[1].second, 2U);
 }
 
@@ -174,12 +174,12 @@ TEST(TimelineSummaryTest, AbortInQueueTruncatesQueue) {
   t.finish(FinishReason::kAbort, at_ms(500));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.truncated_stage, Stage::kQueue);
-  EXPECT_NEAR(stage(s, Stage::kPreprocess), 0.010, kTol);
-  EXPECT_NEAR(stage(s, Stage::kQueue), 0.490, kTol);
+  EXPECT_NEAR(stage(s, Stage::kPreprocess), 0.010, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kQueue), 0.490, kSummaryTol);
   EXPECT_LT(stage(s, Stage::kPrefill), 0);
   EXPECT_FALSE(s.ttft_seconds.has_value());
   EXPECT_FALSE(s.generation_seconds.has_value());
-  EXPECT_NEAR(s.e2e_seconds, 0.5, kTol);
+  EXPECT_NEAR(s.e2e_seconds, 0.5, kSummaryTol);
   EXPECT_EQ(s.reason, FinishReason::kAbort);
 }
 
@@ -193,8 +193,8 @@ TEST(TimelineSummaryTest, AbortBeforeFirstTokenTruncatesPrefill) {
   t.finish(FinishReason::kAbort, at_ms(200));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.truncated_stage, Stage::kPrefill);
-  EXPECT_NEAR(stage(s, Stage::kQueue), 0.020, kTol);
-  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.170, kTol);
+  EXPECT_NEAR(stage(s, Stage::kQueue), 0.020, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.170, kSummaryTol);
   EXPECT_FALSE(s.ttft_seconds.has_value());
   EXPECT_FALSE(s.tpot_seconds.has_value());
 }
@@ -208,10 +208,10 @@ TEST(TimelineSummaryTest, AbortMidDecode) {
   t.finish(FinishReason::kAbort, at_ms(300));
   const TimelineSummary s = summarize(t);
   EXPECT_FALSE(s.truncated_stage.has_value());
-  EXPECT_NEAR(stage(s, Stage::kDecode), 0.020, kTol);
+  EXPECT_NEAR(stage(s, Stage::kDecode), 0.020, kSummaryTol);
   EXPECT_LT(stage(s, Stage::kPostprocess), 0);
-  EXPECT_NEAR(*s.tpot_seconds, 0.020, kTol);
-  EXPECT_NEAR(s.e2e_seconds, 0.300, kTol);
+  EXPECT_NEAR(*s.tpot_seconds, 0.020, kSummaryTol);
+  EXPECT_NEAR(s.e2e_seconds, 0.300, kSummaryTol);
 }
 
 // Tests that an error while preprocessing (e.g. invalid JSON) truncates preprocess at the error.
@@ -220,7 +220,7 @@ TEST(TimelineSummaryTest, ErrorInPreprocess) {
   t.finish(FinishReason::kError, at_ms(3));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.truncated_stage, Stage::kPreprocess);
-  EXPECT_NEAR(stage(s, Stage::kPreprocess), 0.003, kTol);
+  EXPECT_NEAR(stage(s, Stage::kPreprocess), 0.003, kSummaryTol);
   EXPECT_EQ(s.reason, FinishReason::kError);
   EXPECT_EQ(s.output_tokens, 0U);
 }
@@ -233,8 +233,8 @@ TEST(TimelineSummaryTest, DisconnectDuringSendTruncatesSend) {
   t.finish(FinishReason::kAbort, at_ms(90));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.truncated_stage, Stage::kSend);
-  EXPECT_NEAR(stage(s, Stage::kPostprocess), 0.002, kTol);
-  EXPECT_NEAR(stage(s, Stage::kSend), 0.038, kTol);
+  EXPECT_NEAR(stage(s, Stage::kPostprocess), 0.002, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kSend), 0.038, kSummaryTol);
 }
 
 // Tests the gateway stage set: gateway_queue, upstream_connect, upstream_ttft, stream, send.
@@ -249,15 +249,15 @@ TEST(TimelineSummaryTest, GatewayStages) {
   t.mark(Moment::kSent, at_ms(210));
   t.finish(FinishReason::kStop, at_ms(210));
   const TimelineSummary s = summarize(t);
-  EXPECT_NEAR(stage(s, Stage::kGatewayQueue), 0.005, kTol);
-  EXPECT_NEAR(stage(s, Stage::kUpstreamConnect), 0.003, kTol);  // starts at admitted
-  EXPECT_NEAR(stage(s, Stage::kUpstreamTtft), 0.100, kTol);
-  EXPECT_NEAR(stage(s, Stage::kStream), 0.100, kTol);
-  EXPECT_NEAR(stage(s, Stage::kSend), 0.001, kTol);
+  EXPECT_NEAR(stage(s, Stage::kGatewayQueue), 0.005, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kUpstreamConnect), 0.003, kSummaryTol);  // starts at admitted
+  EXPECT_NEAR(stage(s, Stage::kUpstreamTtft), 0.100, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kStream), 0.100, kSummaryTol);
+  EXPECT_NEAR(stage(s, Stage::kSend), 0.001, kSummaryTol);
   for (Stage st : {Stage::kQueue, Stage::kPrefill, Stage::kDecode, Stage::kPreprocess}) {
     EXPECT_LT(stage(s, st), 0) << to_string(st);
   }
-  EXPECT_NEAR(*s.ttft_seconds, 0.109, kTol);
+  EXPECT_NEAR(*s.ttft_seconds, 0.109, kSummaryTol);
   EXPECT_FALSE(s.inference_seconds.has_value());
 }
 
@@ -271,13 +271,13 @@ TEST(TimelineSummaryTest, GatewayAborts) {
   waiting.finish(FinishReason::kAbort, at_ms(1003));
   const TimelineSummary s = summarize(waiting);
   EXPECT_EQ(s.truncated_stage, Stage::kUpstreamTtft);
-  EXPECT_NEAR(stage(s, Stage::kUpstreamTtft), 1.0, kTol);
+  EXPECT_NEAR(stage(s, Stage::kUpstreamTtft), 1.0, kSummaryTol);
 
   RequestTimeline queued(kT0, Role::kGateway);
   queued.finish(FinishReason::kAbort, at_ms(40));
   const TimelineSummary q = summarize(queued);
   EXPECT_EQ(q.truncated_stage, Stage::kGatewayQueue);
-  EXPECT_NEAR(stage(q, Stage::kGatewayQueue), 0.040, kTol);
+  EXPECT_NEAR(stage(q, Stage::kGatewayQueue), 0.040, kSummaryTol);
 }
 
 // Tests that an unfinished timeline is summarized as an error ending at its latest moment.
@@ -287,9 +287,9 @@ TEST(TimelineSummaryTest, UnfinishedIsErrorAtLatestMoment) {
   t.mark(Moment::kScheduled, at_ms(20));
   const TimelineSummary s = summarize(t);
   EXPECT_EQ(s.reason, FinishReason::kError);
-  EXPECT_NEAR(s.e2e_seconds, 0.020, kTol);
+  EXPECT_NEAR(s.e2e_seconds, 0.020, kSummaryTol);
   EXPECT_EQ(s.truncated_stage, Stage::kPrefill);
-  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.0, kTol);
+  EXPECT_NEAR(stage(s, Stage::kPrefill), 0.0, kSummaryTol);
 }
 
 // Tests that out-of-order marks give 0, never a negative duration.
@@ -314,7 +314,7 @@ TEST(TimelineSummaryTest, DependencyStageSumsCalls) {
   t.add_dependency("rerank", at_ms(11), at_ms(16));
   t.finish(FinishReason::kError, at_ms(20));
   const TimelineSummary s = summarize(t);
-  EXPECT_NEAR(stage(s, Stage::kDependency), 0.015, kTol);
+  EXPECT_NEAR(stage(s, Stage::kDependency), 0.015, kSummaryTol);
 }
 
 }  // namespace

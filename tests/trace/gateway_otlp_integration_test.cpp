@@ -19,7 +19,7 @@
 namespace inferscope::trace {
 namespace {
 
-constexpr const char* kIncoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+constexpr const char* kIncomingTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 constexpr const char* kGatewayStages[] = {"gateway_queue", "preprocess", "upstream_connect", "upstream_ttft",
                                           "stream", "send"};
 
@@ -70,7 +70,7 @@ TEST(GatewayOtlpIntegrationTest, OneTraceThroughGatewayAndServe) {
   const auto gw_before = gateway_stage_sums(gw);
   const auto serve_before = serve.stage_sums();
   const HttpReply r = post_traced(gw.port(), "/v1/chat/completions",
-                                  serve::testing::chat_body("hello there", 12, true), kIncoming);
+                                  serve::testing::chat_body("hello there", 12, true), kIncomingTraceparent);
   ASSERT_EQ(r.status, 200) << r.body;
   gw.scrape_after(1);
   ASSERT_TRUE(serve.wait_recorded(1));

@@ -51,24 +51,11 @@ constexpr std::string_view kSampleJson = R"({
   }]
 })";
 
-ExportRequest sample_request() {
-  Span s = otlp_sample_span();
-  Span second;
-  second.trace_id = s.trace_id;
-  second.span_id = {9, 9, 9, 9, 9, 9, 9, 9};
-  second.kind = SpanKind::kServer;
-  ExportRequest r;
-  ResourceSpans& resource = r.resources.emplace_back();
-  resource.resource_attributes = {{"service.name", std::string("inferscope-serve")}};
-  resource.scopes.push_back(ScopeSpans{"inferscope", "0.1.0", {s, second}});
-  return r;
-}
-
 // Tests that the JSON form and the protobuf form of one request decode to equal models.
 TEST(OtlpJsonTest, DecodesToWhatTheProtobufDecoderYields) {
   const auto from_json = decode_export_request_json(kSampleJson);
   ASSERT_TRUE(from_json) << from_json.error().message;
-  const auto from_protobuf = decode_export_request(encode_export_request(sample_request()));
+  const auto from_protobuf = decode_export_request(encode_export_request(otlp_sample_request()));
   ASSERT_TRUE(from_protobuf) << from_protobuf.error().message;
   EXPECT_EQ(*from_json, *from_protobuf);
   EXPECT_EQ(from_json->span_count(), 2u);

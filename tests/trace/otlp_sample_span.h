@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trace/otlp.h"
 #include "trace/span.h"
 
 namespace inferscope::trace {
@@ -28,6 +29,21 @@ inline Span otlp_sample_span() {
   s.status = {StatusCode::kError, "500"};
   s.flags = 0x301;
   return s;
+}
+
+// otlp_sample_request wraps the sample span and a bare server span of the same trace in one
+// resource ("inferscope-serve") and one scope.
+inline ExportRequest otlp_sample_request() {
+  Span sample = otlp_sample_span();
+  Span server;
+  server.trace_id = sample.trace_id;
+  server.span_id = {9, 9, 9, 9, 9, 9, 9, 9};
+  server.kind = SpanKind::kServer;
+  ExportRequest r;
+  ResourceSpans& resource = r.resources.emplace_back();
+  resource.resource_attributes = {{"service.name", std::string("inferscope-serve")}};
+  resource.scopes.push_back(ScopeSpans{"inferscope", "0.1.0", {sample, server}});
+  return r;
 }
 
 }  // namespace inferscope::trace

@@ -12,17 +12,6 @@
 namespace inferscope::trace {
 namespace {
 
-ExportRequest sample_request() {
-  ExportRequest r;
-  ResourceSpans& resource = r.resources.emplace_back();
-  resource.resource_attributes = {{"service.name", std::string("inferscope-serve")}};
-  resource.scopes.push_back(ScopeSpans{"inferscope", "0.1.0", {otlp_sample_span(), Span{}}});
-  resource.scopes[0].spans[1].trace_id = resource.scopes[0].spans[0].trace_id;
-  resource.scopes[0].spans[1].span_id = {9, 9, 9, 9, 9, 9, 9, 9};
-  resource.scopes[0].spans[1].kind = SpanKind::kServer;
-  return r;
-}
-
 // Tests the exact wire bytes of a minimal span (checked by hand against the proto field numbers).
 TEST(OtlpTest, EncodesTheDocumentedFieldNumbers) {
   ExportRequest r;
@@ -50,7 +39,7 @@ TEST(OtlpTest, EncodesTheDocumentedFieldNumbers) {
 
 // Tests that every field and attribute kind survives encode -> decode.
 TEST(OtlpTest, RoundTripsEveryField) {
-  const ExportRequest r = sample_request();
+  const ExportRequest r = otlp_sample_request();
   const auto back = decode_export_request(encode_export_request(r));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, r);
@@ -63,7 +52,7 @@ TEST(OtlpTest, RoundTripsEveryField) {
 // end to end make the same bytes as the whole request encoded at once, so the join is the same
 // message; and that a batch of no spans is still a valid request of that resource and scope.
 TEST(OtlpTest, JoinedSpanPiecesEqualTheWholeRequest) {
-  const ExportRequest r = sample_request();
+  const ExportRequest r = otlp_sample_request();
   const ResourceSpans& resource = r.resources[0];
   const ScopeSpans& scope = resource.scopes[0];
   const std::string pieces = encode_spans_field({scope.spans[0]}) + encode_spans_field({scope.spans[1]});
@@ -110,7 +99,7 @@ TEST(OtlpTest, SkipsFieldsItDoesNotKeep) {
 
 // Tests that malformed wire data is refused with one line naming the problem.
 TEST(OtlpTest, RefusesMalformedInput) {
-  const std::string good = encode_export_request(sample_request());
+  const std::string good = encode_export_request(otlp_sample_request());
   const auto expect_error = [](std::string_view bytes, std::string_view needle) {
     const auto r = decode_export_request(bytes);
     ASSERT_FALSE(r.ok()) << needle;

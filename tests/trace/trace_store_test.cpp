@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::uint64_t kSecond = 1'000'000'000ULL;
 // A window boundary, so that offsets below 300 s stay in one window.
-constexpr std::uint64_t kT0 = 1'800'000'000ULL * kSecond / kTraceWindowNs * kTraceWindowNs;
+constexpr std::uint64_t kStoreT0 = 1'800'000'000ULL * kSecond / kTraceWindowNs * kTraceWindowNs;
 
 TraceId trace_id_of(int n) {
   TraceId id{};
@@ -86,7 +86,7 @@ TEST(TraceStoreTest, KeepsTheSlowestAndEveryFailedTracePerWindow) {
   auto store = open_store(dir, {.slowest_per_window = 2});
   ASSERT_TRUE(store);
   auto add = [&](int n, int ms, bool failed = false) {
-    auto r = store->add(request(n, kT0 + static_cast<std::uint64_t>(n) * kSecond, ms, failed), kT0);
+    auto r = store->add(request(n, kStoreT0 + static_cast<std::uint64_t>(n) * kSecond, ms, failed), kStoreT0);
     EXPECT_TRUE(r) << r.error().message;
     return r ? *r : AddOutcome{};
   };
@@ -111,8 +111,8 @@ TEST(TraceStoreTest, KeepsTheSlowestAndEveryFailedTracePerWindow) {
     EXPECT_FALSE(*spans) << gone;
   }
   // Another model (or job) is another window.
-  ASSERT_TRUE(store->add(request(7, kT0, 1, false, "serve", "other"), kT0));
-  ASSERT_TRUE(store->add(request(8, kT0, 1, false, "gateway", "m"), kT0));
+  ASSERT_TRUE(store->add(request(7, kStoreT0, 1, false, "serve", "other"), kStoreT0));
+  ASSERT_TRUE(store->add(request(8, kStoreT0, 1, false, "gateway", "m"), kStoreT0));
   auto other = store->list({.model = "other"});
   ASSERT_TRUE(other);
   EXPECT_EQ(ids(*other), std::vector<std::string>{to_hex(trace_id_of(7))});
@@ -127,9 +127,9 @@ TEST(TraceStoreTest, SummaryFieldsStagesAndFilters) {
   testing::TempDir dir("trace-store");
   auto store = open_store(dir);
   ASSERT_TRUE(store);
-  ASSERT_TRUE(store->add(request(1, kT0, 250), kT0));
-  ASSERT_TRUE(store->add(request(2, kT0 + 10 * kSecond, 1500, /*failed=*/true), kT0));
-  ASSERT_TRUE(store->add(request(3, kT0 + 20 * kSecond, 40, false, "serve", "m", /*stages=*/false), kT0));
+  ASSERT_TRUE(store->add(request(1, kStoreT0, 250), kStoreT0));
+  ASSERT_TRUE(store->add(request(2, kStoreT0 + 10 * kSecond, 1500, /*failed=*/true), kStoreT0));
+  ASSERT_TRUE(store->add(request(3, kStoreT0 + 20 * kSecond, 40, false, "serve", "m", /*stages=*/false), kStoreT0));
   auto all = store->list({});
   ASSERT_TRUE(all);
   ASSERT_EQ(all->size(), 3u);
@@ -138,7 +138,7 @@ TEST(TraceStoreTest, SummaryFieldsStagesAndFilters) {
   EXPECT_EQ(slow.job, "serve");
   EXPECT_EQ(slow.model, "m");
   EXPECT_EQ(slow.name, "chat m");
-  EXPECT_EQ(slow.start_unix_ns, kT0 + 10 * kSecond);
+  EXPECT_EQ(slow.start_unix_ns, kStoreT0 + 10 * kSecond);
   EXPECT_EQ(slow.duration_ns, 1500u * 1'000'000);
   EXPECT_TRUE(slow.error);
   EXPECT_EQ(slow.stages, (std::map<std::string, double>{{"decode", 1.499}, {"queue", 0.001}}));
@@ -147,7 +147,7 @@ TEST(TraceStoreTest, SummaryFieldsStagesAndFilters) {
   auto slow_only = store->list({.min_duration_ns = 300'000'000});
   ASSERT_TRUE(slow_only);
   EXPECT_EQ(ids(*slow_only), std::vector<std::string>{to_hex(trace_id_of(2))});
-  auto recent = store->list({.since_unix_ns = kT0 + 5 * kSecond});
+  auto recent = store->list({.since_unix_ns = kStoreT0 + 5 * kSecond});
   ASSERT_TRUE(recent);
   EXPECT_EQ(ids(*recent), (std::vector<std::string>{to_hex(trace_id_of(2)), to_hex(trace_id_of(3))}));
   auto one = store->list({.limit = 1});
@@ -161,7 +161,7 @@ TEST(TraceStoreTest, SpansComeBackIntactInAnyArrivalOrder) {
   testing::TempDir dir("trace-store");
   auto store = open_store(dir);
   ASSERT_TRUE(store);
-  ExportRequest whole = request(1, kT0, 90);
+  ExportRequest whole = request(1, kStoreT0, 90);
   Span& root = whole.resources[0].scopes[0].spans.back();
   root.attributes.push_back({"ratio", 0.25});
   root.attributes.push_back({"streamed", true});
@@ -172,8 +172,8 @@ TEST(TraceStoreTest, SpansComeBackIntactInAnyArrivalOrder) {
   children.resources[0].scopes[0].spans.pop_back();
   ExportRequest root_only = whole;
   root_only.resources[0].scopes[0].spans = {root};
-  ASSERT_TRUE(store->add(children, kT0));
-  auto add = store->add(root_only, kT0);
+  ASSERT_TRUE(store->add(children, kStoreT0));
+  auto add = store->add(root_only, kStoreT0);
   ASSERT_TRUE(add);
   EXPECT_EQ(add->stored, 1u);
   auto spans = store->spans(trace_id_of(1));
@@ -197,11 +197,11 @@ TEST(TraceStoreTest, SpansComeBackIntactInAnyArrivalOrder) {
     EXPECT_EQ(s.span.attributes, sorted) << s.span.name;
   }
   // A remote-parent root (a service continuing an outside caller) makes a trace too.
-  ExportRequest continued = request(2, kT0, 30, false, "serve", "m", false);
+  ExportRequest continued = request(2, kStoreT0, 30, false, "serve", "m", false);
   Span& remote = continued.resources[0].scopes[0].spans.back();
   remote.parent_span_id = span_id_of(99);
   remote.flags = 0x301;
-  ASSERT_TRUE(store->add(continued, kT0));
+  ASSERT_TRUE(store->add(continued, kStoreT0));
   auto listed = store->list({});
   ASSERT_TRUE(listed);
   EXPECT_EQ(listed->size(), 2u);
@@ -214,12 +214,12 @@ TEST(TraceStoreTest, PrunesByRetention) {
   auto store = open_store(dir, {.retention = std::chrono::hours(1), .orphan_grace = std::chrono::minutes(2)});
   ASSERT_TRUE(store);
   const std::uint64_t hour = 3600 * kSecond;
-  ASSERT_TRUE(store->add(request(1, kT0, 100), kT0));
-  ASSERT_TRUE(store->add(request(2, kT0 + hour, 100), kT0 + hour));
-  ExportRequest orphan = request(3, kT0 + hour, 100);
+  ASSERT_TRUE(store->add(request(1, kStoreT0, 100), kStoreT0));
+  ASSERT_TRUE(store->add(request(2, kStoreT0 + hour, 100), kStoreT0 + hour));
+  ExportRequest orphan = request(3, kStoreT0 + hour, 100);
   orphan.resources[0].scopes[0].spans.pop_back();  // no root
-  ASSERT_TRUE(store->add(orphan, kT0 + hour));
-  auto pruned = store->prune(kT0 + hour + 60 * kSecond);
+  ASSERT_TRUE(store->add(orphan, kStoreT0 + hour));
+  auto pruned = store->prune(kStoreT0 + hour + 60 * kSecond);
   ASSERT_TRUE(pruned) << pruned.error().message;
   EXPECT_EQ(pruned->retention, 1u);
   auto left = store->list({});
@@ -231,7 +231,7 @@ TEST(TraceStoreTest, PrunesByRetention) {
   auto waiting = store->spans(trace_id_of(3));
   ASSERT_TRUE(waiting);
   EXPECT_TRUE(*waiting);  // within its grace
-  ASSERT_TRUE(store->prune(kT0 + hour + 3 * 60 * kSecond));
+  ASSERT_TRUE(store->prune(kStoreT0 + hour + 3 * 60 * kSecond));
   waiting = store->spans(trace_id_of(3));
   ASSERT_TRUE(waiting);
   EXPECT_FALSE(*waiting);
@@ -248,15 +248,15 @@ TEST(TraceStoreTest, PrunesOldestWindowsBeyondMaxMb) {
   for (int window = 0; window < 6; ++window) {
     for (int i = 0; i < 150; ++i) {
       const int n = window * 150 + i;
-      ExportRequest r = request(n, kT0 + static_cast<std::uint64_t>(window) * kTraceWindowNs, 10 + i);
+      ExportRequest r = request(n, kStoreT0 + static_cast<std::uint64_t>(window) * kTraceWindowNs, 10 + i);
       r.resources[0].scopes[0].spans.back().attributes.push_back({"padding", padding});
-      ASSERT_TRUE(store->add(r, kT0));
+      ASSERT_TRUE(store->add(r, kStoreT0));
     }
   }
   auto before = store->used_bytes();
   ASSERT_TRUE(before);
   EXPECT_GT(*before, 1u << 20);
-  auto pruned = store->prune(kT0 + 6 * kTraceWindowNs);
+  auto pruned = store->prune(kStoreT0 + 6 * kTraceWindowNs);
   ASSERT_TRUE(pruned) << pruned.error().message;
   EXPECT_GT(pruned->max_mb, 0u);
   EXPECT_EQ(pruned->max_mb % 150, 0u);  // whole windows
@@ -265,7 +265,7 @@ TEST(TraceStoreTest, PrunesOldestWindowsBeyondMaxMb) {
   EXPECT_LE(*after, 1u << 20);
   EXPECT_LE(std::filesystem::file_size(dir.path() / "traces.db"), *before);
   // The newest window is kept whole; the oldest is gone.
-  auto newest = store->list({.since_unix_ns = kT0 + 5 * kTraceWindowNs, .limit = 1000});
+  auto newest = store->list({.since_unix_ns = kStoreT0 + 5 * kTraceWindowNs, .limit = 1000});
   ASSERT_TRUE(newest);
   EXPECT_EQ(newest->size(), 150u);
   auto oldest = store->spans(trace_id_of(0));

@@ -10,6 +10,14 @@
 
 namespace inferscope::metrics::detail {
 
+// trim_header_blanks drops the spaces and tabs HTTP allows around header list items and
+// parameters (Accept, Content-Type).
+constexpr std::string_view trim_header_blanks(std::string_view text) noexcept {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
 // is_valid_utf8 rejects overlong forms, surrogates, code points above U+10FFFF and truncation.
 bool is_valid_utf8(std::string_view text) noexcept;
 

@@ -17,11 +17,13 @@
 #include "support/temp_dir.h"
 #include "up/child_process.h"
 #include "up/k8s_export.h"
+#include "up_process.h"
 
 namespace inferscope::up {
 namespace {
 
 using namespace std::chrono_literals;
+using up::testing::run_cli;
 namespace rs = alerts::rule_scenarios;
 
 std::string read_text(const std::filesystem::path& path) {
@@ -38,24 +40,20 @@ std::string spec_as_rules_file(const std::string& manifest) {
   return out.c_str();
 }
 
-CommandResult run_cli(const std::vector<std::string>& args) {
-  auto run = run_command(INFERSCOPE_BINARY, args, 60s);
-  return run ? *run : CommandResult{{.exit_code = -1}, run.error().message};
-}
 
 // Tests that every dialect's, the common and a queue target's PrometheusRule pass promtool check
 // rules and the alert catalog's promtool tests, exactly as the rule files do.
 TEST(K8sExportTest, PrometheusRulesPassTheRuleFilesPromtoolTests) {
-  ASSERT_TRUE(testing::peers_installed({testing::kPromtool}));
-  testing::TempDir dir("k8s-rules");
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kPromtool}));
+  inferscope::testing::TempDir dir("k8s-rules");
   const auto check_and_test = [&](const alerts::RuleFile& file, const std::string& tests) {
     auto manifest = prometheus_rule_yaml(file, {});
     ASSERT_TRUE(manifest) << manifest.error().message;
     std::ofstream(dir.path() / file.name) << spec_as_rules_file(*manifest);
-    const auto check = testing::run_promtool({"check", "rules", "--lint-fatal", file.name}, dir.path().string());
+    const auto check = inferscope::testing::run_promtool({"check", "rules", "--lint-fatal", file.name}, dir.path().string());
     EXPECT_EQ(check.exit_code, 0) << file.name << ":\n" << check.output;
     std::ofstream(dir.path() / ("test-" + file.name)) << rs::promtool_test_file(file.name, tests);
-    const auto test = testing::run_promtool({"test", "rules", "test-" + file.name}, dir.path().string());
+    const auto test = inferscope::testing::run_promtool({"test", "rules", "test-" + file.name}, dir.path().string());
     EXPECT_EQ(test.exit_code, 0) << file.name << ":\n" << test.output;
   };
   std::size_t tested = 0;
@@ -113,7 +111,7 @@ class K8sExportCliTest : public ::testing::Test {
   std::vector<std::string> targets_ = {"--target", "vllm-a=vllm@http://vllm.ml.svc:8000/metrics", "--target",
                                        "sim=inferscope@http://sim.ml.svc:9000/metrics", "--target",
                                        "jobs=redis://redis.ml.svc:6379/0"};
-  testing::TempDir dir_{"k8s-export"};
+  inferscope::testing::TempDir dir_{"k8s-export"};
   std::vector<std::string> args(std::vector<std::string> head) {
     head.insert(head.begin(), "up");
     head.insert(head.end(), targets_.begin(), targets_.end());

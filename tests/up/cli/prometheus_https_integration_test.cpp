@@ -26,6 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::TempDir;
+using testing::run_cli;
 using testing::UpProcess;
 using testing::wait_until;
 
@@ -53,11 +54,6 @@ std::string openssl(const std::vector<std::string>& args) {
   return run->ok() ? std::string() : run->output;
 }
 
-// run_cli runs one inferscope subcommand to its end.
-CommandResult run_cli(const std::vector<std::string>& args) {
-  auto run = run_command(INFERSCOPE_BINARY, args, 60s);
-  return run ? *run : CommandResult{{.exit_code = -1}, run.error().message};
-}
 
 // replace_all swaps every `from` in `text` for `to`.
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {

@@ -80,8 +80,8 @@ bool dingtalk_signature_ok(std::string_view query) {
   return base64(mac, length) == sign;
 }
 
-// FakeRobots records what the relay delivers, with the arrival time.
-struct FakeRobots {
+// TimedFakeRobots (unlike fake_report_robots.h's FakeRobots) records what the relay delivers, with the arrival time.
+struct TimedFakeRobots {
   struct Delivery {
     std::string robot;
     std::string body;
@@ -95,7 +95,7 @@ struct FakeRobots {
   net::Router router;
   std::unique_ptr<net::HttpServer> server;
 
-  FakeRobots() {
+  TimedFakeRobots() {
     router.post("/webhook", [this](const net::Request& r) {
       if (webhook_fails) {
         ++refused;
@@ -159,7 +159,7 @@ struct FakeRobots {
 TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
   ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
-  FakeRobots robots;
+  TimedFakeRobots robots;
   ASSERT_TRUE(robots.server);
   const std::string robots_url = "http://127.0.0.1:" + std::to_string(robots.server->port());
   ::setenv("INFERSCOPE_E2E_WEBHOOK_URL", (robots_url + "/webhook").c_str(), 1);
@@ -238,7 +238,7 @@ TEST(UpAlertE2eIntegrationTest, FaultFiresThenResolvesAtFakeRobots) {
 TEST(UpAlertE2eIntegrationTest, PendingNotificationSurvivesSigkill) {
   ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
-  FakeRobots robots;
+  TimedFakeRobots robots;
   ASSERT_TRUE(robots.server);
   robots.webhook_fails = true;
   ::setenv("INFERSCOPE_E2E_WEBHOOK_URL",

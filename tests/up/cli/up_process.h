@@ -96,6 +96,13 @@ class UpProcess {
   std::unique_ptr<ChildProcess> child_;
 };
 
+// run_cli runs one inferscope subcommand to its end (at most a minute); a spawn failure reads as
+// exit code -1 with the reason as its output.
+inline CommandResult run_cli(const std::vector<std::string>& args) {
+  auto run = run_command(INFERSCOPE_BINARY, args, std::chrono::seconds(60));
+  return run ? *run : CommandResult{{.exit_code = -1}, run.error().message};
+}
+
 // get_status returns up's GET /api/status (null when it does not answer 200).
 inline nlohmann::json get_status(const ReadyUrls& urls) {
   auto reply = net::blocking_http_request("GET", urls.api + "/api/status", {}, {}, std::chrono::seconds(20));
