@@ -12,8 +12,8 @@ packages=(
   libboost-dev libboost-system-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libspdlog-dev zlib1g-dev libyaml-cpp-dev libsqlite3-dev libcurl4-openssl-dev libhiredis-dev
   # build speed: ccache is picked up as the compiler launcher when present; scripts/build.sh
-  # generates for Ninja when it is installed
-  ccache ninja-build
+  # generates for Ninja when it is installed; lld links when present (CMakeLists.txt)
+  ccache ninja-build lld
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # real peers used by tests and benchmarks: Prometheus + promtool, Alertmanager, node-exporter,

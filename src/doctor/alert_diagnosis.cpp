@@ -14,6 +14,7 @@
 #include "dialect/promql.h"
 #include "doctor/diagnosis_format.h"
 #include "promapi/prometheus_client.h"
+#include "common/unix_time.h"
 
 namespace inferscope::doctor {
 namespace {
@@ -25,11 +26,7 @@ constexpr const char* kE2eP95 = "e2e p95";
 constexpr const char* kPerRequest = " per request";
 constexpr const char* kAlertExpression = " (the alert's expression)";
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json json_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double number_from(const json& j) { return j.is_number() ? j.get<double>() : kNaN; }
 
 std::string figure_text(double v, const std::string& unit) {
@@ -131,8 +128,8 @@ std::string alert_expression(const std::string& generator_url) {
 std::string record_to_json(const FiringRecord& r) {
   json figures = json::array();
   for (const RecoveredFigure& f : r.figures)
-    figures.push_back({{"name", f.name}, {"unit", f.unit}, {"before", number(f.before)}, {"during", number(f.during)}});
-  return json({{"selector", r.selector}, {"model", r.model}, {"fired_at", number(r.fired_at)},
+    figures.push_back({{"name", f.name}, {"unit", f.unit}, {"before", json_or_null(f.before)}, {"during", json_or_null(f.during)}});
+  return json({{"selector", r.selector}, {"model", r.model}, {"fired_at", json_or_null(r.fired_at)},
                {"window_s", r.window_s}, {"baseline_s", r.baseline_s}, {"cause", r.cause}, {"stage", r.stage},
                {"alert_expr", r.alert_expr}, {"alert_labels", r.alert_labels}, {"figures", figures}})
       .dump();
@@ -169,7 +166,7 @@ AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<
   request.traces_url = traces_url;
   request.tls = tls;
   request.custom_targets = custom_targets;
-  request.at = at > 0 ? at : now_s();
+  request.at = at > 0 ? at : common::unix_now_s();
   auto diagnosis = run_doctor(request);
   if (!diagnosis) return {"_Doctor could not run: " + diagnosis.error().message + "_\n", ""};
   const Diagnosis& d = *diagnosis;
@@ -240,7 +237,7 @@ std::string recovery_markdown(const std::string& prometheus_url, const std::stri
   if (record.empty()) return {};
   auto r = record_from_json(record);
   if (!r) return {};
-  const double resolved_at = at > 0 ? at : now_s();
+  const double resolved_at = at > 0 ? at : common::unix_now_s();
   DoctorRequest request;
   request.prometheus_url = prometheus_url;
   request.tls = tls;

@@ -17,13 +17,10 @@
 #include "doctor/trace_examples.h"
 #include "promapi/api_response.h"
 #include "promapi/prometheus_client.h"
+#include "common/unix_time.h"
 
 namespace inferscope::doctor {
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 ApiAnswer error_answer(int status, const std::string& message, const std::string& type, const std::string& param) {
   ApiAnswer a;
@@ -187,7 +184,7 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   auto client = promapi::PrometheusClient::create(request.prometheus_url, {.tls = request.tls});
   if (!client) return client.error();
   PrometheusWindow w;
-  w.at = request.at > 0 ? request.at : now_s();
+  w.at = request.at > 0 ? request.at : common::unix_now_s();
   w.window_s = request.window_s;
   w.baseline_s = request.baseline_s;
   w.selector = request.selector;

@@ -10,13 +10,10 @@
 
 #include "doctor/role_spec.h"
 #include "net/blocking_client.h"
+#include "common/unix_time.h"
 
 namespace inferscope::doctor {
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 nlohmann::json stat_json(const WindowStat& w) {
   auto num = [](double v) { return std::isnan(v) || std::isinf(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
@@ -141,7 +138,7 @@ Result<ScrapeResult> scrape_rounds(const ScrapeOptions& options) {
     std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                               std::chrono::duration<double>(k * options.interval_s)));
     ScrapeRound round;
-    round.time = now_s();
+    round.time = common::unix_now_s();
     // Targets are scraped concurrently so one slow target does not skew the others' timing.
     std::vector<std::optional<Result<FetchedExposition>>> got(options.urls.size());
     std::vector<std::thread> threads;

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "common/sqlite_db.h"
+#include "relay/detail/time_ms.h"
 
 namespace inferscope::relay {
 namespace {
@@ -70,13 +71,6 @@ LabelMap labels_from(const std::string& text) {
 // history_fingerprint keys an alert's history row: Alertmanager's fingerprint, else its labels.
 std::string history_fingerprint(const Alert& a) { return a.fingerprint.empty() ? labels_text(a.labels) : a.fingerprint; }
 
-std::int64_t to_ms(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-std::chrono::system_clock::time_point time_from_ms(std::int64_t ms) {
-  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
-}
 
 }  // namespace
 
@@ -166,13 +160,13 @@ Result<StoreOutcome> Outbox::store(const Notification& n, const std::string& key
     const auto starts = parse_rfc3339(a.starts_at);
     fired.reset();
     fired.bind(1, history_fingerprint(a));
-    fired.bind(2, starts ? to_ms(*starts) : now_ms);
+    fired.bind(2, starts ? detail::to_ms(*starts) : now_ms);
     fired.bind(3, a.alertname());
     fired.bind(4, labels_text(a.labels));
     fired.bind(5, labels_text(a.annotations));
     if (a.status == "resolved") {
       const auto ends = parse_rfc3339(a.ends_at);
-      fired.bind(6, ends && ends->time_since_epoch().count() > 0 ? to_ms(*ends) : now_ms);
+      fired.bind(6, ends && ends->time_since_epoch().count() > 0 ? detail::to_ms(*ends) : now_ms);
       fired.bind(8, now_ms);
     } else {
       fired.bind_null(6);
@@ -305,10 +299,10 @@ Result<std::vector<FiredAlert>> Outbox::fired_between(std::int64_t from_ms, std:
     a.alertname = q.text_at(1);
     a.labels = labels_from(q.text_at(2));
     a.annotations = labels_from(q.text_at(3));
-    a.starts_at = time_from_ms(q.int_at(4));
-    if (!q.null_at(5)) a.ends_at = time_from_ms(q.int_at(5));
-    a.received_at = time_from_ms(q.int_at(6));
-    if (!q.null_at(7)) a.resolved_received_at = time_from_ms(q.int_at(7));
+    a.starts_at = detail::from_ms(q.int_at(4));
+    if (!q.null_at(5)) a.ends_at = detail::from_ms(q.int_at(5));
+    a.received_at = detail::from_ms(q.int_at(6));
+    if (!q.null_at(7)) a.resolved_received_at = detail::from_ms(q.int_at(7));
     out.push_back(std::move(a));
   }
   if (rc != SQLITE_DONE) return db_error("read alert history");
@@ -344,7 +338,7 @@ Result<void> Outbox::keep_firing_record(const Alert& alert, const std::string& r
               "UPDATE alert_history SET firing_record = ?3 WHERE fingerprint = ?1 AND starts_ms = ?2 "
               "AND firing_record IS NULL");
   s.bind(1, history_fingerprint(alert));
-  s.bind(2, to_ms(*starts));
+  s.bind(2, detail::to_ms(*starts));
   s.bind(3, record);
   if (s.step() != SQLITE_DONE) return db_error("keep an alert's firing diagnosis");
   return {};
@@ -357,7 +351,7 @@ Result<std::optional<std::string>> Outbox::firing_record(const Alert& alert) {
   Statement q(db_, "SELECT firing_record FROM alert_history WHERE fingerprint = ?1 AND starts_ms = ?2 "
                    "AND firing_record IS NOT NULL");
   q.bind(1, history_fingerprint(alert));
-  q.bind(2, to_ms(*starts));
+  q.bind(2, detail::to_ms(*starts));
   const int rc = q.step();
   if (rc == SQLITE_ROW) return std::optional<std::string>(q.text_at(0));
   if (rc != SQLITE_DONE) return db_error("read an alert's firing diagnosis");

@@ -22,6 +22,7 @@
 #include "relay/channel.h"
 #include "relay/outbox.h"
 #include "relay/relay.h"
+#include "relay/detail/time_ms.h"
 #include "relay/relay_metrics.h"
 
 namespace inferscope::relay {
@@ -33,10 +34,6 @@ using Clock = std::chrono::system_clock;
 inline constexpr const char* kStateLastSeen = "watchdog_last_seen_ms";
 inline constexpr const char* kStateAlarm = "watchdog_alarm_since_ms";
 
-inline std::int64_t to_ms(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-inline Clock::time_point from_ms(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
 
 }  // namespace detail
 

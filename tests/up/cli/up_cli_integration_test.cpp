@@ -23,6 +23,7 @@ using testing::process_alive;
 using testing::query_value;
 using testing::TempDir;
 using testing::UpProcess;
+using testing::ephemeral_args;
 using testing::wait_until;
 
 std::unique_ptr<serve::Server> start_serve() {
@@ -33,11 +34,6 @@ std::unique_ptr<serve::Server> start_serve() {
   auto s = serve::Server::start(o);
   EXPECT_TRUE(s) << s.error().message;
   return s ? std::move(*s) : nullptr;
-}
-
-std::vector<std::string> ephemeral_args(const TempDir& dir) {
-  return {"--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0", "--scrape-interval", "1s",
-          "--state-dir", (dir.path() / "state").string()};
 }
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/blocking_client.h"
+#include "support/temp_dir.h"
 #include "up/child_process.h"
 
 namespace inferscope::up::testing {
@@ -117,6 +118,12 @@ inline nlohmann::json child_of(const nlohmann::json& status, const std::string& 
     if (c.value("name", "") == name) return c;
   }
   return nullptr;
+}
+
+// ephemeral_args: the flags that leave every port of `up` to the kernel and keep its state in DIR.
+inline std::vector<std::string> ephemeral_args(const inferscope::testing::TempDir& dir) {
+  return {"--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0", "--scrape-interval", "1s",
+          "--state-dir", (dir.path() / "state").string()};
 }
 
 }  // namespace inferscope::up::testing

@@ -32,12 +32,8 @@ using testing::get_status;
 using testing::process_alive;
 using testing::TempDir;
 using testing::UpProcess;
+using testing::ephemeral_args;
 using testing::wait_until;
-
-std::vector<std::string> ephemeral_args(const TempDir& dir) {
-  return {"--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0", "--scrape-interval", "1s",
-          "--state-dir", (dir.path() / "state").string()};
-}
 
 // RawRequest writes one HTTP request on its own connection at once and reads the answer later,
 // so the test knows the request is at the server before it goes on.
