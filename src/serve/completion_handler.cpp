@@ -149,10 +149,12 @@ std::optional<net::ApiError> CompletionCall::submit() {
   channel_->attach(&signal_);
   timeline_.reserve_outputs(std::min<std::size_t>(generation_.max_tokens, 4096));
   timeline_.mark(timeline::Moment::kEnqueued, Clock::now());
-  auto id = state_.engine->submit(std::move(generation_), channel_);
+  engine_rank_ = state_.pick_engine();
+  Engine& engine = *state_.engines[engine_rank_];
+  auto id = engine.submit(std::move(generation_), channel_);
   if (!id) {
     channel_->attach(nullptr);
-    if (state_.engine->stats().waiting >= state_.options.engine.max_waiting) {
+    if (engine.load().first >= state_.options.engine.max_waiting) {
       return net::ApiError::overloaded("cannot queue request: the waiting queue is full (" +
                                       std::to_string(state_.options.engine.max_waiting) + " requests)", 1);
     }
@@ -178,6 +180,7 @@ void CompletionCall::record(int http_status) {
   outcome.route = route();
   outcome.http_status = http_status;
   outcome.max_tokens = request_.max_tokens.value_or(0);
+  outcome.engine = engine_rank_;
   record_request(state_, timeline_, outcome, trace_ ? &*trace_ : nullptr);
 }
 

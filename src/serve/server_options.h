@@ -27,6 +27,10 @@ struct ServerOptions {
   std::vector<std::string> model_names{"inferscope-sim-8b"};  // first = default for a missing model
   std::vector<std::string> dialects{"inferscope", "vllm"};     // of inferscope, vllm, gen_ai
   EngineOptions engine;
+  // data_parallel_size: engines (ranks) behind this one API server, as vLLM's
+  // --data-parallel-size; each has its own simulated GPU, KV cache and steps, and every vllm:*
+  // series carries engine="<rank>". A request goes to the least loaded rank (waiting*4+running).
+  std::uint32_t data_parallel_size = 1;
   FaultSet faults;
   bool enable_admin = false;                  // /admin/faults exists only then (loopback peers)
   std::size_t max_body_bytes = 1 << 20;       // larger request bodies get 413

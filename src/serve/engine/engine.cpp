@@ -460,6 +460,12 @@ EngineStats Engine::stats() const {
   return out;
 }
 
+std::pair<std::uint32_t, std::uint32_t> Engine::load() const {
+  const Impl& d = *impl_;
+  std::lock_guard lock(d.stats_mu);
+  return {d.snapshot.waiting + d.pending.load(), d.snapshot.running};
+}
+
 std::pair<EngineStats, bool> Engine::wait_stats(const std::function<bool(const EngineStats&)>& condition,
                                                 std::chrono::milliseconds limit) const {
   const Impl& d = *impl_;
