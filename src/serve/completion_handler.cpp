@@ -114,6 +114,7 @@ std::optional<net::ApiError> CompletionCall::prepare() {
   generation_.max_tokens = static_cast<std::uint32_t>(max_tokens);
   generation_.ignore_eos = request_.ignore_eos;
   generation_.seed = request_.seed.value_or(state_.next_seed());
+  generation_.lora = state_.lora_of(model_);
   // The engine has no min_tokens: when the natural (EOS) length falls short, ignore EOS up to it.
   if (!generation_.ignore_eos && request_.min_tokens > natural_output_length(generation_.seed)) {
     generation_.ignore_eos = true;

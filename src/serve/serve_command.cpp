@@ -141,6 +141,13 @@ void add_serve_command(CLI::App& app) {
                   "engines (ranks) behind this API server, each with its own simulated GPU; requests go to "
                   "the least loaded (waiting*4+running), vllm:* series carry engine=\"<rank>\"")
       ->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--lora-modules", o.lora_modules,
+                  "LoRA adapter names served beside the base model (NAME,NAME,...); a request names one in `model`")
+      ->delimiter(',');
+  cmd->add_option("--max-loras", o.engine.max_loras,
+                  "GPU slots for LoRA adapters: at most this many adapters loaded; a request whose adapter is not "
+                  "loaded waits for a slot free of running requests (default 1 with --lora-modules)")
+      ->check(CLI::Range(1u, kMaxLoraAdapters));
   cmd->add_option("--seed", o.seed, "seed for request outputs without their own seed");
   cmd->add_flag("--enable-admin", o.enable_admin, "serve /admin/faults to loopback peers");
   cmd->add_option("--fault", flags->faults,
@@ -163,6 +170,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))->capture_default_str();
   trace::add_trace_flags(*cmd, flags->trace);
   cmd->callback([flags, cmd] {
+    // vLLM's default --max-loras is 1.
+    if (!flags->options.lora_modules.empty() && flags->options.engine.max_loras == 0) flags->options.engine.max_loras = 1;
     trace::apply_trace_flags(*cmd, flags->trace, flags->options.tracing);
     run_serve(*flags);
   });

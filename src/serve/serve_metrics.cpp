@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -323,6 +325,42 @@ struct Dcgm {
   }
 };
 
+// ---- LoRA: vLLM's vllm:lora_requests_info (labels only, the value a timestamp: one series per
+// label combination ever seen, consumers take the newest) and inferscope's own counts.
+struct Lora {
+  metrics::GaugeFamily* info = nullptr;  // null without the vllm dialect
+  Gauge loaded, waiting_requests, slots;
+  Counter loads, load_seconds;
+  bool inferscope = false;
+
+  Lora(const Registrar& reg, std::string_view model, bool with_vllm, bool with_inferscope) : inferscope(with_inferscope) {
+    if (with_vllm)
+      info = &reg.gauge("vllm:lora_requests_info", "Running stats on lora requests.",
+                        {"max_lora", "waiting_lora_adapters", "running_lora_adapters"});
+    if (!with_inferscope) return;
+    const Labels m = {"model"};
+    loaded = reg.gauge("inferscope_lora_adapters_loaded", "LoRA adapters held in GPU slots (sum over ranks).", m)
+                 .with({model});
+    slots = reg.gauge("inferscope_lora_slots", "LoRA adapter slots (--max-loras, or the max_loras fault's cut; sum over ranks).",
+                      m).with({model});
+    waiting_requests = reg.gauge("inferscope_lora_waiting_requests",
+                                 "Waiting requests whose LoRA adapter is not loaded (waiting for a slot).", m)
+                           .with({model});
+    loads = reg.counter("inferscope_lora_loads_total", "LoRA adapter loads into a GPU slot.", m).with({model});
+    load_seconds = reg.counter("inferscope_lora_load_seconds_total",
+                               "Seconds spent loading LoRA adapters (model seconds / time_scale).", m)
+                       .with({model});
+  }
+};
+
+// lora_names_of joins the names of the adapters in `mask` (bit a-1: adapter a) with commas.
+std::string lora_names_of(std::uint64_t mask, const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t a = 0; a < names.size() && a < 64; ++a)
+    if (mask & (std::uint64_t{1} << a)) out += (out.empty() ? "" : ",") + names[a];
+  return out;
+}
+
 struct ServeMetrics::State {
   ServeMetricsOptions options;
   Labels models;  // configured names + "other"
@@ -331,6 +369,7 @@ struct ServeMetrics::State {
   std::unique_ptr<Vllm> vllm;
   std::unique_ptr<GenAi> gen_ai;
   std::unique_ptr<Dcgm> dcgm;
+  std::unique_ptr<Lora> lora;  // with --lora-modules only
 
   std::mutex mu;                        // guards source and last
   EngineStatsSource source;             // empty: no engine attached
@@ -343,6 +382,7 @@ struct ServeMetrics::State {
 
   void refresh();
   void refresh_vllm(Vllm::Rank& v, const EngineStats& s, const EngineStats& before);
+  void refresh_lora();
   void add_delta(Counter& c, std::uint64_t now, std::uint64_t before) {
     c.add(static_cast<double>(delta(now, before)));
   }
@@ -370,6 +410,36 @@ void ServeMetrics::State::refresh_vllm(Vllm::Rank& v, const EngineStats& s, cons
   }
 }
 
+// refresh_lora: vLLM's info series for the adapters running and waiting on any rank, stamped
+// now (Unix seconds, as vLLM sets it), and inferscope's counts summed over the ranks.
+void ServeMetrics::State::refresh_lora() {
+  std::uint64_t running = 0, waiting = 0;
+  double loaded = 0, waiting_requests = 0, slots = 0, loads = 0, load_seconds = 0;
+  for (std::size_t r = 0; r < now.size(); ++r) {
+    const EngineStats& s = now[r];
+    running |= s.lora_running;
+    waiting |= s.lora_waiting;
+    loaded += static_cast<double>(std::popcount(s.lora_loaded));
+    waiting_requests += s.lora_waiting_requests;
+    slots += s.lora_slots;
+    loads += static_cast<double>(delta(s.lora_loads_total, last[r].lora_loads_total));
+    load_seconds += std::max(0.0, s.lora_load_seconds_total - last[r].lora_load_seconds_total);
+  }
+  if (lora->info) {
+    const double stamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    lora->info->with({std::to_string(options.max_loras), lora_names_of(waiting, options.lora_names),
+                      lora_names_of(running, options.lora_names)})
+        .set(stamp);
+  }
+  if (!lora->inferscope) return;
+  lora->loaded.set(loaded);
+  lora->waiting_requests.set(waiting_requests);
+  lora->slots.set(slots);
+  lora->loads.add(loads);
+  const double scale = options.time_scale > 0 ? options.time_scale : 1.0;
+  lora->load_seconds.add(load_seconds / scale);
+}
+
 // refresh copies every rank's stats into its vllm:* and DCGM children and the SUM over ranks
 // into the inferscope_* series (counts and token counters add up; kv usage is used/capacity of
 // the sums; busy is the mean of the ranks' shares, a ratio per GPU).
@@ -380,6 +450,7 @@ void ServeMetrics::State::refresh() {
   source(now);
   if (now.empty()) return;
   last.resize(now.size());
+  if (lora) refresh_lora();
   if (engine) {
     double running = 0, waiting = 0, used = 0, capacity = 0, busy_sum = 0;
     std::uint64_t preempted = 0, queried = 0, hits = 0, drafts = 0, draft_tokens = 0, accepted = 0;
@@ -460,6 +531,8 @@ ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions opti
                                      options.speculative_tokens);
   }
   if (enabled("gen_ai")) st.gen_ai = std::make_unique<GenAi>(plain, st.models);
+  if (!options.lora_names.empty())
+    st.lora = std::make_unique<Lora>(plain, primary, enabled("vllm"), enabled("inferscope"));
   if (options.simulated_gpu) st.dcgm = std::make_unique<Dcgm>(plain, options.hostname, options.data_parallel_size);
   st.options = std::move(options);
   // The hook holds the state, not `this`: a scrape after ~ServeMetrics finds no source and returns.

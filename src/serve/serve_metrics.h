@@ -28,6 +28,10 @@ namespace inferscope::serve {
 struct ServeMetricsOptions {
   std::vector<std::string> model_names;                      // served names; [0] labels engine-level series
   std::vector<std::string> dialects{"inferscope", "vllm"};   // any of "inferscope", "vllm", "gen_ai"
+  // LoRA (serve --lora-modules, --max-loras): adapter names in order (adapter a = lora_names[a-1])
+  // and the slots; non-empty: vllm:lora_requests_info and the inferscope_lora_* series.
+  std::vector<std::string> lora_names;
+  std::uint32_t max_loras = 0;
   std::uint32_t data_parallel_size = 1;  // ranks: vLLM's `engine` label "0".."N-1", one DCGM gpu each
   std::vector<std::string> routes{"/v1/chat/completions", "/v1/completions"};
   std::vector<std::string> dependency_names{"embedding", "rerank", "guardrail", "retrieval"};

@@ -19,6 +19,10 @@ Result<void> bind_serve_metrics(ServerState& state) {
   if (auto valid = validate_dialects(o.dialects, "--dialects"); !valid) return valid;
   ServeMetricsOptions options;
   options.model_names = o.model_names;
+  // Adapters are served names too: requests naming one are labelled with it (bounded: configured).
+  options.model_names.insert(options.model_names.end(), o.lora_modules.begin(), o.lora_modules.end());
+  options.lora_names = o.lora_modules;
+  options.max_loras = o.lora_modules.empty() ? 0 : o.engine.max_loras;
   options.dialects = o.dialects;
   options.max_model_len = o.engine.max_model_len;
   options.speculative_tokens = o.engine.speculative_tokens;

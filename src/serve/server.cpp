@@ -3,6 +3,8 @@
 // thread, so each connection's coroutine and its engine wake-ups run on one thread, with no strand).
 #include "serve/server.h"
 
+#include <algorithm>
+
 #include <inferscope/metrics/metrics_server.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -68,6 +70,12 @@ std::string models_body(const ServerOptions& options) {
     data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "inferscope"},
                     {"root", name}, {"parent", nullptr}, {"max_model_len", options.engine.max_model_len}});
   }
+  // LoRA adapters as vLLM lists them: the adapter's name, its base model as parent.
+  for (const std::string& name : options.lora_modules) {
+    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "inferscope"},
+                    {"root", name}, {"parent", options.model_names.front()},
+                    {"max_model_len", options.engine.max_model_len}});
+  }
   return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
 }
 
@@ -81,6 +89,14 @@ Result<void> validate(const ServerOptions& o) {
   if (o.idle_timeout_ms == 0) return make_error("idle timeout must be positive");
   if (!(o.engine.time_scale > 0)) return make_error("--time-scale must be positive");
   if (o.data_parallel_size == 0 || o.data_parallel_size > 64) return make_error("--data-parallel-size must be 1..64");
+  if (o.lora_modules.size() > kMaxLoraAdapters)
+    return make_error("--lora-modules: at most " + std::to_string(kMaxLoraAdapters) + " adapters");
+  for (const std::string& name : o.lora_modules) {
+    if (name.empty()) return make_error("--lora-modules: an adapter name is empty");
+    if (std::find(o.model_names.begin(), o.model_names.end(), name) != o.model_names.end())
+      return make_error("--lora-modules: '" + name + "' is also a --model name");
+  }
+  if (!o.lora_modules.empty() && o.engine.max_loras == 0) return make_error("--max-loras must be >= 1 with --lora-modules");
   if (!o.faults.engine_slowdown.active()) return trace::validate_trace_settings(o.tracing);
   if (static_cast<std::uint32_t>(o.faults.engine_slowdown.engine) >= o.data_parallel_size)
     return make_error("--fault engine_slowdown: rank " + std::to_string(o.faults.engine_slowdown.engine) +
@@ -106,8 +122,11 @@ Result<void> Server::Impl::start_engine_and_metrics() {
   ServerOptions& o = state->options;
   auto bound = bind_serve_metrics(*state);
   if (!bound) return bound;
+  EngineOptions engine_options = o.engine;
+  engine_options.lora_adapters = static_cast<std::uint32_t>(o.lora_modules.size());
+  if (o.lora_modules.empty()) engine_options.max_loras = 0;  // LoRA off: no adapter slots
   for (std::uint32_t rank = 0; rank < o.data_parallel_size; ++rank) {
-    auto engine = Engine::start(o.engine, faults_for_rank(o.faults, rank));
+    auto engine = Engine::start(engine_options, faults_for_rank(o.faults, rank));
     if (!engine) return engine.error();
     state->engines.push_back(std::move(*engine));
   }

@@ -57,7 +57,18 @@ struct ServerState {
     for (const std::string& name : options.model_names) {
       if (name == requested) return name;
     }
+    for (const std::string& name : options.lora_modules) {
+      if (name == requested) return name;
+    }
     return {};
+  }
+
+  // lora_of returns the adapter number (1..N, --lora-modules order) of a served name, 0 for a
+  // base model name.
+  std::uint32_t lora_of(std::string_view served) const {
+    for (std::size_t i = 0; i < options.lora_modules.size(); ++i)
+      if (options.lora_modules[i] == served) return static_cast<std::uint32_t>(i + 1);
+    return 0;
   }
 
   // next_seed returns a fresh per-request seed derived from options.seed.

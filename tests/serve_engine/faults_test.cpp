@@ -19,7 +19,7 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
     "preprocess_slowdown": {"factor": 2, "add_ms": 40},
     "dependency": {"name": "embedding", "mean_ms": 30, "p99_ms": 120},
     "error_rate": 0.05, "network_delay_ms": 20, "max_num_seqs": 4, "prefix_cache_scramble": 0.8,
-    "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}})"), FaultSet{});
+    "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}, "max_loras": 2})"), FaultSet{});
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f->decode_slowdown, 3);
   EXPECT_EQ(f->prefill_slowdown, 2.5);
@@ -35,6 +35,7 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
   EXPECT_EQ(f->prefix_cache_scramble, 0.8);
   EXPECT_EQ(f->spec_acceptance, 0.3);
   EXPECT_EQ(f->engine_slowdown, (EngineSlowdown{2, 4}));
+  EXPECT_EQ(f->max_loras, 2u);
   EXPECT_TRUE(f->any());
   auto again = parse_faults(to_json(*f), FaultSet{});
   ASSERT_TRUE(again) << again.error().message;
@@ -98,6 +99,8 @@ TEST(FaultsTest, RejectsBadInput) {
   check(R"({"decode_slowdown": 2, "bogus": 1})", "bogus");
   check(R"([1])", "body");
   check(R"({"engine_slowdown": 4})", "engine_slowdown");
+  check(R"({"max_loras": 65})", "max_loras");
+  check(R"({"max_loras": 1.5})", "max_loras");
   check(R"({"engine_slowdown": {"factor": 4}})", "engine_slowdown.engine");
   check(R"({"engine_slowdown": {"engine": -1, "factor": 4}})", "engine_slowdown.engine");
   check(R"({"engine_slowdown": {"engine": 1, "factor": 0}})", "engine_slowdown.factor");

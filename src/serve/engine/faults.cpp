@@ -9,6 +9,7 @@
 namespace inferscope::serve {
 namespace {
 
+constexpr std::uint64_t kMaxLoraAdaptersForFaults = 64;  // engine_types.h kMaxLoraAdapters
 constexpr double kZ99 = 2.3263478740408408;  // standard normal 99th percentile
 
 Error bad(std::string_view key, std::string_view cause) {
@@ -137,6 +138,13 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     f.max_num_seqs = v.get<std::uint32_t>();
     return {};
   }
+  if (key == "max_loras") {
+    if (clear) { f.max_loras = 0; return {}; }
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxLoraAdaptersForFaults)
+      return bad(key, "not an integer in 0..64 (0 = no cut)");
+    f.max_loras = v.get<std::uint32_t>();
+    return {};
+  }
   if (key == "prefix_cache_scramble") {
     if (clear) { f.prefix_cache_scramble = 0; return {}; }
     auto x = number(v, key, 0, 1, false);
@@ -262,6 +270,7 @@ nlohmann::json to_json(const FaultSet& f) {
   if (f.network_delay_ms != 0) out["network_delay_ms"] = f.network_delay_ms;
   if (f.max_num_seqs != 0) out["max_num_seqs"] = f.max_num_seqs;
   if (f.prefix_cache_scramble != 0) out["prefix_cache_scramble"] = f.prefix_cache_scramble;
+  if (f.max_loras != 0) out["max_loras"] = f.max_loras;
   if (f.spec_acceptance >= 0) out["spec_acceptance"] = f.spec_acceptance;
   if (f.engine_slowdown.active())
     out["engine_slowdown"] = {{"engine", f.engine_slowdown.engine}, {"factor", f.engine_slowdown.factor}};

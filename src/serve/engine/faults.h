@@ -88,6 +88,7 @@ struct FaultSet {
   // one (a traffic mix the draft predicts badly); negative = not set.
   double spec_acceptance = -1;
   EngineSlowdown engine_slowdown;  // one data-parallel rank slowed (the server checks the rank)
+  std::uint32_t max_loras = 0;     // >0 cuts the LoRA adapter slots to this (at most --max-loras)
   // Monitoring faults (what a fire drill causes; docs/serve-faults.md):
   bool metrics_down = false;              // GET /metrics answers 503: the scrape fails (target down)
   std::vector<std::string> hide_metrics;  // metric families left out of /metrics (a rename after an upgrade)
@@ -105,7 +106,7 @@ struct FaultSet {
 // "preprocess_slowdown": 2 | {"factor": 2, "add_ms": 40}, "dependency": {"name": "embedding",
 // "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
 // "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2,
-// "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4},
+// "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}, "max_loras": 1,
 // "metrics_down": true, "hide_metrics": ["inferscope_request_ttft_seconds", ...], "gpu_memory_other": 0.97.
 Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
 
