@@ -4,7 +4,7 @@
 // (BM_EngineCoreZeroCostTokens); Arg = concurrent sequences of 1000 tokens. The ratio is the
 // cost of the driver (one post per step, observers, stats). BM_EngineCoreZeroCostSpeculative
 // runs the core with speculative decoding; its steps_per_s against the plain core's is the cost
-// of a speculative step.
+// of a speculative step; BM_EngineCoreZeroCostLora's (4 adapters, 4 slots) the cost of LoRA.
 // Target (issue 3): Engine >= 50,000 token events/s.
 #include <benchmark/benchmark.h>
 
@@ -21,8 +21,9 @@ namespace {
 
 constexpr std::uint32_t kTokens = 1000;
 
-GenerationRequest request(int i) {
+GenerationRequest request(int i, std::uint32_t adapters = 0) {
   GenerationRequest r;
+  r.lora = adapters > 0 ? static_cast<std::uint32_t>(i) % adapters + 1 : 0;
   r.prompt_tokens.resize(128);
   std::iota(r.prompt_tokens.begin(), r.prompt_tokens.end(), 1000u * (i + 1));
   r.max_tokens = kTokens;
@@ -74,7 +75,7 @@ void BM_EngineZeroCostTokens(benchmark::State& state) {
 BENCHMARK(BM_EngineZeroCostTokens)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // run_core steps every sequence to the end on a bare EngineCore; counts token events and steps.
-void run_core(benchmark::State& state, const CoreConfig& config) {
+void run_core(benchmark::State& state, const CoreConfig& config, std::uint32_t adapters = 0) {
   CostProfile profile;
   profile.name = "zero-cost";
   profile.kv_capacity_tokens = 1 << 20;
@@ -82,7 +83,7 @@ void run_core(benchmark::State& state, const CoreConfig& config) {
   std::uint64_t total = 0, steps = 0;
   for (auto _ : state) {
     EngineCore core(config, profile);
-    for (int i = 0; i < sequences; ++i) (void)core.submit(i + 1, request(i));
+    for (int i = 0; i < sequences; ++i) (void)core.submit(i + 1, request(i, adapters));
     while (core.has_work()) {
       if (core.plan_step().empty()) break;
       total += core.finish_step().events.size();
@@ -106,6 +107,16 @@ void BM_EngineCoreZeroCostSpeculative(benchmark::State& state) {
   run_core(state, config);
 }
 BENCHMARK(BM_EngineCoreZeroCostSpeculative)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same sequences spread over 4 LoRA adapters on 4 slots (--max-loras 4): every sequence runs
+// at once as in the plain case, so steps_per_s against BM_EngineCoreZeroCostTokens' is the cost of
+// the adapter bookkeeping per step (issue 28: within 10 %).
+void BM_EngineCoreZeroCostLora(benchmark::State& state) {
+  CoreConfig config;
+  config.max_loras = 4;
+  run_core(state, config, 4);
+}
+BENCHMARK(BM_EngineCoreZeroCostLora)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace inferscope::serve

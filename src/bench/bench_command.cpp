@@ -114,6 +114,10 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--prefix-pool", o.prefix_pool,
                   "Distinct prefixes each prompt starts with one of (with --prefix-len; prefix caching)");
   cmd->add_option("--prefix-len", o.prefix_len, "Tokens of each --prefix-pool prefix, counted in the prompt's length");
+  cmd->add_option("--lora-adapters", o.lora_adapters,
+                  "Spread requests over N LoRA adapters: each names <--lora-prefix>1..N in turn as its model "
+                  "(serve --lora-modules lora-1,...,lora-N)");
+  cmd->add_option("--lora-prefix", o.lora_prefix, "Adapter name prefix for --lora-adapters (default lora-)");
   cmd->add_option("--mix", o.mix, "Weighted classes name:weight:in:out, e.g. ss:3:128:64,sl:1:128:1024,ll:1:2048:1024");
   cmd->add_option("--dataset-name", o.dataset_name, "random (default) | sharegpt | jsonl");
   cmd->add_option("--dataset-path", o.dataset_path, "Local ShareGPT JSON or JSONL file");

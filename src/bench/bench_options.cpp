@@ -205,6 +205,8 @@ Result<RunSetup> build_run_setup(const BenchOptions& o) {
   }
   loadgen::RequestOptions& r = s.request;
   r.model = o.model;
+  if (o.lora_adapters > 64) return make_error("cannot use --lora-adapters " + std::to_string(o.lora_adapters) + ": at most 64");
+  for (std::uint32_t a = 1; a <= o.lora_adapters; ++a) r.lora_names.push_back(o.lora_prefix + std::to_string(a));
   r.endpoint = o.endpoint;
   r.chat = o.endpoint.find("chat") != std::string::npos;
   r.stream = !o.no_stream;

@@ -32,6 +32,8 @@ struct BenchOptions {
   std::uint32_t random_input_len = 1024, random_output_len = 128;
   double random_range_ratio = 0, shared_prefix_ratio = 0;
   std::uint32_t prefix_pool = 0, prefix_len = 0;  // --prefix-pool N --prefix-len T; 0 = none
+  std::uint32_t lora_adapters = 0;      // --lora-adapters N: requests name <lora_prefix>1..N in turn
+  std::string lora_prefix = "lora-";
   std::string input_len_dist, output_len_dist, mix;
   std::string dataset_name = "random", dataset_path;
   std::uint32_t sharegpt_output_len = 0;

@@ -32,6 +32,12 @@ std::string host_of(const std::string& instance) {
 }  // namespace
 
 std::string replica_group_name(const Where& w) {
+  if (!w.engine.empty()) {
+    // The data-parallel ranks of one server: one API server, N engines (vLLM's `engine` label).
+    std::string out = "engines (data-parallel ranks) of " + (w.instance.empty() ? std::string("the server") : w.instance);
+    if (!w.model.empty()) out += " serving model " + w.model;
+    return out;
+  }
   std::string out = w.model.empty() ? std::string("replicas") : "replicas of model " + w.model;
   if (!w.job.empty()) out += " (job " + w.job + ")";
   return out;
@@ -87,6 +93,18 @@ Finding replica_base(const Diagnosis& whole, const Slice& slow, const std::strin
       "Drain " + where.instance + " (take it out of the load balancer) and check that the fleet's latency recovers.",
       device,
       "Compare " + where.instance + "'s server version, flags and model revision with its peers'."};
+  if (!where.engine.empty()) {
+    // One rank of a data-parallel server: its own GPU, behind the same API server as its peers.
+    f.next_steps = {
+        "Check the GPU that runs engine " + where.engine + " of " + where.instance +
+            ": clocks, temperature, ECC and XID errors (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_GPU_TEMP of that device; "
+            "nvidia-smi -q -d CLOCK,TEMPERATURE,ECC): a throttled or failing GPU slows one rank alone.",
+        "Compare the rank's series with its peers' (vllm:e2e_request_latency_seconds, "
+        "vllm:iteration_tokens_total by engine): a rank that also runs fewer tokens per step shares its GPU with "
+        "another process.",
+        "Until it is fixed, restart the server with --data-parallel-size one lower on the healthy GPUs "
+        "(CUDA_VISIBLE_DEVICES without the bad one): one slow rank raises the tail of every request sent to it."};
+  }
   return f;
 }
 
@@ -99,12 +117,12 @@ void add_instance_rows(Finding& f, const Slice& slow, const std::vector<const Sl
   for (const Slice* row : rows) {
     const Quantity* r = find_stage_or_latency(row->snapshot, f.stage);
     if (!r) continue;
-    const std::string at = " at " + row->where.instance;
+    const std::string at = " at " + where_name(row->where);
     f.evidence.push_back({f.stage + " mean (" + r->metric + ")" + at, r->baseline.mean, r->incident.mean, "s"});
     f.evidence.push_back({f.stage + " p95 (" + r->metric + ")" + at, r->baseline.p95, r->incident.p95, "s"});
   }
   if (!std::isnan(served.incident))
-    f.evidence.push_back({"share of the replicas' finished requests served by " + slow.where.instance,
+    f.evidence.push_back({"share of the replicas' finished requests served by " + where_name(slow.where),
                           served.baseline, served.incident, "ratio"});
 }
 
@@ -123,7 +141,7 @@ Finding replica_finding(const Diagnosis& whole, const Slice& slow, const Finding
   const Served served = served_by(slow, group);
   Finding f = replica_base(whole, slow, stage, served);
   f.score = slow_top ? slow_top->score : 0.5;
-  f.summary = where.instance + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
+  f.summary = where_name(where) + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
               " and slowed alone: " + stage + " mean " + seconds(q ? q->baseline.mean : kNaN) + " -> " +
               seconds(q ? q->incident.mean : kNaN) + " while its peers stayed at " + seconds(peer_median) +
               " (spread " + seconds(peer_spread) + ")" +
@@ -142,7 +160,7 @@ Finding replica_gap_finding(const Diagnosis& whole, const Slice& slow, const std
   Finding f = replica_base(whole, slow, gap.stage, served);
   // x2 over the peers is where the rule starts (0.5), x3 and beyond is certain.
   f.score = std::clamp((gap.ratio() - 1) / 2, 0.5, 1.0);
-  f.summary = where.instance + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
+  f.summary = where_name(where) + " is 1 of " + std::to_string(group.size()) + " " + replica_group_name(where) +
               " and its " + gap.measure + " is " + seconds(gap.mine) + " in the window, " +
               common::format_printf("x%.1f", gap.ratio()) + " its peers' median " + seconds(gap.peer_median) +
               " (spread " + seconds(gap.peer_spread) + ")" +
@@ -150,7 +168,7 @@ Finding replica_gap_finding(const Diagnosis& whole, const Slice& slow, const std
                    ? std::string("; compared within the window (no baseline of its own)")
                    : common::format_printf("; in the baseline it ran at x%.1f theirs", gap.baseline_ratio())) +
               served_text(served);
-  f.evidence.push_back({gap.measure + " at " + where.instance, gap.mine_baseline, gap.mine, "s"});
+  f.evidence.push_back({gap.measure + " at " + where_name(where), gap.mine_baseline, gap.mine, "s"});
   f.evidence.push_back({gap.measure + ", median of its peers", gap.peer_median_baseline, gap.peer_median, "s"});
   add_instance_rows(f, slow, group, served);
   return f;

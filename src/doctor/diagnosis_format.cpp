@@ -39,6 +39,7 @@ nlohmann::json where_json(const Where& w) {
   if (!w.job.empty()) j["job"] = w.job;
   if (!w.instance.empty()) j["instance"] = w.instance;
   if (!w.model.empty()) j["model"] = w.model;
+  if (!w.engine.empty()) j["engine"] = w.engine;
   return j;
 }
 
@@ -53,6 +54,7 @@ std::string where_text(const Where& w) {
   add("job", w.job);
   add("instance", w.instance);
   add("model", w.model);
+  add("engine", w.engine);
   return out;
 }
 

@@ -160,10 +160,11 @@ void localize_from_prometheus(const promapi::PrometheusClient& client, const Pro
       PrometheusWindow narrow = w;
       if (!where.job.empty()) narrow.selector = with_matcher(narrow.selector, "job", where.job);
       if (!where.instance.empty()) narrow.selector = with_matcher(narrow.selector, "instance", where.instance);
+      if (!where.engine.empty()) narrow.selector = with_matcher(narrow.selector, "engine", where.engine);
       if (!where.model.empty()) narrow.model = where.model;
       auto snapshot = collect_from_prometheus(client, narrow);
       if (!snapshot) {
-        d.notes.push_back("cannot read the slice " + where.job + "/" + where.instance + "/" + where.model + ": " +
+        d.notes.push_back("cannot read the slice " + where.job + "/" + where_name(where) + "/" + where.model + ": " +
                           snapshot.error().message);
         continue;
       }

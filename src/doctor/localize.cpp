@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "doctor/cause_family.h"
 
@@ -97,7 +98,7 @@ void put_first(Diagnosis& d, Finding f, const std::string& headline_detail) {
     head.resize(cut);
   }
   d.headline = head + "; top cause " + top.cause + (top.stage.empty() ? "" : " (" + top.stage + ")");
-  if (!top.where.instance.empty()) d.headline += " at " + top.where.instance;
+  if (!top.where.instance.empty()) d.headline += " at " + where_name(top.where);
   else if (!top.where.model.empty()) d.headline += " in model " + top.where.model;
 }
 
@@ -204,9 +205,13 @@ void localize_replicas(Diagnosis& d, const std::vector<Slice>& instances, const 
   std::vector<Judged> judged;
   judged.reserve(instances.size());
   for (const Slice& s : instances) judged.push_back(judge(s, o));
-  // Replicas are peers when they are instances of one job serving one model.
-  std::map<std::pair<std::string, std::string>, std::vector<const Judged*>> groups;
-  for (const Judged& j : judged) groups[{j.slice->where.job, j.slice->where.model}].push_back(&j);
+  // Replicas are peers when they are instances of one job serving one model; the engines
+  // (data-parallel ranks) of one instance are peers of one another.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const Judged*>> groups;
+  for (const Judged& j : judged) {
+    const Where& w = j.slice->where;
+    groups[{w.job, w.model, w.engine.empty() ? std::string() : w.instance}].push_back(&j);
+  }
   std::vector<std::pair<Finding, std::string>> found;  // and its headline detail
   std::vector<std::string> without_baseline;
   for (auto& [key, members] : groups) {
@@ -215,11 +220,11 @@ void localize_replicas(Diagnosis& d, const std::vector<Slice>& instances, const 
     std::vector<const Judged*> ok, slow, steady;
     for (const Judged* j : members) {
       if (!j->has_baseline && j->requests >= o.min_requests) {
-        without_baseline.push_back(j->slice->where.instance);
+        without_baseline.push_back(where_name(j->slice->where));
         continue;
       }
       if (!j->enough) {
-        d.notes.push_back(j->slice->where.instance + ": " + detail::number(j->requests) +
+        d.notes.push_back(where_name(j->slice->where) + ": " + detail::number(j->requests) +
                           " finished requests in the window, too few to compare with the other " + replica_group_name(any));
         continue;
       }
@@ -245,13 +250,13 @@ void localize_replicas(Diagnosis& d, const std::vector<Slice>& instances, const 
       double spread = 0;
       for (double m : peers) spread = std::max(spread, std::fabs(m - median));
       if (!(mine > median + std::max(3 * spread, o.min_relative_change * median))) {
-        d.notes.push_back(j->slice->where.instance + " slowed against its own baseline (" + stage +
+        d.notes.push_back(where_name(j->slice->where) + " slowed against its own baseline (" + stage +
                           ") but stays within its peers' spread (" + seconds(mine) + " vs " + seconds(median) + ")");
         continue;
       }
       const Quantity* q = find_stage_or_latency(j->slice->snapshot, stage);
       found.emplace_back(detail::replica_finding(d, *j->slice, j->top(), slices_of(ok), stage, median, spread),
-                         j->slice->where.instance + " " + stage + " mean " + seconds(q ? q->baseline.mean : kNaN) +
+                         where_name(j->slice->where) + " " + stage + " mean " + seconds(q ? q->baseline.mean : kNaN) +
                              " -> " + seconds(q ? q->incident.mean : kNaN));
       named.insert(j->slice);
       // The fleet-wide finding of the same cause is this replica's change seen diluted.
@@ -269,14 +274,14 @@ void localize_replicas(Diagnosis& d, const std::vector<Slice>& instances, const 
       if (named.count(j->slice)) continue;
       const double before = gap.baseline_ratio();
       if (before >= kPeerGapRatio && before >= kGapAlreadyThere * gap.ratio()) {
-        d.notes.push_back(j->slice->where.instance + "'s " + gap.measure + " is " +
+        d.notes.push_back(where_name(j->slice->where) + "'s " + gap.measure + " is " +
                           common::format_printf("x%.1f", gap.ratio()) + " its peers' (" + seconds(gap.mine) + " vs " +
                           seconds(gap.peer_median) + "), as in the baseline (" +
                           common::format_printf("x%.1f", before) + "): how this fleet is, not what changed");
         continue;
       }
       found.emplace_back(detail::replica_gap_finding(d, *j->slice, slices_of(all_peers), gap),
-                         j->slice->where.instance + " " + gap.stage + " time per token " +
+                         where_name(j->slice->where) + " " + gap.stage + " time per token " +
                              common::format_printf("x%.1f", gap.ratio()) + " its peers'");
       named.insert(j->slice);
     }
@@ -328,6 +333,11 @@ void localize_models(Diagnosis& d, const std::vector<Slice>& models, const Diagn
 
 }  // namespace
 
+std::string where_name(const Where& where) {
+  if (where.engine.empty()) return where.instance;
+  return (where.instance.empty() ? std::string() : where.instance + " ") + "engine " + where.engine;
+}
+
 std::string instance_of(const std::string& url) {
   std::string rest = url;
   if (auto scheme = rest.find("://"); scheme != std::string::npos) rest = rest.substr(scheme + 3);
@@ -337,9 +347,11 @@ std::string instance_of(const std::string& url) {
 SlicePlan plan_slices(const std::vector<Where>& sources, std::size_t max_instances, std::size_t max_models) {
   SlicePlan plan;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> replicas;  // job+model -> instances
+  std::map<Where, std::set<std::string>> ranks;  // job+instance+model -> engines
   std::set<std::string> models;
   for (const Where& w : sources) {
     if (!w.instance.empty()) replicas[{w.job, w.model}].insert(w.instance);
+    if (!w.engine.empty()) ranks[{w.job, w.instance, w.model}].insert(w.engine);
     if (!w.model.empty()) models.insert(w.model);
   }
   std::size_t left_out = 0;
@@ -351,6 +363,16 @@ SlicePlan plan_slices(const std::vector<Where>& sources, std::size_t max_instanc
         continue;
       }
       plan.instances.push_back({key.first, instance, key.second});
+    }
+  }
+  for (const auto& [at, engines] : ranks) {
+    if (engines.size() < 2) continue;
+    for (const std::string& engine : engines) {
+      if (plan.instances.size() == max_instances) {
+        ++left_out;
+        continue;
+      }
+      plan.instances.push_back({at.job, at.instance, at.model, engine});
     }
   }
   if (left_out)

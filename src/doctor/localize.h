@@ -24,7 +24,9 @@ struct Slice {
 };
 
 // SlicePlan says which slices are worth reading: the instances of each job+model served by two
-// or more instances, and the models when there are two or more. `notes` says what was left out.
+// or more instances, the engines (data-parallel ranks, vLLM's `engine` label) of each instance
+// that runs two or more (in `instances` too, with Where::engine set: peers of one another), and
+// the models when there are two or more. `notes` says what was left out.
 struct SlicePlan {
   std::vector<Where> instances;
   std::vector<Where> models;
@@ -34,6 +36,10 @@ struct SlicePlan {
 // plan_slices reads the sources of a snapshot (Snapshot::sources) and caps the instance slices
 // at `max_instances` and the model slices at `max_models` (the rest is named in notes).
 SlicePlan plan_slices(const std::vector<Where>& sources, std::size_t max_instances = 16, std::size_t max_models = 8);
+
+// where_name names a slice for people: its instance, and "engine <rank>" after it for one
+// data-parallel rank ("127.0.0.1:8000 engine 2").
+std::string where_name(const Where& where);
 
 // instance_of returns host:port of a scrape URL ("http://127.0.0.1:8001/metrics" -> "127.0.0.1:8001").
 std::string instance_of(const std::string& url);

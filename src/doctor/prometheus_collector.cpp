@@ -282,7 +282,17 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   built.targets_down = snap.targets_down;
   built.missing = snap.missing;
   built.renamed = snap.renamed;
-  // Where the latency came from: the job / instance / model of each e2e series.
+  // vLLM's e2e series carry the data-parallel rank (`engine`) even where another dialect's e2e
+  // metric is read: they say which engines an instance runs (localize.h reads them rank by rank).
+  if (!w.custom && std::find(dialects.begin(), dialects.end(), "vllm") != dialects.end()) {
+    for (const RoleSpec& spec : role_specs_for(std::vector<std::string>{"vllm"})) {
+      bool renamed = false;
+      const std::string metric = spec.id == "e2e" ? choose_metric(spec, names, renamed) : std::string();
+      if (!metric.empty())
+        for (const std::string& n : series_names(spec, metric)) e2e_series.emplace(n, spec.model_label);
+    }
+  }
+  // Where the latency came from: the job / instance / model (and engine) of each e2e series.
   std::set<Where> sources;
   for (const auto& labels : *series) {
     auto n = labels.find("__name__");
@@ -293,7 +303,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
       auto it = key.empty() ? labels.end() : labels.find(key);
       return it == labels.end() ? std::string() : it->second;
     };
-    sources.insert({value("job"), value("instance"), value(e2e->second)});
+    sources.insert({value("job"), value("instance"), value(e2e->second), value("engine")});
   }
   built.sources.assign(sources.begin(), sources.end());
   if (dialects.empty())

@@ -61,7 +61,15 @@ bool derived(const std::string& group_name, const std::string& id, const Quantit
 std::set<Where> sources_of(const metrics::ParsedExposition& exposition, const std::string& instance) {
   const std::set<std::string> names = metric_names(exposition);
   std::set<Where> out;
-  for (const RoleSpec& spec : role_specs_for(detect_dialects(names))) {
+  const std::vector<std::string> dialects = detect_dialects(names);
+  std::vector<RoleSpec> specs = role_specs_for(dialects);
+  // vLLM's e2e series carry the data-parallel rank (`engine`) even where another dialect's e2e
+  // metric is read: they say which engines an instance runs.
+  if (std::find(dialects.begin(), dialects.end(), "vllm") != dialects.end()) {
+    auto vllm = role_specs_for(std::vector<std::string>{"vllm"});
+    specs.insert(specs.end(), vllm.begin(), vllm.end());
+  }
+  for (const RoleSpec& spec : specs) {
     if (spec.id != "e2e") continue;
     bool renamed = false;
     const std::string metric = choose_metric(spec, names, renamed);
@@ -70,13 +78,31 @@ std::set<Where> sources_of(const metrics::ParsedExposition& exposition, const st
     for (const auto& family : exposition.families)
       for (const auto& sample : family.samples) {
         if (std::find(series.begin(), series.end(), sample.name) == series.end()) continue;
-        std::string model;
-        for (const auto& label : sample.labels)
+        std::string model, engine;
+        for (const auto& label : sample.labels) {
           if (!spec.model_label.empty() && label.name == spec.model_label) model = label.value;
-        out.insert({"", instance, model});
+          if (label.name == "engine") engine = label.value;  // vLLM's data-parallel rank
+        }
+        out.insert({"", instance, model, engine});
       }
   }
   return out;
+}
+
+// only_engine keeps the samples of one data-parallel rank (engine="<rank>") in every scrape:
+// what is left reads as one vLLM engine (series without an engine label are the whole server's).
+ScrapeResult only_engine(ScrapeResult result, const std::string& engine) {
+  for (ScrapeRound& round : result.rounds)
+    for (metrics::ParsedExposition& exposition : round.expositions) {
+      for (auto& family : exposition.families)
+        std::erase_if(family.samples, [&](const auto& sample) {
+          for (const auto& label : sample.labels)
+            if (label.name == "engine") return label.value != engine;
+          return true;
+        });
+      std::erase_if(exposition.families, [](const auto& family) { return family.samples.empty(); });
+    }
+  return result;
 }
 
 // only_url keeps one URL's scrapes of a run.
@@ -217,7 +243,9 @@ Snapshot slice_of(const ScrapeOptions& options, const ScrapeResult& result, cons
     if (instance_of(options.urls[i]) != where.instance) continue;
     ScrapeOptions one = options;
     one.urls = {options.urls[i]};
-    Snapshot snapshot = snapshot_from_scrapes(one, only_url(result, i), where.model, baseline);
+    ScrapeResult mine = only_url(result, i);
+    if (!where.engine.empty()) mine = only_engine(std::move(mine), where.engine);
+    Snapshot snapshot = snapshot_from_scrapes(one, mine, where.model, baseline);
     snapshot.targets_down.clear();
     return snapshot;
   }
@@ -309,6 +337,7 @@ Result<void> save_baseline(const Snapshot& s, const std::vector<Slice>& targets,
   for (const Slice& t : targets) {
     nlohmann::json one = groups_json(t.snapshot);
     one["where"] = {{"job", t.where.job}, {"instance", t.where.instance}, {"model", t.where.model}};
+    if (!t.where.engine.empty()) one["where"]["engine"] = t.where.engine;
     saved_targets.push_back(std::move(one));
   }
   j["targets"] = std::move(saved_targets);
@@ -342,7 +371,8 @@ Result<SavedBaseline> load_baseline(const std::string& path) {
     if (!t.is_object() || !t.contains("where") || !t["where"].is_object())
       return make_error("cannot read baseline file " + path + ": " + at + "where is missing");
     Slice slice;
-    slice.where = {t["where"].value("job", ""), t["where"].value("instance", ""), t["where"].value("model", "")};
+    slice.where = {t["where"].value("job", ""), t["where"].value("instance", ""), t["where"].value("model", ""),
+                   t["where"].value("engine", "")};
     slice.snapshot.dialect = s.dialect;
     slice.snapshot.incident_start = s.incident_start;
     slice.snapshot.incident_end = s.incident_end;

@@ -45,13 +45,15 @@ struct Quantity {
 };
 
 // Where names a slice of the data: the job, the instance (its instance label; host:port for
-// direct scrapes) and the model. Empty fields: not narrowed on that axis. A Finding's `where`
+// direct scrapes), the model and the engine (a data-parallel rank of that instance: vLLM's
+// `engine` label). Empty fields: not narrowed on that axis. A Finding's `where`
 // says where its evidence is localized; Snapshot::sources lists where the latency came from.
 struct Where {
   std::string job;
   std::string instance;
   std::string model;
-  bool empty() const { return job.empty() && instance.empty() && model.empty(); }
+  std::string engine;
+  bool empty() const { return job.empty() && instance.empty() && model.empty() && engine.empty(); }
   auto operator<=>(const Where&) const = default;
 };
 

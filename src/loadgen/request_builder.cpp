@@ -43,7 +43,12 @@ std::string RequestBuilder::build(const RequestSpec& spec) const {
   body.reserve(spec.prompt.size() + spec.messages_json.size() + 256);
   // No --model: leave the field out so the server picks its default model.
   body += "{";
-  if (!options_.model.empty()) {
+  if (!options_.lora_names.empty()) {
+    const std::uint64_t turn = lora_next_.fetch_add(1, std::memory_order_relaxed);
+    body += "\"model\":";
+    append_json_string(body, options_.lora_names[turn % options_.lora_names.size()]);
+    body += ",";
+  } else if (!options_.model.empty()) {
     body += "\"model\":";
     append_json_string(body, options_.model);
     body += ",";

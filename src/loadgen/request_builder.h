@@ -6,6 +6,8 @@
 // build() is const and thread-safe. Never logs; never puts the API key anywhere but the wire.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +29,9 @@ struct RequestOptions {
   std::optional<double> temperature;
   std::vector<std::pair<std::string, std::string>> headers;  // extra --header values
   std::string api_key;               // sent as "Authorization: Bearer"; empty = none
+  // lora_names: LoRA adapters to spread the requests over (bench --lora-adapters): each request
+  // names the next in turn as its `model` instead of `model`. Empty = none.
+  std::vector<std::string> lora_names;
 };
 
 class RequestBuilder {
@@ -40,6 +45,7 @@ class RequestBuilder {
  private:
   RequestOptions options_;
   std::string head_;  // "POST <path> HTTP/1.1\r\nHost: ...\r\n...Content-Length: "
+  mutable std::atomic<std::uint64_t> lora_next_{0};  // the next adapter of lora_names, in turn
 };
 
 // append_json_string appends `s` as a quoted JSON string (control characters escaped).

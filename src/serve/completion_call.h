@@ -70,6 +70,7 @@ class CompletionCall {
   EventBatch batch_;
   std::string text_;  // non-streaming: the whole output
   SequenceId sequence_ = 0;
+  std::uint32_t engine_rank_ = 0;  // the data-parallel rank running sequence_
   bool submitted_ = false;
   bool finished_ = false;  // engine sent on_finished, or we aborted
   bool role_sent_ = false;

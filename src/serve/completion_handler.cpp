@@ -114,6 +114,7 @@ std::optional<net::ApiError> CompletionCall::prepare() {
   generation_.max_tokens = static_cast<std::uint32_t>(max_tokens);
   generation_.ignore_eos = request_.ignore_eos;
   generation_.seed = request_.seed.value_or(state_.next_seed());
+  generation_.lora = state_.lora_of(model_);
   // The engine has no min_tokens: when the natural (EOS) length falls short, ignore EOS up to it.
   if (!generation_.ignore_eos && request_.min_tokens > natural_output_length(generation_.seed)) {
     generation_.ignore_eos = true;
@@ -149,10 +150,12 @@ std::optional<net::ApiError> CompletionCall::submit() {
   channel_->attach(&signal_);
   timeline_.reserve_outputs(std::min<std::size_t>(generation_.max_tokens, 4096));
   timeline_.mark(timeline::Moment::kEnqueued, Clock::now());
-  auto id = state_.engine->submit(std::move(generation_), channel_);
+  engine_rank_ = state_.pick_engine();
+  Engine& engine = *state_.engines[engine_rank_];
+  auto id = engine.submit(std::move(generation_), channel_);
   if (!id) {
     channel_->attach(nullptr);
-    if (state_.engine->stats().waiting >= state_.options.engine.max_waiting) {
+    if (engine.load().first >= state_.options.engine.max_waiting) {
       return net::ApiError::overloaded("cannot queue request: the waiting queue is full (" +
                                       std::to_string(state_.options.engine.max_waiting) + " requests)", 1);
     }
@@ -178,6 +181,7 @@ void CompletionCall::record(int http_status) {
   outcome.route = route();
   outcome.http_status = http_status;
   outcome.max_tokens = request_.max_tokens.value_or(0);
+  outcome.engine = engine_rank_;
   record_request(state_, timeline_, outcome, trace_ ? &*trace_ : nullptr);
 }
 

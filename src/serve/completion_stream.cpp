@@ -30,7 +30,7 @@ asio::awaitable<bool> CompletionCall::next_batch() {
 void CompletionCall::abort_sequence() {
   if (!submitted_ || finished_) return;
   finished_ = true;
-  state_.engine->abort(sequence_);  // frees the KV blocks now; on_finished(kAbort) follows
+  state_.engines[engine_rank_]->abort(sequence_);  // frees the KV blocks now; on_finished(kAbort) follows
   timeline_.finish(timeline::FinishReason::kAbort, Clock::now());
 }
 

@@ -68,6 +68,8 @@ asio::awaitable<bool> handle_admin_faults(ServerState& state, net::Connection& c
     }
     auto faults = parse_faults(json, state.faults());
     if (!faults) co_return co_await c.send_error(net::ApiError::bad_request(faults.error().message), request);
+    if (auto ranks = state.check_fault_ranks(*faults); !ranks)
+      co_return co_await c.send_error(net::ApiError::bad_request(ranks.error().message), request);
     state.set_faults(*faults);
     spdlog::info("serve: faults set by admin API: {}", to_json(*faults).dump());
   } else if (request.method() == http::verb::delete_) {

@@ -137,11 +137,23 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--dialects", o.dialects, "metric dialects: inferscope,vllm,gen_ai")
       ->delimiter(',')->check(CLI::IsMember({"inferscope", "vllm", "gen_ai"}))->capture_default_str();
   add_engine_flags(*cmd, o.engine);
+  cmd->add_option("--data-parallel-size", o.data_parallel_size,
+                  "engines (ranks) behind this API server, each with its own simulated GPU; requests go to "
+                  "the least loaded (waiting*4+running), vllm:* series carry engine=\"<rank>\"")
+      ->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--lora-modules", o.lora_modules,
+                  "LoRA adapter names served beside the base model (NAME,NAME,...); a request names one in `model`")
+      ->delimiter(',');
+  cmd->add_option("--max-loras", o.engine.max_loras,
+                  "GPU slots for LoRA adapters: at most this many adapters loaded; a request whose adapter is not "
+                  "loaded waits for a slot free of running requests (default 1 with --lora-modules)")
+      ->check(CLI::Range(1u, kMaxLoraAdapters));
   cmd->add_option("--seed", o.seed, "seed for request outputs without their own seed");
   cmd->add_flag("--enable-admin", o.enable_admin, "serve /admin/faults to loopback peers");
   cmd->add_option("--fault", flags->faults,
                   "fault at start, name=value (repeatable): decode_slowdown=3, kv_capacity=0.25, "
-                  "'stall={\"for_ms\":500,\"every_s\":10}', error_rate=0.1, network_delay_ms=20, ...");
+                  "'stall={\"for_ms\":500,\"every_s\":10}', error_rate=0.1, network_delay_ms=20, "
+                  "'engine_slowdown={\"engine\":2,\"factor\":4}', ...");
   cmd->add_option("--max-body-bytes", o.max_body_bytes, "request bodies over this get 413")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--io-threads", o.io_threads, "HTTP io threads")->check(CLI::Range(1, 64))
@@ -158,6 +170,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))->capture_default_str();
   trace::add_trace_flags(*cmd, flags->trace);
   cmd->callback([flags, cmd] {
+    // vLLM's default --max-loras is 1.
+    if (!flags->options.lora_modules.empty() && flags->options.engine.max_loras == 0) flags->options.engine.max_loras = 1;
     trace::apply_trace_flags(*cmd, flags->trace, flags->options.tracing);
     run_serve(*flags);
   });

@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include <inferscope/metrics/buckets.h>
 #include <inferscope/metrics/lazy_series.h>
@@ -165,86 +169,104 @@ struct InferscopeEngine {
   }
 };
 
-// ---- vllm:* series, labels {model_name, engine}; exact names and buckets of vLLM V1. The
-// constructor is one registration per family: long, but a flat list is easiest to check against
-// the reference tables.
+// ---- vllm:* series, labels {model_name, engine}; exact names and buckets of vLLM V1. Each
+// family is registered once and holds one child per data-parallel rank (engine="0".."N-1"), as
+// vLLM's PrometheusStatLogger labels every series of a DP server. The constructor is one
+// registration per family: long, but a flat list is easiest to check against the reference tables.
 struct Vllm {
-  Gauge running, waiting, kv_usage, gpu_cache_usage;
-  Counter prompt_tokens, generation_tokens, preemptions, prefix_queries, prefix_hits;
-  std::array<Counter, kVllmFinishReasons.size()> success;
-  Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
-  Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
-  Histogram iteration_tokens;
-  // Speculative decoding, only when on (vLLM registers them with a speculative config).
-  Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;
-  std::vector<Counter> spec_accepted_per_position;  // position "0" .. K-1
+  // Rank is one engine's children.
+  struct Rank {
+    Gauge running, waiting, kv_usage, gpu_cache_usage;
+    Counter prompt_tokens, generation_tokens, preemptions, prefix_queries, prefix_hits;
+    std::array<Counter, kVllmFinishReasons.size()> success;
+    Histogram ttft, itl, tpot, e2e, queue, prefill, decode, inference;
+    Histogram prompt_len, generation_len, max_generation_len, params_max_tokens, params_n, legacy_tpot;
+    Histogram iteration_tokens;
+    // Speculative decoding, only when on (vLLM registers them with a speculative config).
+    Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;
+    std::vector<Counter> spec_accepted_per_position;  // position "0" .. K-1
+  };
+  std::vector<Rank> ranks;
   bool legacy = false;
 
-  Vllm(const Registrar& reg, std::string_view model, std::string_view engine, double max_model_len, bool with_legacy,
+  Vllm(const Registrar& reg, std::string_view model, std::uint32_t engines, double max_model_len, bool with_legacy,
        std::uint32_t speculative_tokens)
-      : legacy(with_legacy) {
+      : ranks(std::max<std::uint32_t>(engines, 1)), legacy(with_legacy) {
     const Labels l = {"model_name", "engine"};
-    const auto gauge = [&](std::string name, std::string help) { return reg.gauge(std::move(name), std::move(help), l).with({model, engine}); };
-    const auto counter = [&](std::string name, std::string help) { return reg.counter(std::move(name), std::move(help), l).with({model, engine}); };
-    const auto hist = [&](std::string name, std::string help, const std::vector<double>& buckets) {
-      return reg.histogram(std::move(name), std::move(help), l, buckets).with({model, engine});
+    // Each helper registers one family and sets `member` of every rank to its child.
+    const auto gauge = [&](Gauge Rank::*member, std::string name, std::string help) {
+      auto& family = reg.gauge(std::move(name), std::move(help), l);
+      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].*member = family.with({model, std::to_string(r)});
     };
-    running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.");
-    waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.");
-    kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+    const auto counter = [&](Counter Rank::*member, std::string name, std::string help) {
+      auto& family = reg.counter(std::move(name), std::move(help), l);
+      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].*member = family.with({model, std::to_string(r)});
+    };
+    const auto hist = [&](Histogram Rank::*member, std::string name, std::string help, const std::vector<double>& buckets) {
+      auto& family = reg.histogram(std::move(name), std::move(help), l, buckets);
+      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].*member = family.with({model, std::to_string(r)});
+    };
+    gauge(&Rank::running, "vllm:num_requests_running", "Number of requests in model execution batches.");
+    gauge(&Rank::waiting, "vllm:num_requests_waiting", "Number of requests waiting to be processed.");
+    gauge(&Rank::kv_usage, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
     if (legacy) {
-      gpu_cache_usage = gauge("vllm:gpu_cache_usage_perc",
-                              "DEPRECATED: use vllm:kv_cache_usage_perc. GPU KV-cache usage. 1 means 100 percent usage.");
+      gauge(&Rank::gpu_cache_usage, "vllm:gpu_cache_usage_perc",
+            "DEPRECATED: use vllm:kv_cache_usage_perc. GPU KV-cache usage. 1 means 100 percent usage.");
     }
-    prompt_tokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
-    generation_tokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
-    preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.");
-    prefix_queries = counter("vllm:prefix_cache_queries_total",
-                             "Prefix cache queries, in terms of number of queried tokens.");
-    prefix_hits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
+    counter(&Rank::prompt_tokens, "vllm:prompt_tokens_total", "Number of prefill tokens processed.");
+    counter(&Rank::generation_tokens, "vllm:generation_tokens_total", "Number of generation tokens processed.");
+    counter(&Rank::preemptions, "vllm:num_preemptions_total", "Cumulative number of preemption from the engine.");
+    counter(&Rank::prefix_queries, "vllm:prefix_cache_queries_total",
+            "Prefix cache queries, in terms of number of queried tokens.");
+    counter(&Rank::prefix_hits, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
     auto& success_family = reg.counter("vllm:request_success_total", "Count of successfully processed requests.",
                                        {"model_name", "engine", "finished_reason"});
-    for (std::size_t i = 0; i < kVllmFinishReasons.size(); ++i) {
-      success[i] = success_family.with({model, engine, kVllmFinishReasons[i]});
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      for (std::size_t i = 0; i < kVllmFinishReasons.size(); ++i) {
+        ranks[r].success[i] = success_family.with({model, std::to_string(r), kVllmFinishReasons[i]});
+      }
     }
-    ttft = hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kVllmTtft);
-    itl = hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", kVllmItl);
-    tpot = hist("vllm:request_time_per_output_token_seconds",
-                "Histogram of time_per_output_token_seconds per request.", kVllmItl);
+    hist(&Rank::ttft, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kVllmTtft);
+    hist(&Rank::itl, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", kVllmItl);
+    hist(&Rank::tpot, "vllm:request_time_per_output_token_seconds",
+         "Histogram of time_per_output_token_seconds per request.", kVllmItl);
     if (legacy) {
-      legacy_tpot = hist("vllm:time_per_output_token_seconds",
-                         "DEPRECATED: use vllm:inter_token_latency_seconds. Histogram of time per output token in seconds.",
-                         kVllmItl);
+      hist(&Rank::legacy_tpot, "vllm:time_per_output_token_seconds",
+           "DEPRECATED: use vllm:inter_token_latency_seconds. Histogram of time per output token in seconds.", kVllmItl);
     }
-    e2e = hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", kVllmRequestLatency);
-    queue = hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-                 kVllmRequestLatency);
-    prefill = hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
-                   kVllmRequestLatency);
-    decode = hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
-                  kVllmRequestLatency);
-    inference = hist("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
-                     kVllmRequestLatency);
+    hist(&Rank::e2e, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+         kVllmRequestLatency);
+    hist(&Rank::queue, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+         kVllmRequestLatency);
+    hist(&Rank::prefill, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+         kVllmRequestLatency);
+    hist(&Rank::decode, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+         kVllmRequestLatency);
+    hist(&Rank::inference, "vllm:request_inference_time_seconds",
+         "Histogram of time spent in RUNNING phase for request.", kVllmRequestLatency);
     const auto token_buckets = metrics::one_two_five_buckets(max_model_len);
-    prompt_len = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets);
-    generation_len = hist("vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets);
-    max_generation_len = hist("vllm:request_max_num_generation_tokens",
-                              "Histogram of maximum number of requested generation tokens.", token_buckets);
-    params_max_tokens = hist("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
-                             token_buckets);
-    params_n = hist("vllm:request_params_n", "Histogram of the n request parameter.", kVllmParamsN);
+    hist(&Rank::prompt_len, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets);
+    hist(&Rank::generation_len, "vllm:request_generation_tokens", "Number of generation tokens processed.",
+         token_buckets);
+    hist(&Rank::max_generation_len, "vllm:request_max_num_generation_tokens",
+         "Histogram of maximum number of requested generation tokens.", token_buckets);
+    hist(&Rank::params_max_tokens, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+         token_buckets);
+    hist(&Rank::params_n, "vllm:request_params_n", "Histogram of the n request parameter.", kVllmParamsN);
     // A histogram whose name ends in _total: vLLM's own name, which dashboards query verbatim.
-    iteration_tokens = reg.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", l,
-                                     kVllmIterationTokens, "", /*foreign_name=*/true)
-                           .with({model, engine});
+    auto& iteration_family = reg.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+                                           l, kVllmIterationTokens, "", /*foreign_name=*/true);
+    for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].iteration_tokens = iteration_family.with({model, std::to_string(r)});
     if (speculative_tokens > 0) {
-      spec_drafts = counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.");
-      spec_draft_tokens = counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.");
-      spec_accepted_tokens = counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.");
+      counter(&Rank::spec_drafts, "vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.");
+      counter(&Rank::spec_draft_tokens, "vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.");
+      counter(&Rank::spec_accepted_tokens, "vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.");
       auto& per_position = reg.counter("vllm:spec_decode_num_accepted_tokens_per_pos_total",
                                        "Accepted tokens per draft position.", {"model_name", "engine", "position"});
-      for (std::uint32_t j = 0; j < speculative_tokens; ++j)
-        spec_accepted_per_position.push_back(per_position.with({model, engine, std::to_string(j)}));
+      for (std::size_t r = 0; r < ranks.size(); ++r) {
+        for (std::uint32_t j = 0; j < speculative_tokens; ++j)
+          ranks[r].spec_accepted_per_position.push_back(per_position.with({model, std::to_string(r), std::to_string(j)}));
+      }
     }
   }
 };
@@ -273,27 +295,71 @@ struct GenAi {
   }
 };
 
-// ---- DCGM exporter field names over the engine's simulated GPU.
+// ---- DCGM exporter field names over the engine's simulated GPU: one GPU per data-parallel rank
+// (gpu="<rank>", device nvidia<rank>), as a DP server runs each engine on its own device.
 struct Dcgm {
-  Gauge util, fb_used, fb_free, power, temp, sm_clock, energy, gr_active;
+  struct Gpu {
+    Gauge util, fb_used, fb_free, power, temp, sm_clock, energy, gr_active;
+  };
+  std::vector<Gpu> gpus;
 
-  Dcgm(const Registrar& reg, std::string_view hostname) {
+  Dcgm(const Registrar& reg, std::string_view hostname, std::uint32_t engines) : gpus(std::max<std::uint32_t>(engines, 1)) {
     const Labels l = {"gpu", "UUID", "device", "modelName", "Hostname", "simulated"};
-    const auto gauge = [&](std::string name, std::string help) {
-      return reg.gauge(std::move(name), "SIMULATED by inferscope serve (no GPU): " + help, l)
-          .with({"0", "GPU-00000000-0000-0000-0000-000000000000", "nvidia0", "inferscope-simulated", hostname, "true"});
+    const auto gauge = [&](Gauge Gpu::*member, std::string name, std::string help) {
+      auto& family = reg.gauge(std::move(name), "SIMULATED by inferscope serve (no GPU): " + help, l);
+      for (std::size_t g = 0; g < gpus.size(); ++g) {
+        const std::string uuid = fmt::format("GPU-00000000-0000-0000-0000-{:012d}", g);
+        gpus[g].*member = family.with({std::to_string(g), uuid, "nvidia" + std::to_string(g), "inferscope-simulated",
+                                       hostname, "true"});
+      }
     };
-    util = gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).");
-    fb_used = gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).");
-    fb_free = gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).");
-    power = gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).");
-    temp = gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).");
-    sm_clock = gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).");
-    energy = gauge("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-                   "Total energy consumption since boot (in mJ); a counter in DCGM, a gauge here.");
-    gr_active = gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.");
+    gauge(&Gpu::util, "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).");
+    gauge(&Gpu::fb_used, "DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).");
+    gauge(&Gpu::fb_free, "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).");
+    gauge(&Gpu::power, "DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).");
+    gauge(&Gpu::temp, "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).");
+    gauge(&Gpu::sm_clock, "DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).");
+    gauge(&Gpu::energy, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+          "Total energy consumption since boot (in mJ); a counter in DCGM, a gauge here.");
+    gauge(&Gpu::gr_active, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.");
   }
 };
+
+// ---- LoRA: vLLM's vllm:lora_requests_info (labels only, the value a timestamp: one series per
+// label combination ever seen, consumers take the newest) and inferscope's own counts.
+struct Lora {
+  metrics::GaugeFamily* info = nullptr;  // null without the vllm dialect
+  Gauge loaded, waiting_requests, slots;
+  Counter loads, load_seconds;
+  bool inferscope = false;
+
+  Lora(const Registrar& reg, std::string_view model, bool with_vllm, bool with_inferscope) : inferscope(with_inferscope) {
+    if (with_vllm)
+      info = &reg.gauge("vllm:lora_requests_info", "Running stats on lora requests.",
+                        {"max_lora", "waiting_lora_adapters", "running_lora_adapters"});
+    if (!with_inferscope) return;
+    const Labels m = {"model"};
+    loaded = reg.gauge("inferscope_lora_adapters_loaded", "LoRA adapters held in GPU slots (sum over ranks).", m)
+                 .with({model});
+    slots = reg.gauge("inferscope_lora_slots", "LoRA adapter slots (--max-loras, or the max_loras fault's cut; sum over ranks).",
+                      m).with({model});
+    waiting_requests = reg.gauge("inferscope_lora_waiting_requests",
+                                 "Waiting requests whose LoRA adapter is not loaded (waiting for a slot).", m)
+                           .with({model});
+    loads = reg.counter("inferscope_lora_loads_total", "LoRA adapter loads into a GPU slot.", m).with({model});
+    load_seconds = reg.counter("inferscope_lora_load_seconds_total",
+                               "Seconds spent loading LoRA adapters (model seconds / time_scale).", m)
+                       .with({model});
+  }
+};
+
+// lora_names_of joins the names of the adapters in `mask` (bit a-1: adapter a) with commas.
+std::string lora_names_of(std::uint64_t mask, const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t a = 0; a < names.size() && a < 64; ++a)
+    if (mask & (std::uint64_t{1} << a)) out += (out.empty() ? "" : ",") + names[a];
+  return out;
+}
 
 struct ServeMetrics::State {
   ServeMetricsOptions options;
@@ -303,10 +369,11 @@ struct ServeMetrics::State {
   std::unique_ptr<Vllm> vllm;
   std::unique_ptr<GenAi> gen_ai;
   std::unique_ptr<Dcgm> dcgm;
+  std::unique_ptr<Lora> lora;  // with --lora-modules only
 
-  std::mutex mu;                          // guards source and last
-  std::function<EngineStats()> source;    // empty: no engine attached
-  EngineStats last{};                     // totals already added to counters
+  std::mutex mu;                        // guards source and last
+  EngineStatsSource source;             // empty: no engine attached
+  std::vector<EngineStats> now, last;   // per rank: this refresh's stats, the totals already counted
   std::atomic<bool> tokens_from_engine{false};
 
   std::mutex recorded_mu;  // guards recorded; once per request, never per token
@@ -314,60 +381,126 @@ struct ServeMetrics::State {
   std::uint64_t recorded = 0;  // record_request calls so far
 
   void refresh();
+  void refresh_vllm(Vllm::Rank& v, const EngineStats& s, const EngineStats& before);
+  void refresh_lora();
   void add_delta(Counter& c, std::uint64_t now, std::uint64_t before) {
-    c.add(static_cast<double>(now >= before ? now - before : now));  // engine restart: count anew
+    c.add(static_cast<double>(delta(now, before)));
+  }
+  static std::uint64_t delta(std::uint64_t now, std::uint64_t before) {
+    return now >= before ? now - before : now;  // engine restart: count anew
   }
 };
 
+void ServeMetrics::State::refresh_vllm(Vllm::Rank& v, const EngineStats& s, const EngineStats& before) {
+  v.running.set(s.running);
+  v.waiting.set(s.waiting);
+  v.kv_usage.set(s.kv_usage);
+  v.gpu_cache_usage.set(s.kv_usage);
+  add_delta(v.prompt_tokens, s.prompt_tokens_total, before.prompt_tokens_total);
+  add_delta(v.generation_tokens, s.generation_tokens_total, before.generation_tokens_total);
+  add_delta(v.preemptions, s.preemptions_total, before.preemptions_total);
+  add_delta(v.prefix_queries, s.prefix_queries_tokens, before.prefix_queries_tokens);
+  add_delta(v.prefix_hits, s.prefix_hit_tokens, before.prefix_hit_tokens);
+  if (options.speculative_tokens > 0) {
+    add_delta(v.spec_drafts, s.spec_drafts, before.spec_drafts);
+    add_delta(v.spec_draft_tokens, s.spec_draft_tokens, before.spec_draft_tokens);
+    add_delta(v.spec_accepted_tokens, s.spec_accepted_tokens, before.spec_accepted_tokens);
+    for (std::size_t j = 0; j < std::min<std::size_t>(v.spec_accepted_per_position.size(), kMaxSpeculativeTokens); ++j)
+      add_delta(v.spec_accepted_per_position[j], s.spec_accepted_per_position[j], before.spec_accepted_per_position[j]);
+  }
+}
+
+// refresh_lora: vLLM's info series for the adapters running and waiting on any rank, stamped
+// now (Unix seconds, as vLLM sets it), and inferscope's counts summed over the ranks.
+void ServeMetrics::State::refresh_lora() {
+  std::uint64_t running = 0, waiting = 0;
+  double loaded = 0, waiting_requests = 0, slots = 0, loads = 0, load_seconds = 0;
+  for (std::size_t r = 0; r < now.size(); ++r) {
+    const EngineStats& s = now[r];
+    running |= s.lora_running;
+    waiting |= s.lora_waiting;
+    loaded += static_cast<double>(std::popcount(s.lora_loaded));
+    waiting_requests += s.lora_waiting_requests;
+    slots += s.lora_slots;
+    loads += static_cast<double>(delta(s.lora_loads_total, last[r].lora_loads_total));
+    load_seconds += std::max(0.0, s.lora_load_seconds_total - last[r].lora_load_seconds_total);
+  }
+  if (lora->info) {
+    const double stamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    lora->info->with({std::to_string(options.max_loras), lora_names_of(waiting, options.lora_names),
+                      lora_names_of(running, options.lora_names)})
+        .set(stamp);
+  }
+  if (!lora->inferscope) return;
+  lora->loaded.set(loaded);
+  lora->waiting_requests.set(waiting_requests);
+  lora->slots.set(slots);
+  lora->loads.add(loads);
+  const double scale = options.time_scale > 0 ? options.time_scale : 1.0;
+  lora->load_seconds.add(load_seconds / scale);
+}
+
+// refresh copies every rank's stats into its vllm:* and DCGM children and the SUM over ranks
+// into the inferscope_* series (counts and token counters add up; kv usage is used/capacity of
+// the sums; busy is the mean of the ranks' shares, a ratio per GPU).
 void ServeMetrics::State::refresh() {
   std::lock_guard lock(mu);
   if (!source) return;
-  const EngineStats s = source();
+  now.clear();
+  source(now);
+  if (now.empty()) return;
+  last.resize(now.size());
+  if (lora) refresh_lora();
   if (engine) {
-    engine->running.set(s.running);
-    engine->waiting.set(s.waiting);
-    engine->kv_usage.set(s.kv_usage);
-    engine->kv_blocks_used.set(static_cast<double>(s.kv_blocks_used));
-    engine->kv_blocks_capacity.set(static_cast<double>(s.kv_blocks_total));
-    engine->busy.set(s.busy_fraction);
-    add_delta(engine->preemptions, s.preemptions_total, last.preemptions_total);
-    add_delta(engine->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
-    add_delta(engine->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
+    double running = 0, waiting = 0, used = 0, capacity = 0, busy_sum = 0;
+    std::uint64_t preempted = 0, queried = 0, hits = 0, drafts = 0, draft_tokens = 0, accepted = 0;
+    for (std::size_t r = 0; r < now.size(); ++r) {
+      const EngineStats& s = now[r];
+      const EngineStats& before = last[r];
+      running += s.running;
+      waiting += s.waiting;
+      used += static_cast<double>(s.kv_blocks_used);
+      capacity += static_cast<double>(s.kv_blocks_total);
+      busy_sum += s.busy_fraction;
+      preempted += delta(s.preemptions_total, before.preemptions_total);
+      queried += delta(s.prefix_queries_tokens, before.prefix_queries_tokens);
+      hits += delta(s.prefix_hit_tokens, before.prefix_hit_tokens);
+      drafts += delta(s.spec_drafts, before.spec_drafts);
+      draft_tokens += delta(s.spec_draft_tokens, before.spec_draft_tokens);
+      accepted += delta(s.spec_accepted_tokens, before.spec_accepted_tokens);
+    }
+    engine->running.set(running);
+    engine->waiting.set(waiting);
+    // One rank: its own ratio exactly (the KV usage of a fault-reduced cache is not used/total).
+    engine->kv_usage.set(now.size() == 1 ? now[0].kv_usage : (capacity > 0 ? used / capacity : 0));
+    engine->kv_blocks_used.set(used);
+    engine->kv_blocks_capacity.set(capacity);
+    engine->busy.set(busy_sum / static_cast<double>(now.size()));
+    engine->preemptions.add(static_cast<double>(preempted));
+    engine->prefix_queries.add(static_cast<double>(queried));
+    engine->prefix_hits.add(static_cast<double>(hits));
     if (options.speculative_tokens > 0) {
-      add_delta(engine->spec_drafts, s.spec_drafts, last.spec_drafts);
-      add_delta(engine->spec_draft_tokens, s.spec_draft_tokens, last.spec_draft_tokens);
-      add_delta(engine->spec_accepted_tokens, s.spec_accepted_tokens, last.spec_accepted_tokens);
+      engine->spec_drafts.add(static_cast<double>(drafts));
+      engine->spec_draft_tokens.add(static_cast<double>(draft_tokens));
+      engine->spec_accepted_tokens.add(static_cast<double>(accepted));
     }
   }
-  if (vllm) {
-    vllm->running.set(s.running);
-    vllm->waiting.set(s.waiting);
-    vllm->kv_usage.set(s.kv_usage);
-    vllm->gpu_cache_usage.set(s.kv_usage);
-    add_delta(vllm->prompt_tokens, s.prompt_tokens_total, last.prompt_tokens_total);
-    add_delta(vllm->generation_tokens, s.generation_tokens_total, last.generation_tokens_total);
-    add_delta(vllm->preemptions, s.preemptions_total, last.preemptions_total);
-    add_delta(vllm->prefix_queries, s.prefix_queries_tokens, last.prefix_queries_tokens);
-    add_delta(vllm->prefix_hits, s.prefix_hit_tokens, last.prefix_hit_tokens);
-    if (options.speculative_tokens > 0) {
-      add_delta(vllm->spec_drafts, s.spec_drafts, last.spec_drafts);
-      add_delta(vllm->spec_draft_tokens, s.spec_draft_tokens, last.spec_draft_tokens);
-      add_delta(vllm->spec_accepted_tokens, s.spec_accepted_tokens, last.spec_accepted_tokens);
-      for (std::size_t j = 0; j < std::min<std::size_t>(vllm->spec_accepted_per_position.size(), kMaxSpeculativeTokens); ++j)
-        add_delta(vllm->spec_accepted_per_position[j], s.spec_accepted_per_position[j], last.spec_accepted_per_position[j]);
+  for (std::size_t r = 0; r < now.size(); ++r) {
+    const EngineStats& s = now[r];
+    if (vllm && r < vllm->ranks.size()) refresh_vllm(vllm->ranks[r], s, last[r]);
+    if (dcgm && r < dcgm->gpus.size()) {
+      Dcgm::Gpu& g = dcgm->gpus[r];
+      g.util.set(std::clamp(s.busy_fraction, 0.0, 1.0) * 100.0);
+      g.fb_used.set(s.gpu_memory_used_bytes / kMiB);
+      g.fb_free.set(std::max(0.0, s.gpu_memory_total_bytes - s.gpu_memory_used_bytes) / kMiB);
+      g.power.set(s.gpu_power_w);
+      g.temp.set(s.gpu_temperature_c);
+      g.sm_clock.set(s.busy_fraction > 0.0 ? 1980.0 : 345.0);  // H100 boost vs idle clock
+      g.energy.set(s.gpu_energy_mj);
+      g.gr_active.set(std::clamp(s.busy_fraction, 0.0, 1.0));
     }
+    last[r] = s;
   }
-  if (dcgm) {
-    dcgm->util.set(std::clamp(s.busy_fraction, 0.0, 1.0) * 100.0);
-    dcgm->fb_used.set(s.gpu_memory_used_bytes / kMiB);
-    dcgm->fb_free.set(std::max(0.0, s.gpu_memory_total_bytes - s.gpu_memory_used_bytes) / kMiB);
-    dcgm->power.set(s.gpu_power_w);
-    dcgm->temp.set(s.gpu_temperature_c);
-    dcgm->sm_clock.set(s.busy_fraction > 0.0 ? 1980.0 : 345.0);  // H100 boost vs idle clock
-    dcgm->energy.set(s.gpu_energy_mj);
-    dcgm->gr_active.set(std::clamp(s.busy_fraction, 0.0, 1.0));
-  }
-  last = s;
 }
 
 ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions options)
@@ -393,12 +526,14 @@ ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions opti
     st.engine = std::make_unique<InferscopeEngine>(plain, primary, options.speculative_tokens);
   }
   if (enabled("vllm")) {
-    st.vllm = std::make_unique<Vllm>(Registrar{registry, true}, primary, options.engine,
+    st.vllm = std::make_unique<Vllm>(Registrar{registry, true}, primary, options.data_parallel_size,
                                      static_cast<double>(options.max_model_len), options.vllm_legacy_aliases,
                                      options.speculative_tokens);
   }
   if (enabled("gen_ai")) st.gen_ai = std::make_unique<GenAi>(plain, st.models);
-  if (options.simulated_gpu) st.dcgm = std::make_unique<Dcgm>(plain, options.hostname);
+  if (!options.lora_names.empty())
+    st.lora = std::make_unique<Lora>(plain, primary, enabled("vllm"), enabled("inferscope"));
+  if (options.simulated_gpu) st.dcgm = std::make_unique<Dcgm>(plain, options.hostname, options.data_parallel_size);
   st.options = std::move(options);
   // The hook holds the state, not `this`: a scrape after ~ServeMetrics finds no source and returns.
   registry.add_collect_hook([weak = std::weak_ptr<State>(state_)] {
@@ -406,7 +541,7 @@ ServeMetrics::ServeMetrics(metrics::Registry& registry, ServeMetricsOptions opti
   });
 }
 
-ServeMetrics::~ServeMetrics() { set_engine_stats_source({}); }
+ServeMetrics::~ServeMetrics() { set_engine_stats_sources({}); }
 
 void ServeMetrics::begin_request(timeline::RequestTimeline& timeline) noexcept {
   if (state_->recorder) state_->recorder->begin(timeline);
@@ -426,7 +561,7 @@ void ServeMetrics::record_request(const timeline::RequestTimeline& t, const Time
   }
 
   if (st.vllm && reached_engine(t)) {
-    Vllm& v = *st.vllm;
+    Vllm::Rank& v = st.vllm->ranks[std::min<std::size_t>(outcome.engine, st.vllm->ranks.size() - 1)];
     v.success[static_cast<std::size_t>(s.reason)].inc();  // FinishReason order = kVllmFinishReasons order
     v.e2e.observe(s.generation_seconds.value_or(s.e2e_seconds));
     observe_if(v.ttft, s.ttft_seconds);
@@ -440,9 +575,10 @@ void ServeMetrics::record_request(const timeline::RequestTimeline& t, const Time
     observe_if(v.queue, complete(Stage::kQueue));
     observe_if(v.prefill, complete(Stage::kPrefill));
     observe_if(v.decode, complete(Stage::kDecode));
-    timeline::for_each_output_gap(t, [&v](double gap, std::uint32_t) {
+    const bool legacy = st.vllm->legacy;
+    timeline::for_each_output_gap(t, [&v, legacy](double gap, std::uint32_t) {
       v.itl.observe(gap);  // vLLM: one observation per output event, whatever it carries
-      if (v.legacy) v.legacy_tpot.observe(gap);
+      if (legacy) v.legacy_tpot.observe(gap);
     });
     if (s.prompt_tokens > 0) v.prompt_len.observe(s.prompt_tokens);
     v.generation_len.observe(s.output_tokens);
@@ -483,10 +619,13 @@ bool ServeMetrics::wait_requests_recorded(std::uint64_t at_least, std::chrono::m
   return state_->recorded_cv.wait_for(lock, limit, [&] { return state_->recorded >= at_least; });
 }
 
-void ServeMetrics::on_step(const StepInfo& step) noexcept {
+void ServeMetrics::on_step(const StepInfo& step, std::uint32_t engine) noexcept {
   // vLLM counts every token scheduled in the step, verified drafts included.
   const double tokens = static_cast<double>(step.prefill_tokens) + step.decode_seqs + step.draft_tokens;
-  if (state_->vllm) state_->vllm->iteration_tokens.observe(tokens);
+  if (state_->vllm) {
+    auto& ranks = state_->vllm->ranks;
+    ranks[std::min<std::size_t>(engine, ranks.size() - 1)].iteration_tokens.observe(tokens);
+  }
   if (!state_->engine) return;
   const double scale = state_->options.time_scale > 0 ? state_->options.time_scale : 1.0;
   state_->engine->step_duration.observe(step.model_seconds / scale);
@@ -494,10 +633,16 @@ void ServeMetrics::on_step(const StepInfo& step) noexcept {
 }
 
 void ServeMetrics::set_engine_stats_source(std::function<EngineStats()> source) {
+  if (!source) return set_engine_stats_sources({});
+  set_engine_stats_sources([source = std::move(source)](std::vector<EngineStats>& out) { out.push_back(source()); });
+}
+
+void ServeMetrics::set_engine_stats_sources(EngineStatsSource source) {
   std::lock_guard lock(state_->mu);
   state_->tokens_from_engine.store(static_cast<bool>(source), std::memory_order_relaxed);
   state_->source = std::move(source);
-  if (state_->source) state_->last = state_->source();  // counters count from attachment on
+  state_->last.clear();
+  if (state_->source) state_->source(state_->last);  // counters count from attachment on
 }
 
 void ServeMetrics::refresh_engine_stats() { state_->refresh(); }

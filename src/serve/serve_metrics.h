@@ -28,7 +28,11 @@ namespace inferscope::serve {
 struct ServeMetricsOptions {
   std::vector<std::string> model_names;                      // served names; [0] labels engine-level series
   std::vector<std::string> dialects{"inferscope", "vllm"};   // any of "inferscope", "vllm", "gen_ai"
-  std::string engine = "0";                                  // vLLM's `engine` label
+  // LoRA (serve --lora-modules, --max-loras): adapter names in order (adapter a = lora_names[a-1])
+  // and the slots; non-empty: vllm:lora_requests_info and the inferscope_lora_* series.
+  std::vector<std::string> lora_names;
+  std::uint32_t max_loras = 0;
+  std::uint32_t data_parallel_size = 1;  // ranks: vLLM's `engine` label "0".."N-1", one DCGM gpu each
   std::vector<std::string> routes{"/v1/chat/completions", "/v1/completions"};
   std::vector<std::string> dependency_names{"embedding", "rerank", "guardrail", "retrieval"};
   std::uint32_t max_model_len = 8192;   // vLLM token histograms: 1-2-5 buckets up to this
@@ -49,6 +53,7 @@ struct RequestOutcome {
   int http_status = 200;        // 0 = no status reached the client
   std::uint32_t max_tokens = 0; // request's max_tokens (0 = not given: vllm:request_params_max_tokens skipped)
   std::uint32_t n = 1;          // request's n
+  std::uint32_t engine = 0;     // data-parallel rank that ran it (vllm:* engine label)
   // trace_id: the exported trace's id (32 hex) or empty; the inferscope_* latency histograms then
   // carry it as an exemplar stamped exemplar_time (timeline::RequestLabels).
   std::string_view trace_id{};
@@ -77,14 +82,19 @@ class ServeMetrics {
   void record_request(const timeline::RequestTimeline& timeline, const timeline::TimelineSummary& summary,
                       const RequestOutcome& outcome) noexcept;
 
-  // on_step observes one engine step (step duration, batch tokens). Runs on the engine thread:
-  // a few histogram writes, no lock.
-  void on_step(const StepInfo& step) noexcept;
+  // on_step observes one step of data-parallel rank `engine` (step duration, batch tokens). Runs
+  // on that engine's thread: a few histogram writes, no lock.
+  void on_step(const StepInfo& step, std::uint32_t engine = 0) noexcept;
 
   // set_engine_stats_source installs the function the collect hook calls before each scrape
   // to refresh the engine gauges and counters (an empty function detaches). The source must be
   // thread-safe. Thread-safe; the hook keeps working (as a no-op) after ServeMetrics is destroyed.
   void set_engine_stats_source(std::function<EngineStats()> source);
+  // EngineStatsSource appends one EngineStats per data-parallel rank, rank order.
+  using EngineStatsSource = std::function<void(std::vector<EngineStats>&)>;
+  // set_engine_stats_sources is set_engine_stats_source for a data-parallel server: vllm:* and
+  // DCGM series per rank, inferscope_* ones summed over the ranks.
+  void set_engine_stats_sources(EngineStatsSource source);
 
   // refresh_engine_stats runs the collect hook's work now (tests; the hook calls it per render).
   void refresh_engine_stats();

@@ -19,9 +19,14 @@ Result<void> bind_serve_metrics(ServerState& state) {
   if (auto valid = validate_dialects(o.dialects, "--dialects"); !valid) return valid;
   ServeMetricsOptions options;
   options.model_names = o.model_names;
+  // Adapters are served names too: requests naming one are labelled with it (bounded: configured).
+  options.model_names.insert(options.model_names.end(), o.lora_modules.begin(), o.lora_modules.end());
+  options.lora_names = o.lora_modules;
+  options.max_loras = o.lora_modules.empty() ? 0 : o.engine.max_loras;
   options.dialects = o.dialects;
   options.max_model_len = o.engine.max_model_len;
   options.speculative_tokens = o.engine.speculative_tokens;
+  options.data_parallel_size = o.data_parallel_size;
   options.time_scale = o.engine.time_scale;
   try {
     state.metrics = std::make_unique<ServeMetrics>(state.registry, std::move(options));
@@ -33,9 +38,15 @@ Result<void> bind_serve_metrics(ServerState& state) {
 
 void attach_engine_metrics(ServerState& state) {
   ServeMetrics* metrics = state.metrics.get();
-  Engine* engine = state.engine.get();
-  engine->set_step_listener([metrics](const StepInfo& step) { metrics->on_step(step); });
-  metrics->set_engine_stats_source([engine] { return engine->stats(); });
+  std::vector<Engine*> engines;
+  for (std::uint32_t rank = 0; rank < state.engines.size(); ++rank) {
+    Engine* engine = state.engines[rank].get();
+    engine->set_step_listener([metrics, rank](const StepInfo& step) { metrics->on_step(step, rank); });
+    engines.push_back(engine);
+  }
+  metrics->set_engine_stats_sources([engines = std::move(engines)](std::vector<EngineStats>& out) {
+    for (Engine* engine : engines) out.push_back(engine->stats());
+  });
 }
 
 namespace {

@@ -15,7 +15,7 @@ struct ServerState;
 // unknown dialect or a registration conflict.
 Result<void> bind_serve_metrics(ServerState& state);
 
-// attach_engine_metrics installs the engine step listener and the stats source (state.engine set).
+// attach_engine_metrics installs the engine step listener and the stats source (state.engines set).
 void attach_engine_metrics(ServerState& state);
 
 }  // namespace inferscope::serve

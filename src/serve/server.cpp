@@ -3,6 +3,8 @@
 // thread, so each connection's coroutine and its engine wake-ups run on one thread, with no strand).
 #include "serve/server.h"
 
+#include <algorithm>
+
 #include <inferscope/metrics/metrics_server.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,35 @@ void ServerState::set_faults(FaultSet faults) {
     std::lock_guard lock(faults_mu);
     active_faults = faults;
   }
-  engine->set_faults(std::move(faults));
+  for (std::uint32_t rank = 0; rank < engines.size(); ++rank) engines[rank]->set_faults(faults_for_rank(faults, rank));
+}
+
+Result<void> ServerState::check_fault_ranks(const FaultSet& faults) const {
+  if (faults.engine_slowdown.active() &&
+      static_cast<std::uint32_t>(faults.engine_slowdown.engine) >= options.data_parallel_size) {
+    return make_error("cannot parse faults from request: engine_slowdown.engine: rank " +
+                      std::to_string(faults.engine_slowdown.engine) + " is not served (--data-parallel-size " +
+                      std::to_string(options.data_parallel_size) + ")");
+  }
+  return {};
+}
+
+std::uint32_t ServerState::pick_engine() {
+  const auto n = static_cast<std::uint32_t>(engines.size());
+  if (n <= 1) return 0;
+  const std::uint32_t start = dispatch_start.fetch_add(1, std::memory_order_relaxed) % n;
+  std::uint32_t best = start;
+  std::uint64_t best_score = UINT64_MAX;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t rank = (start + i) % n;
+    const auto [waiting, running] = engines[rank]->load();
+    const std::uint64_t score = std::uint64_t{waiting} * 4 + running;
+    if (score < best_score) {
+      best_score = score;
+      best = rank;
+    }
+  }
+  return best;
 }
 
 namespace {
@@ -39,6 +69,12 @@ std::string models_body(const ServerOptions& options) {
   for (const std::string& name : options.model_names) {
     data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "inferscope"},
                     {"root", name}, {"parent", nullptr}, {"max_model_len", options.engine.max_model_len}});
+  }
+  // LoRA adapters as vLLM lists them: the adapter's name, its base model as parent.
+  for (const std::string& name : options.lora_modules) {
+    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "inferscope"},
+                    {"root", name}, {"parent", options.model_names.front()},
+                    {"max_model_len", options.engine.max_model_len}});
   }
   return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
 }
@@ -52,6 +88,19 @@ Result<void> validate(const ServerOptions& o) {
   if (o.max_body_bytes == 0) return make_error("--max-body-bytes must be positive");
   if (o.idle_timeout_ms == 0) return make_error("idle timeout must be positive");
   if (!(o.engine.time_scale > 0)) return make_error("--time-scale must be positive");
+  if (o.data_parallel_size == 0 || o.data_parallel_size > 64) return make_error("--data-parallel-size must be 1..64");
+  if (o.lora_modules.size() > kMaxLoraAdapters)
+    return make_error("--lora-modules: at most " + std::to_string(kMaxLoraAdapters) + " adapters");
+  for (const std::string& name : o.lora_modules) {
+    if (name.empty()) return make_error("--lora-modules: an adapter name is empty");
+    if (std::find(o.model_names.begin(), o.model_names.end(), name) != o.model_names.end())
+      return make_error("--lora-modules: '" + name + "' is also a --model name");
+  }
+  if (!o.lora_modules.empty() && o.engine.max_loras == 0) return make_error("--max-loras must be >= 1 with --lora-modules");
+  if (!o.faults.engine_slowdown.active()) return trace::validate_trace_settings(o.tracing);
+  if (static_cast<std::uint32_t>(o.faults.engine_slowdown.engine) >= o.data_parallel_size)
+    return make_error("--fault engine_slowdown: rank " + std::to_string(o.faults.engine_slowdown.engine) +
+                      " is not served (--data-parallel-size " + std::to_string(o.data_parallel_size) + ")");
   return trace::validate_trace_settings(o.tracing);
 }
 
@@ -73,9 +122,14 @@ Result<void> Server::Impl::start_engine_and_metrics() {
   ServerOptions& o = state->options;
   auto bound = bind_serve_metrics(*state);
   if (!bound) return bound;
-  auto engine = Engine::start(o.engine, o.faults);
-  if (!engine) return engine.error();
-  state->engine = std::move(*engine);
+  EngineOptions engine_options = o.engine;
+  engine_options.lora_adapters = static_cast<std::uint32_t>(o.lora_modules.size());
+  if (o.lora_modules.empty()) engine_options.max_loras = 0;  // LoRA off: no adapter slots
+  for (std::uint32_t rank = 0; rank < o.data_parallel_size; ++rank) {
+    auto engine = Engine::start(engine_options, faults_for_rank(o.faults, rank));
+    if (!engine) return engine.error();
+    state->engines.push_back(std::move(*engine));
+  }
   state->active_faults = o.faults;
   attach_engine_metrics(*state);
   state->models_body = models_body(o);
@@ -120,7 +174,9 @@ void Server::Impl::stop() {
   if (stopped.exchange(true)) return;
   if (state) state->stopping = true;
   if (metrics_server) metrics_server->stop();
-  if (state && state->engine) state->engine->stop();  // every live sequence ends with kAbort
+  if (state) {
+    for (auto& engine : state->engines) engine->stop();  // every live sequence ends with kAbort
+  }
   if (http) http->stop();  // closes the listener and every connection, joins the io threads
   if (state && state->tracer) state->tracer->stop(std::chrono::seconds(5));  // sends what the requests left
 }
@@ -142,7 +198,8 @@ std::uint16_t Server::port() const { return impl_->http->port(); }
 std::uint16_t Server::metrics_port() const {
   return impl_->metrics_server ? impl_->metrics_server->port() : 0;
 }
-Engine& Server::engine() { return *impl_->state->engine; }
+Engine& Server::engine(std::uint32_t rank) { return *impl_->state->engines.at(rank); }
+std::uint32_t Server::engine_count() const { return static_cast<std::uint32_t>(impl_->state->engines.size()); }
 metrics::Registry& Server::registry() { return impl_->state->registry; }
 ServeMetrics& Server::serve_metrics() { return *impl_->state->metrics; }
 void Server::stop() { impl_->stop(); }

@@ -35,8 +35,11 @@ class Server {
   std::uint16_t port() const;
   // metrics_port returns the bound --metrics-port, or 0 when there is none.
   std::uint16_t metrics_port() const;
-  // engine returns the simulated engine (for tests reading stats); valid until destruction.
-  Engine& engine();
+  // engine returns the simulated engine of data-parallel rank `rank` (for tests reading stats);
+  // valid until destruction. Throws std::out_of_range past engine_count().
+  Engine& engine(std::uint32_t rank = 0);
+  // engine_count returns the number of data-parallel ranks (--data-parallel-size).
+  std::uint32_t engine_count() const;
   // registry returns the metrics registry behind /metrics.
   metrics::Registry& registry();
   // serve_metrics returns the metrics every request is recorded into (tests wait on their records).

@@ -27,6 +27,14 @@ struct ServerOptions {
   std::vector<std::string> model_names{"inferscope-sim-8b"};  // first = default for a missing model
   std::vector<std::string> dialects{"inferscope", "vllm"};     // of inferscope, vllm, gen_ai
   EngineOptions engine;
+  // data_parallel_size: engines (ranks) behind this one API server, as vLLM's
+  // --data-parallel-size; each has its own simulated GPU, KV cache and steps, and every vllm:*
+  // series carries engine="<rank>". A request goes to the least loaded rank (waiting*4+running).
+  std::uint32_t data_parallel_size = 1;
+  // lora_modules: LoRA adapter names (vLLM's --lora-modules), served beside the base model: a
+  // request whose `model` names one runs with that adapter, which must hold one of
+  // engine.max_loras GPU slots (vLLM's --max-loras) while it runs.
+  std::vector<std::string> lora_modules;
   FaultSet faults;
   bool enable_admin = false;                  // /admin/faults exists only then (loopback peers)
   std::size_t max_body_bytes = 1 << 20;       // larger request bodies get 413

@@ -1,5 +1,5 @@
 // File: server_state.h
-// ServerState is what every connection of one Server shares: options, engine, metrics, tokenizer,
+// ServerState is what every connection of one Server shares: options, engines, metrics, tokenizer,
 // the HTTP-layer faults and the per-request seed counter. Internal to src/serve (not installed).
 // Example: auto faults = state.faults(); if (faults.error_rate > 0) ...
 // Thread-safe: immutable after Server::start except faults (mutex) and the seed counter (atomic).
@@ -11,6 +11,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "inferscope/common/result.h"
 
 #include <inferscope/metrics/registry.h>
 
@@ -36,8 +39,16 @@ struct ServerState {
     std::lock_guard lock(faults_mu);
     return active_faults;
   }
-  // set_faults replaces the active faults here and in the engine.
+  // set_faults replaces the active faults here and in every engine (each rank gets
+  // faults_for_rank). The caller checks the rank of engine_slowdown (check_fault_ranks).
   void set_faults(FaultSet faults);
+  // check_fault_ranks fails when engine_slowdown names a rank this server does not run.
+  Result<void> check_fault_ranks(const FaultSet& faults) const;
+
+  // pick_engine chooses the rank for a new request like vLLM's data-parallel coordinator: the
+  // least loaded by waiting*4 + running, ties going to the first from a start index that rotates
+  // per request (so equal ranks take turns). One rank: 0, no stats read.
+  std::uint32_t pick_engine();
 
   // served_model returns the configured name equal to `requested` (the first one for an empty
   // request), or an empty view when it is not served.
@@ -46,7 +57,18 @@ struct ServerState {
     for (const std::string& name : options.model_names) {
       if (name == requested) return name;
     }
+    for (const std::string& name : options.lora_modules) {
+      if (name == requested) return name;
+    }
     return {};
+  }
+
+  // lora_of returns the adapter number (1..N, --lora-modules order) of a served name, 0 for a
+  // base model name.
+  std::uint32_t lora_of(std::string_view served) const {
+    for (std::size_t i = 0; i < options.lora_modules.size(); ++i)
+      if (options.lora_modules[i] == served) return static_cast<std::uint32_t>(i + 1);
+    return 0;
   }
 
   // next_seed returns a fresh per-request seed derived from options.seed.
@@ -58,13 +80,14 @@ struct ServerState {
   ServerOptions options;
   metrics::Registry registry;
   std::unique_ptr<ServeMetrics> metrics;
-  std::unique_ptr<Engine> engine;
+  std::vector<std::unique_ptr<Engine>> engines;  // one per data-parallel rank, index = rank
   std::unique_ptr<trace::SpanExporter> tracer;  // null when --otlp-endpoint is not given
   Tokenizer tokenizer;
   TextGenerator text;
   std::string models_body;  // GET /v1/models, built once
   std::atomic<std::uint64_t> seed_counter{1};
   std::atomic<bool> stopping{false};
+  std::atomic<std::uint32_t> dispatch_start{0};  // pick_engine's rotating start index
 
   mutable std::mutex faults_mu;
   FaultSet active_faults;  // guarded by faults_mu

@@ -3,7 +3,9 @@
 // Prometheus, with one replica's decode slowed 3x (replica_slowdown at that instance) and then all
 // four (decode_slowdown, fleet-wide); two
 // models behind one gateway with one slowed (the finding localized to that model); and
-// `inferscope doctor --scrape A --scrape B --scrape C` with one of three slowed.
+// `inferscope doctor --scrape A --scrape B --scrape C` with one of three slowed. A data-parallel
+// server (serve --data-parallel-size 4) with one rank slowed: the finding names that rank
+// (where.engine), through Prometheus and with --scrape; all four slowed: no rank finding.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -259,6 +261,80 @@ TEST(DoctorWhereIntegrationTest, SavedBaselineKeepsTheFleet) {
   }
   for (auto& d : drivers) d->stop();
   for (auto& r : replicas) r->stop();
+}
+
+// start_dp_server starts one server of four data-parallel ranks (the scenario settings per rank).
+std::unique_ptr<serve::Server> start_dp_server() {
+  auto options = testing::scenario_server_options();
+  options.data_parallel_size = 4;
+  auto server = serve::Server::start(options);
+  if (!server) {
+    ADD_FAILURE() << server.error().message;
+    return nullptr;
+  }
+  return std::move(*server);
+}
+
+// Tests one slowed rank of four through Prometheus: rank 2's steps x4 at ~5 req/s over the
+// server is replica_slowdown at that instance with where.engine "2"; then, back to health, all
+// four ranks slowed x4 together are degraded with no finding that names a rank.
+TEST(DoctorWhereIntegrationTest, DataParallelRankSlowedPrometheus) {
+  auto server = start_dp_server();
+  ASSERT_TRUE(server);
+  Servers one;
+  one.push_back(std::move(server));
+  inferscope::testing::PrometheusProcess prom(prometheus_for(one));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  testing::LoadDriver driver(one[0]->port(), {.rate = 5, .prompt_words = 300, .max_tokens = 32});
+  ASSERT_TRUE(wait_for_series(prom.url(), 1));
+  sleep_s(kBaseline + 2);
+  ASSERT_EQ(testing::set_faults(one[0]->port(), R"({"engine_slowdown": {"engine": 2, "factor": 4}})"), 200);
+  sleep_s(kWindow + 1);
+  Diagnosis d = doctor_at(prom.url(), testing::now_s(), kWindow, kBaseline);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().cause, "replica_slowdown") << to_text(d);
+  EXPECT_EQ(d.findings.front().where.engine, "2") << to_text(d);
+  EXPECT_EQ(d.findings.front().where.instance, address(*one[0])) << to_text(d);
+  EXPECT_EQ(to_json(d)["findings"][0]["where"]["engine"], "2");
+
+  ASSERT_EQ(testing::set_faults(one[0]->port(), R"({"clear": true})"), 200);
+  sleep_s(kBaseline + 2);
+  ASSERT_EQ(testing::set_faults(one[0]->port(), R"({"decode_slowdown": 4, "prefill_slowdown": 4})"), 200);
+  sleep_s(kWindow + 1);
+  Diagnosis all = doctor_at(prom.url(), testing::now_s(), kWindow, kBaseline);
+  driver.stop();
+  ASSERT_EQ(all.verdict, "degraded") << to_text(all);
+  for (const auto& f : all.findings) {
+    EXPECT_TRUE(f.where.engine.empty()) << to_text(all);
+    EXPECT_NE(f.cause, "replica_slowdown") << to_text(all);
+  }
+  one[0]->stop();
+}
+
+// Tests the same with `doctor --scrape` of the one server: rank 2 slowed x4 mid-run is named.
+TEST(DoctorWhereIntegrationTest, DataParallelRankSlowedScrape) {
+  auto server = start_dp_server();
+  ASSERT_TRUE(server);
+  testing::LoadDriver driver(server->port(), {.rate = 5, .prompt_words = 300, .max_tokens = 32});
+  sleep_s(1);
+  std::string out;
+  auto run = std::async(std::launch::async, [&] {
+    return run_cli("doctor --duration 16s --interval 500ms --format json --scrape http://" + address(*server) + "/metrics",
+                   &out);
+  });
+  sleep_s(8);
+  ASSERT_EQ(testing::set_faults(server->port(), R"({"engine_slowdown": {"engine": 2, "factor": 4}})"), 200);
+  int code = run.get();
+  driver.stop();
+  EXPECT_EQ(code, 1) << out;
+  auto json = nlohmann::json::parse(out.substr(std::min(out.size(), out.find('{'))), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  ASSERT_FALSE(json["findings"].empty()) << out;
+  EXPECT_EQ(json["findings"][0]["cause"], "replica_slowdown") << out;
+  EXPECT_EQ(json["findings"][0]["where"]["engine"], "2") << out;
+  EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*server)) << out;
+  server->stop();
 }
 
 }  // namespace

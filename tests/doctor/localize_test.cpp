@@ -147,6 +147,59 @@ TEST(LocalizeTest, PlanSlices) {
   EXPECT_EQ(instance_of("http://127.0.0.1:9000"), "127.0.0.1:9000");
 }
 
+// Tests the data-parallel slices: an instance whose e2e series carry two or more `engine` values
+// is read rank by rank (Where::engine set), one engine alone is not, and the inferscope_* series
+// of the same instance (no engine label) adds no slice.
+TEST(LocalizeTest, PlanSlicesOfDataParallelRanks) {
+  std::vector<Where> sources{{"serve", "10.0.0.1:8000", "sim-a", ""},  {"serve", "10.0.0.1:8000", "sim-a", "0"},
+                             {"serve", "10.0.0.1:8000", "sim-a", "1"}, {"serve", "10.0.0.1:8000", "sim-a", "2"},
+                             {"serve", "10.0.0.2:8000", "sim-b", "0"}};
+  SlicePlan plan = plan_slices(sources);
+  ASSERT_EQ(plan.instances.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(plan.instances[i].instance, "10.0.0.1:8000");
+    EXPECT_EQ(plan.instances[i].engine, std::to_string(i));
+  }
+  EXPECT_EQ(where_name(plan.instances[2]), "10.0.0.1:8000 engine 2");
+}
+
+// Tests one slow rank of four data-parallel engines of one server: replica_slowdown with
+// where.engine, named by rank in the summary, evidence and next steps (its GPU, not a drain);
+// and every rank slowed together names none.
+TEST(LocalizeTest, OneSlowEngineRankOfFour) {
+  auto ranks = [](const std::vector<Snapshot>& snapshots) {
+    std::vector<Slice> out;
+    for (std::size_t i = 0; i < snapshots.size(); ++i) {
+      Slice slice{{"serve", "10.0.0.1:8000", "sim-a", std::to_string(i)}, snapshots[i]};
+      add_derived_quantities(slice.snapshot);
+      out.push_back(std::move(slice));
+    }
+    return out;
+  };
+  Diagnosis d = run(decode_slowed(1.5));
+  localize(d, ranks({steady(), steady(), decode_slowed(3), steady()}), {});
+  ASSERT_EQ(d.verdict, "degraded");
+  const Finding& top = d.findings.front();
+  EXPECT_EQ(top.cause, "replica_slowdown") << to_text(d);
+  EXPECT_EQ(top.where.engine, "2");
+  EXPECT_EQ(top.where.instance, "10.0.0.1:8000");
+  EXPECT_NE(top.summary.find("10.0.0.1:8000 engine 2 is 1 of 4 engines (data-parallel ranks) of 10.0.0.1:8000"),
+            std::string::npos) << top.summary;
+  EXPECT_NE(top.evidence.front().metric.find("at 10.0.0.1:8000 engine 2"), std::string::npos);
+  EXPECT_NE(top.next_steps.front().find("engine 2 of 10.0.0.1:8000"), std::string::npos) << top.next_steps.front();
+  EXPECT_NE(d.headline.find("at 10.0.0.1:8000 engine 2"), std::string::npos) << d.headline;
+  EXPECT_EQ(to_json(d)["findings"][0]["where"]["engine"], "2");
+  EXPECT_NE(to_text(d).find("instance=10.0.0.1:8000 model=sim-a engine=2"), std::string::npos) << to_text(d);
+
+  Diagnosis all = run(decode_slowed(3));
+  localize(all, ranks({decode_slowed(3), decode_slowed(3), decode_slowed(3), decode_slowed(3)}), {});
+  ASSERT_EQ(all.verdict, "degraded");
+  for (const Finding& f : all.findings) {
+    EXPECT_NE(f.cause, "replica_slowdown") << to_text(all);
+    EXPECT_TRUE(f.where.engine.empty()) << to_text(all);
+  }
+}
+
 // without_baseline drops a snapshot's baseline side: a target a saved baseline file does not hold.
 Snapshot without_baseline(Snapshot s) {
   for (auto* group : {&s.latency, &s.stages, &s.signals, &s.dependencies})

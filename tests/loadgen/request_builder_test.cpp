@@ -37,6 +37,20 @@ TEST(RequestBuilderTest, ChatStreamingRequest) {
   EXPECT_EQ(j["ignore_eos"], true);
 }
 
+// Tests --lora-adapters: requests name the adapters in turn as their model, in place of --model.
+TEST(RequestBuilderTest, LoraAdaptersInTurn) {
+  auto t = parse_base_url("http://127.0.0.1:8000");
+  ASSERT_TRUE(t);
+  RequestOptions o;
+  o.model = "base";
+  o.lora_names = {"lora-1", "lora-2", "lora-3"};
+  RequestBuilder b(*t, o);
+  RequestSpec spec;
+  spec.prompt = "hi";
+  spec.max_tokens = 4;
+  for (const char* expected : {"lora-1", "lora-2", "lora-3", "lora-1"}) EXPECT_EQ(body_of(b.build(spec))["model"], expected);
+}
+
 // Tests completions bodies, non-streaming, and dataset messages passed through verbatim.
 TEST(RequestBuilderTest, CompletionsAndMessages) {
   auto t = parse_base_url("https://example.test");

@@ -231,6 +231,58 @@ TEST(ServeMetricsTest, CollectHookRefreshesEngineSeries) {
   EXPECT_EQ(value_of(scrape(registry), "vllm:prompt_tokens_total"), 800.0);
 }
 
+// Tests a data-parallel server's series: every vllm:* series per rank (engine="0".."2"), one
+// simulated GPU per rank, and the inferscope_* engine series SUMMED over the ranks (counts add;
+// KV usage is used/capacity of the sums, not the mean of the ranks' ratios).
+TEST(ServeMetricsTest, DataParallelRanksLabelVllmAndSumInferscope) {
+  metrics::Registry registry;
+  ServeMetricsOptions o = all_dialects();
+  o.data_parallel_size = 3;
+  ServeMetrics m(registry, o);
+  auto ranks = std::make_shared<std::vector<EngineStats>>(3);
+  m.set_engine_stats_sources([ranks](std::vector<EngineStats>& out) { out = *ranks; });
+  const double running[] = {2, 5, 0}, waiting[] = {1, 0, 9}, used[] = {100, 300, 0}, total[] = {1000, 1000, 2000};
+  for (std::size_t r = 0; r < 3; ++r) {
+    (*ranks)[r].running = static_cast<std::uint32_t>(running[r]);
+    (*ranks)[r].waiting = static_cast<std::uint32_t>(waiting[r]);
+    (*ranks)[r].kv_blocks_used = static_cast<std::uint64_t>(used[r]);
+    (*ranks)[r].kv_blocks_total = static_cast<std::uint64_t>(total[r]);
+    (*ranks)[r].kv_usage = used[r] / total[r];
+    (*ranks)[r].prompt_tokens_total = 100 * (r + 1);
+    (*ranks)[r].preemptions_total = r;
+    (*ranks)[r].busy_fraction = 0.3 * static_cast<double>(r);
+  }
+  ParsedExposition e = scrape(registry);
+  for (std::size_t r = 0; r < 3; ++r) {
+    const std::string rank = std::to_string(r);
+    EXPECT_EQ(value_of(e, "vllm:num_requests_running", {{"engine", rank}}), running[r]) << rank;
+    EXPECT_EQ(value_of(e, "vllm:num_requests_waiting", {{"engine", rank}}), waiting[r]) << rank;
+    EXPECT_EQ(value_of(e, "vllm:prompt_tokens_total", {{"engine", rank}}), 100.0 * (r + 1)) << rank;
+    EXPECT_EQ(value_of(e, "vllm:request_success_total", {{"engine", rank}, {"finished_reason", "stop"}}), 0.0) << rank;
+    EXPECT_EQ(value_of(e, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", rank}, {"device", "nvidia" + rank}}),
+              30.0 * static_cast<double>(r)) << rank;
+  }
+  EXPECT_EQ(value_of(e, "inferscope_engine_requests_running"), 7.0);
+  EXPECT_EQ(value_of(e, "inferscope_engine_requests_waiting"), 10.0);
+  EXPECT_EQ(value_of(e, "inferscope_kv_cache_blocks", {{"state", "used"}}), 400.0);
+  EXPECT_EQ(value_of(e, "inferscope_kv_cache_blocks", {{"state", "capacity"}}), 4000.0);
+  EXPECT_NEAR(*value_of(e, "inferscope_kv_cache_usage_ratio"), 0.1, kTol);  // 400/4000, not mean(0.1, 0.3, 0)
+  EXPECT_EQ(value_of(e, "inferscope_engine_preemptions_total"), 3.0);
+
+  // A request recorded for rank 1 lands in rank 1's histograms only; a step of rank 2 in its own.
+  m.record_request(streamed(), {.model = kModel, .route = kChat, .http_status = 200, .max_tokens = 64, .n = 1,
+                                .engine = 1});
+  m.on_step(StepInfo{100, 1, 0.02, at_ms(0)}, 2);
+  (*ranks)[2].preemptions_total = 5;  // counter deltas per rank: 3 more
+  e = scrape(registry);
+  EXPECT_EQ(value_of(e, "vllm:e2e_request_latency_seconds_count", {{"engine", "1"}}), 1.0);
+  EXPECT_EQ(value_of(e, "vllm:e2e_request_latency_seconds_count", {{"engine", "0"}}), 0.0);
+  EXPECT_EQ(value_of(e, "vllm:iteration_tokens_total_count", {{"engine", "2"}}), 1.0);
+  EXPECT_EQ(value_of(e, "vllm:iteration_tokens_total_count", {{"engine", "0"}}), 0.0);
+  EXPECT_EQ(value_of(e, "vllm:num_preemptions_total", {{"engine", "2"}}), 5.0);
+  EXPECT_EQ(value_of(e, "inferscope_engine_preemptions_total"), 6.0);
+}
+
 // Tests that the hook outlives ServeMetrics harmlessly (a scrape after destruction still works).
 TEST(ServeMetricsTest, ScrapeAfterDestruction) {
   metrics::Registry registry;

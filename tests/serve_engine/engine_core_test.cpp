@@ -42,6 +42,76 @@ int run_to_end(EngineCore& core, int max_steps = 10000) {
   return steps;
 }
 
+// lora_request is request() naming LoRA adapter `adapter` (0 = the base model).
+GenerationRequest lora_request(std::uint32_t prompt_len, std::uint32_t max_tokens, std::uint32_t adapter) {
+  GenerationRequest r = request(prompt_len, max_tokens, 1000 + adapter * 7919);
+  r.lora = adapter;
+  return r;
+}
+
+// Tests LoRA slots: with one slot, a request of a second adapter waits (passed over, keeping its
+// place) while the first adapter's request runs, a base-model request behind it starts, the
+// first step of each adapter pays lora_load_s once, and the second adapter loads when the slot
+// is free of running requests.
+TEST(EngineCoreTest, LoraAdapterWaitsForAFreeSlot) {
+  CostProfile profile = simple_profile();
+  profile.lora_load_s = 0.5;
+  CoreConfig config;
+  config.max_loras = 1;
+  EngineCore core(config, profile);
+  ASSERT_TRUE(core.submit(1, lora_request(10, 3, 1)));
+  ASSERT_TRUE(core.submit(2, lora_request(10, 3, 2)));
+  ASSERT_TRUE(core.submit(3, lora_request(10, 3, 0)));
+  StepPlan first = core.plan_step();
+  EXPECT_EQ(first.first_scheduled, (std::vector<SequenceId>{1, 3}));  // 2 waits for the slot
+  EXPECT_NEAR(first.model_seconds, 0.01 + 0.02 + 0.5, 1e-9);           // one adapter load
+  EngineStats s = stats_of(core);
+  EXPECT_EQ(s.lora_running, 0b01u);
+  EXPECT_EQ(s.lora_waiting, 0b10u);
+  EXPECT_EQ(s.lora_loaded, 0b01u);
+  EXPECT_EQ(s.lora_slots, 1u);
+  EXPECT_EQ(s.lora_waiting_requests, 1u);
+  EXPECT_EQ(s.lora_loads_total, 1u);
+  (void)core.finish_step();
+  StepPlan second = core.plan_step();  // adapter 1 still runs: no load, 2 still waits
+  EXPECT_TRUE(second.first_scheduled.empty());
+  EXPECT_LT(second.model_seconds, 0.5);
+  (void)core.finish_step();
+  run_to_end(core);
+  s = stats_of(core);
+  EXPECT_EQ(s.lora_loads_total, 2u);  // adapter 2 took the freed slot
+  EXPECT_EQ(s.lora_loaded, 0b10u);
+  EXPECT_NEAR(s.lora_load_seconds_total, 1.0, 1e-9);
+  EXPECT_EQ(s.lora_waiting_requests, 0u);
+}
+
+// Tests that enough slots run every adapter at once with one load each, and that the max_loras
+// fault cuts the slots: from then on a third adapter waits although the batch has room.
+TEST(EngineCoreTest, LoraSlotsAndTheMaxLorasFault) {
+  CoreConfig config;
+  config.max_loras = 4;
+  EngineCore core(config, simple_profile());
+  for (std::uint32_t a = 1; a <= 3; ++a) ASSERT_TRUE(core.submit(a, lora_request(10, 20, a)));
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled.size(), 3u);
+  (void)core.finish_step();
+  EXPECT_EQ(stats_of(core).lora_loads_total, 3u);
+  run_to_end(core);
+  FaultSet cut;
+  cut.max_loras = 1;
+  core.set_faults(cut);
+  for (std::uint32_t a = 1; a <= 3; ++a) ASSERT_TRUE(core.submit(10 + a, lora_request(10, 20, a)));
+  plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled, std::vector<SequenceId>{11});  // adapter 1 is loaded; 2 and 3 wait
+  EngineStats s = stats_of(core);
+  EXPECT_EQ(s.lora_slots, 1u);
+  EXPECT_EQ(s.lora_waiting_requests, 2u);
+  EXPECT_EQ(s.lora_loaded, 0b001u);  // the idle adapters left to fit one slot; 1 loaded again
+  (void)core.finish_step();
+  run_to_end(core);
+  EXPECT_EQ(stats_of(core).lora_loads_total, 6u);  // 1 again, then 2 and 3 one after the other
+}
+
 // Tests that a lone request prefills in one step (producing its first token) and then decodes
 // one token per step, finishing with "length" after max_tokens.
 TEST(EngineCoreTest, PrefillThenOneTokenPerStep) {

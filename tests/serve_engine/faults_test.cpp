@@ -19,7 +19,7 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
     "preprocess_slowdown": {"factor": 2, "add_ms": 40},
     "dependency": {"name": "embedding", "mean_ms": 30, "p99_ms": 120},
     "error_rate": 0.05, "network_delay_ms": 20, "max_num_seqs": 4, "prefix_cache_scramble": 0.8,
-    "spec_acceptance": 0.3})"), FaultSet{});
+    "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}, "max_loras": 2})"), FaultSet{});
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f->decode_slowdown, 3);
   EXPECT_EQ(f->prefill_slowdown, 2.5);
@@ -34,6 +34,8 @@ TEST(FaultsTest, ParsesEveryFaultAndRoundTrips) {
   EXPECT_EQ(f->max_num_seqs, 4u);
   EXPECT_EQ(f->prefix_cache_scramble, 0.8);
   EXPECT_EQ(f->spec_acceptance, 0.3);
+  EXPECT_EQ(f->engine_slowdown, (EngineSlowdown{2, 4}));
+  EXPECT_EQ(f->max_loras, 2u);
   EXPECT_TRUE(f->any());
   auto again = parse_faults(to_json(*f), FaultSet{});
   ASSERT_TRUE(again) << again.error().message;
@@ -96,6 +98,35 @@ TEST(FaultsTest, RejectsBadInput) {
   check(R"({"dependency": {"name": "x", "mean_ms": 50, "p99_ms": 10}})", "dependency.p99_ms");
   check(R"({"decode_slowdown": 2, "bogus": 1})", "bogus");
   check(R"([1])", "body");
+  check(R"({"engine_slowdown": 4})", "engine_slowdown");
+  check(R"({"max_loras": 65})", "max_loras");
+  check(R"({"max_loras": 1.5})", "max_loras");
+  check(R"({"engine_slowdown": {"factor": 4}})", "engine_slowdown.engine");
+  check(R"({"engine_slowdown": {"engine": -1, "factor": 4}})", "engine_slowdown.engine");
+  check(R"({"engine_slowdown": {"engine": 1, "factor": 0}})", "engine_slowdown.factor");
+  check(R"({"engine_slowdown": {"engine": 1, "speed": 2}})", "unknown field speed");
+}
+
+// Tests that engine_slowdown reaches only the rank it names, as a prefill and decode slowdown on
+// top of the fleet-wide ones, and that no rank sees the engine_slowdown key itself.
+TEST(FaultsTest, EngineSlowdownFoldsIntoTheNamedRankOnly) {
+  auto f = parse_faults(json::parse(R"({"decode_slowdown": 2, "engine_slowdown": {"engine": 1, "factor": 3}})"),
+                        FaultSet{});
+  ASSERT_TRUE(f) << f.error().message;
+  const FaultSet slowed = faults_for_rank(*f, 1);
+  EXPECT_EQ(slowed.decode_slowdown, 6);
+  EXPECT_EQ(slowed.prefill_slowdown, 3);
+  EXPECT_FALSE(slowed.engine_slowdown.active());
+  for (std::uint32_t rank : {0u, 2u}) {
+    const FaultSet other = faults_for_rank(*f, rank);
+    EXPECT_EQ(other.decode_slowdown, 2) << rank;
+    EXPECT_EQ(other.prefill_slowdown, 1) << rank;
+    EXPECT_FALSE(other.engine_slowdown.active()) << rank;
+  }
+  auto cleared = parse_faults(json::parse(R"({"engine_slowdown": null})"), *f);
+  ASSERT_TRUE(cleared);
+  EXPECT_FALSE(cleared->engine_slowdown.active());
+  EXPECT_EQ(faults_for_rank(*cleared, 1).decode_slowdown, 2);
 }
 
 // Tests that the dependency sampler is fixed without p99 and log-normal with the requested

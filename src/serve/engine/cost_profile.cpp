@@ -26,6 +26,7 @@ constexpr NumberField kNumberFields[] = {
     {"decode_kv_token_s", &CostProfile::decode_kv_token_s, true},
     {"request_overhead_s", &CostProfile::request_overhead_s, false},
     {"max_request_s", &CostProfile::max_request_s, false},
+    {"lora_load_s", &CostProfile::lora_load_s, false},
     {"kv_bytes_per_token", &CostProfile::kv_bytes_per_token, true},
     {"weights_bytes", &CostProfile::weights_bytes, true},
     {"gpu_memory_total_bytes", &CostProfile::gpu_memory_total_bytes, true},

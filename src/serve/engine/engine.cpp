@@ -43,7 +43,7 @@ struct Engine::Impl {
         manual_clock(options.clock != nullptr),
         core(CoreConfig{options.max_num_seqs, options.max_num_batched_tokens, options.max_model_len,
                         options.kv_capacity_tokens, options.block_size, options.enable_prefix_caching,
-                        options.speculative_tokens, options.speculative_acceptance},
+                        options.speculative_tokens, options.speculative_acceptance, options.max_loras},
              profile),
         epoch(clock.now()),
         gpu(profile, options.busy_window_s, epoch),
@@ -393,6 +393,9 @@ Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet in
   if (!(options.speculative_acceptance >= 0 && options.speculative_acceptance <= 1))
     return fail("speculative_acceptance must be within [0, 1]");
   if (!(options.busy_window_s > 0)) return fail("busy_window_s must be > 0");
+  if (options.lora_adapters > kMaxLoraAdapters)
+    return fail("at most " + std::to_string(kMaxLoraAdapters) + " LoRA adapters");
+  if (options.lora_adapters > 0 && options.max_loras == 0) return fail("max_loras must be >= 1 with LoRA adapters");
   auto catalog = ProfileCatalog::load(options.profiles_path);
   if (!catalog) return fail(catalog.error().message);
   const CostProfile* profile = catalog->find(options.profile);
@@ -401,6 +404,8 @@ Result<std::unique_ptr<Engine>> Engine::start(EngineOptions options, FaultSet in
     for (const auto& name : catalog->names()) known += (known.empty() ? "" : ", ") + name;
     return fail("unknown profile '" + options.profile + "' (known: " + known + ")");
   }
+  if (profile->independent_requests && options.lora_adapters > 0)
+    return fail("profile '" + options.profile + "' serves independent requests: no LoRA adapters");
   if (profile->independent_requests && options.speculative_tokens > 0)
     return fail("profile '" + options.profile + "' serves independent requests: no speculative decoding");
   std::uint64_t kv_tokens = options.kv_capacity_tokens ? options.kv_capacity_tokens : profile->kv_capacity_tokens;
@@ -458,6 +463,12 @@ EngineStats Engine::stats() const {
   d.gpu.fill(now, d.busy_now, kv_bytes + other_bytes, out);
   out.model_seconds = d.model_at(now);
   return out;
+}
+
+std::pair<std::uint32_t, std::uint32_t> Engine::load() const {
+  const Impl& d = *impl_;
+  std::lock_guard lock(d.stats_mu);
+  return {d.snapshot.waiting + d.pending.load(), d.snapshot.running};
 }
 
 std::pair<EngineStats, bool> Engine::wait_stats(const std::function<bool(const EngineStats&)>& condition,

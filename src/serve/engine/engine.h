@@ -39,6 +39,10 @@ class Engine {
   void abort(SequenceId id);
   // stats returns a consistent copy of the engine state (a mutex and a struct copy).
   EngineStats stats() const;
+  // load returns {waiting, running} as of the last publish, waiting counting submits the engine
+  // thread has not taken yet (so a request just sent counts at once): the data-parallel
+  // dispatcher's input. One mutex, no GPU model update.
+  std::pair<std::uint32_t, std::uint32_t> load() const;
   // wait_stats blocks until `condition` holds for a published state (checked now and after every
   // publish; observers run before the publish that follows their step) or `limit` of real time
   // passes; returns the last state seen and whether the condition held. Never call it on the

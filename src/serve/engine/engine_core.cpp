@@ -29,6 +29,7 @@ struct EngineCore::Sequence {
   std::uint32_t target_outputs = 0;
   FinishReason target_reason = FinishReason::kLength;
   std::uint64_t seed = 0;
+  std::uint32_t lora = 0;  // adapter (0 = base model)
   // Starts the block hash chain: 0 for every prompt, unique for one the prefix_cache_scramble
   // fault set apart (its blocks then match nothing cached and nothing later matches them).
   std::uint64_t hash_salt = 0;
@@ -76,6 +77,7 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->id = id;
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
+  seq->lora = config_.max_loras > 0 ? std::min(request.lora, kMaxLoraAdapters) : 0;
   if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
     seq->hash_salt = mix64(id) | 1;
   std::uint32_t limit = std::min({request.max_tokens, config_.max_model_len - seq->prompt_len,
@@ -123,11 +125,14 @@ StepPlan EngineCore::plan_step() {
     preempted = true;
   }
   std::uint32_t budget = config_.max_num_batched_tokens;
+  lora_step_seconds_ = 0;
   preempted = schedule_running(budget, plan, shape) || preempted;
   if (!preempted) schedule_waiting(budget, plan, shape);
   plan.prefill_tokens = shape.prefill_tokens;
   plan.decode_seqs = shape.decode_seqs;
-  plan.model_seconds = step_cost(profile_, shape, faults_.prefill_slowdown, faults_.decode_slowdown);
+  // Adapter loads (LoRA) come before the forward pass that needs them.
+  plan.model_seconds = step_cost(profile_, shape, faults_.prefill_slowdown, faults_.decode_slowdown) + lora_step_seconds_;
+  lora_load_seconds_ += lora_step_seconds_;
   in_flight_ = !plan.empty();
   plan_totals_.prefill_tokens = plan.prefill_tokens;
   plan_totals_.decode_seqs = plan.decode_seqs;
@@ -171,15 +176,72 @@ bool EngineCore::schedule_running(std::uint32_t& budget, StepPlan& plan, StepSha
   return preempted;
 }
 
+// admit_lora says whether `seq` may start now: no adapter, its adapter loaded, or a slot free
+// (or held by an adapter no running sequence uses, which is evicted, least recently used first);
+// a load adds lora_load_s to the step. `in_use`: adapters of the running sequences.
+bool EngineCore::admit_lora(const Sequence& seq, std::uint64_t& in_use, double& load_seconds) {
+  if (seq.lora == 0) return true;
+  const std::uint64_t bit = std::uint64_t{1} << (seq.lora - 1);
+  auto touch = [&] {
+    std::erase(lora_lru_, seq.lora);
+    lora_lru_.push_back(seq.lora);
+    in_use |= bit;
+  };
+  if (lora_loaded_ & bit) {
+    touch();
+    return true;
+  }
+  const std::uint32_t slots = effective_max_loras();
+  // Evict idle adapters until one slot is free (beyond a cut slot count, several).
+  for (auto it = lora_lru_.begin(); it != lora_lru_.end() && lora_lru_.size() >= slots;) {
+    const std::uint64_t victim = std::uint64_t{1} << (*it - 1);
+    if (in_use & victim) {
+      ++it;
+      continue;
+    }
+    lora_loaded_ &= ~victim;
+    it = lora_lru_.erase(it);
+  }
+  if (lora_lru_.size() >= slots) return false;
+  lora_loaded_ |= bit;
+  ++lora_loads_;
+  load_seconds += profile_.lora_load_s;
+  touch();
+  return true;
+}
+
 void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepShape& shape) {
   const std::uint32_t bs = config_.block_size;
-  while (!waiting_.empty() && budget > 0 && running_.size() < effective_max_num_seqs()) {
-    Sequence& seq = *waiting_.front();
+  std::uint64_t lora_in_use = 0;
+  if (config_.max_loras > 0) {
+    for (const Sequence* s : running_)
+      if (s->lora) lora_in_use |= std::uint64_t{1} << (s->lora - 1);
+    // Slots cut (fault max_loras): idle adapters beyond them leave, least recently used first.
+    const std::uint32_t slots = effective_max_loras();
+    for (auto it = lora_lru_.begin(); it != lora_lru_.end() && lora_lru_.size() > slots;) {
+      const std::uint64_t bit = std::uint64_t{1} << (*it - 1);
+      if (lora_in_use & bit) {
+        ++it;
+        continue;
+      }
+      lora_loaded_ &= ~bit;
+      it = lora_lru_.erase(it);
+    }
+  }
+  // A request whose adapter cannot get a slot is passed over (it keeps its place) and the ones
+  // behind it may start, as vLLM's scheduler skips requests beyond the LoRA budget.
+  std::size_t at = 0;
+  while (at < waiting_.size() && budget > 0 && running_.size() < effective_max_num_seqs()) {
+    Sequence& seq = *waiting_[at];
     const std::uint32_t num_tokens = seq.num_tokens();
     if (blocks_for(num_tokens, bs) > kv_.limit()) {  // never fits the reduced capacity
-      waiting_.pop_front();
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(at));
       plan.rejected.push_back(seq.id);
       sequences_.erase(seq.id);
+      continue;
+    }
+    if (seq.lora && !admit_lora(seq, lora_in_use, lora_step_seconds_)) {
+      ++at;
       continue;
     }
     PrefixMatch match;
@@ -197,7 +259,7 @@ void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepSha
       prefix_queries_ += num_tokens;
       prefix_hits_ += hit_tokens;
     }
-    waiting_.pop_front();
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(at));
     running_.push_back(&seq);
     seq.running = true;
     if (!seq.ever_scheduled) {
@@ -341,6 +403,10 @@ std::uint32_t EngineCore::effective_max_num_seqs() const {
   return faults_.max_num_seqs > 0 ? faults_.max_num_seqs : config_.max_num_seqs;
 }
 
+std::uint32_t EngineCore::effective_max_loras() const {
+  return faults_.max_loras > 0 ? std::min(faults_.max_loras, config_.max_loras) : config_.max_loras;
+}
+
 void EngineCore::set_faults(const FaultSet& faults) {
   faults_ = faults;
   auto limit = static_cast<std::uint64_t>(std::floor(static_cast<double>(capacity_blocks_) * faults.kv_capacity));
@@ -362,6 +428,21 @@ void EngineCore::fill_stats(EngineStats& out) const {
   out.spec_draft_tokens = spec_draft_tokens_;
   out.spec_accepted_tokens = spec_accepted_;
   out.spec_accepted_per_position = spec_accepted_per_position_;
+  if (config_.max_loras == 0) return;
+  out.lora_running = out.lora_waiting = 0;
+  out.lora_waiting_requests = 0;
+  for (const Sequence* s : running_)
+    if (s->lora) out.lora_running |= std::uint64_t{1} << (s->lora - 1);
+  for (const Sequence* s : waiting_) {
+    if (!s->lora) continue;
+    const std::uint64_t bit = std::uint64_t{1} << (s->lora - 1);
+    out.lora_waiting |= bit;
+    if (!(lora_loaded_ & bit)) ++out.lora_waiting_requests;
+  }
+  out.lora_loaded = lora_loaded_;
+  out.lora_slots = effective_max_loras();
+  out.lora_loads_total = lora_loads_;
+  out.lora_load_seconds_total = lora_load_seconds_;
 }
 
 }  // namespace inferscope::serve

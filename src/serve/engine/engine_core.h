@@ -30,6 +30,7 @@ struct CoreConfig {
   bool enable_prefix_caching = true;
   std::uint32_t speculative_tokens = 0;  // drafts per decoding sequence and step; 0 = off
   double speculative_acceptance = 0.7;   // per-position acceptance (EngineOptions)
+  std::uint32_t max_loras = 0;           // LoRA adapter slots; 0 = off (EngineOptions)
 };
 
 // StepPlan is what the next step does; the scheduling events happen at its start.
@@ -118,6 +119,8 @@ class EngineCore {
   void finish(Sequence& seq);
   const std::vector<std::uint64_t>& hashes_for(Sequence& seq, std::size_t full_blocks);
   std::uint32_t effective_max_num_seqs() const;
+  std::uint32_t effective_max_loras() const;
+  bool admit_lora(const Sequence& seq, std::uint64_t& in_use, double& load_seconds);
 
   CoreConfig config_;
   CostProfile profile_;
@@ -135,6 +138,12 @@ class EngineCore {
   std::uint64_t prompt_tokens_ = 0, generation_tokens_ = 0;
   std::uint64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
   std::array<std::uint64_t, kMaxSpeculativeTokens> spec_accepted_per_position_{};
+  // LoRA: adapters in slots (bit a-1), least recently used first in lora_lru_.
+  std::uint64_t lora_loaded_ = 0;
+  std::vector<std::uint32_t> lora_lru_;
+  std::uint64_t lora_loads_ = 0;
+  double lora_load_seconds_ = 0;
+  double lora_step_seconds_ = 0;  // loads of the step being planned
 };
 
 }  // namespace inferscope::serve

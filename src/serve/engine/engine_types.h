@@ -23,6 +23,9 @@ namespace inferscope::serve {
 // for one sequence fit a fixed array, so speculation allocates nothing per step.
 inline constexpr std::uint32_t kMaxSpeculativeTokens = 8;
 
+// kMaxLoraAdapters bounds --lora-modules: adapter sets are bitmasks (no allocation per step).
+inline constexpr std::uint32_t kMaxLoraAdapters = 64;
+
 // SteadyTime is the clock every engine timestamp is taken on.
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -40,6 +43,7 @@ struct GenerationRequest {
   std::uint32_t max_tokens = 16;             // output cap
   bool ignore_eos = false;                   // true: generate exactly max_tokens (finish "length")
   std::uint64_t seed = 0;                    // decides the natural (EOS) length and the token ids
+  std::uint32_t lora = 0;                    // LoRA adapter 1..N (--lora-modules order); 0 = base model
 };
 
 // SequenceObserver receives one sequence's events ON THE ENGINE THREAD; implementations must be
@@ -88,6 +92,13 @@ struct EngineStats {
   // accepted, and accepted tokens per draft position (0 .. K-1; non-increasing by position).
   std::uint64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
   std::array<std::uint64_t, kMaxSpeculativeTokens> spec_accepted_per_position{};
+  // LoRA adapters (EngineOptions::max_loras > 0): bit a-1 set for adapter a. running: adapters of
+  // running sequences; waiting: adapters of waiting sequences; loaded: adapters in GPU slots.
+  std::uint64_t lora_running = 0, lora_waiting = 0, lora_loaded = 0;
+  std::uint32_t lora_slots = 0;             // slots now (max_loras, or the max_loras fault's cut)
+  std::uint32_t lora_waiting_requests = 0;  // waiting sequences whose adapter is not loaded
+  std::uint64_t lora_loads_total = 0;       // adapter loads into a slot
+  double lora_load_seconds_total = 0;       // model seconds spent loading adapters
   double busy_fraction = 0;  // share of recent wall time spent in steps (simulated GPU util)
   // Simulated GPU: memory used (weights + KV in use) and total bytes, temperature, power, energy.
   double gpu_memory_used_bytes = 0, gpu_memory_total_bytes = 0, gpu_temperature_c = 0,
@@ -114,6 +125,10 @@ struct EngineOptions {
   // were (a geometric chain: position j is accepted with probability acceptance^(j+1)).
   std::uint32_t speculative_tokens = 0;
   double speculative_acceptance = 0.7;
+  // LoRA: GPU slots for adapters (vLLM's --max-loras; 0 = LoRA off) and how many adapters exist
+  // (GenerationRequest::lora <= lora_adapters). A request whose adapter is not loaded waits until
+  // a slot is free of running requests; loading costs the profile's lora_load_s.
+  std::uint32_t max_loras = 0, lora_adapters = 0;
   std::uint32_t max_waiting = 1024;  // waiting-queue bound: submit fails beyond it (-> 429/503)
   double time_scale = 1.0;           // 10 = ten times faster than real time
   // Additions beyond serve-api.md:

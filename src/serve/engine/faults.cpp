@@ -9,6 +9,7 @@
 namespace inferscope::serve {
 namespace {
 
+constexpr std::uint64_t kMaxLoraAdaptersForFaults = 64;  // engine_types.h kMaxLoraAdapters
 constexpr double kZ99 = 2.3263478740408408;  // standard normal 99th percentile
 
 Error bad(std::string_view key, std::string_view cause) {
@@ -137,6 +138,13 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     f.max_num_seqs = v.get<std::uint32_t>();
     return {};
   }
+  if (key == "max_loras") {
+    if (clear) { f.max_loras = 0; return {}; }
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxLoraAdaptersForFaults)
+      return bad(key, "not an integer in 0..64 (0 = no cut)");
+    f.max_loras = v.get<std::uint32_t>();
+    return {};
+  }
   if (key == "prefix_cache_scramble") {
     if (clear) { f.prefix_cache_scramble = 0; return {}; }
     auto x = number(v, key, 0, 1, false);
@@ -149,6 +157,28 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     auto x = number(v, key, 0, 1, false);
     if (!x) return x.error();
     f.spec_acceptance = *x;
+    return {};
+  }
+  if (key == "engine_slowdown") {
+    if (clear) { f.engine_slowdown = {}; return {}; }
+    if (!v.is_object()) return bad(key, "expected {\"engine\": <rank>, \"factor\": <x>}");
+    EngineSlowdown e;
+    e.engine = -2;
+    for (const auto& [k, value] : v.items()) {
+      if (k == "engine") {
+        if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > 1024)
+          return bad("engine_slowdown.engine", "not a rank in 0..1024");
+        e.engine = value.get<int>();
+      } else if (k == "factor") {
+        auto x = number(value, "engine_slowdown.factor", 0, 1e6, true);
+        if (!x) return x.error();
+        e.factor = *x;
+      } else {
+        return bad(key, "unknown field " + k);
+      }
+    }
+    if (e.engine < 0) return bad("engine_slowdown.engine", "missing");
+    f.engine_slowdown = e;
     return {};
   }
   if (key == "metrics_down") {
@@ -208,6 +238,16 @@ Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base) {
   return f;
 }
 
+FaultSet faults_for_rank(const FaultSet& faults, std::uint32_t rank) {
+  FaultSet out = faults;
+  if (faults.engine_slowdown.active() && static_cast<std::uint32_t>(faults.engine_slowdown.engine) == rank) {
+    out.decode_slowdown *= faults.engine_slowdown.factor;
+    out.prefill_slowdown *= faults.engine_slowdown.factor;
+  }
+  out.engine_slowdown = {};
+  return out;
+}
+
 nlohmann::json to_json(const FaultSet& f) {
   nlohmann::json out = nlohmann::json::object();
   if (f.decode_slowdown != 1.0) out["decode_slowdown"] = f.decode_slowdown;
@@ -230,7 +270,10 @@ nlohmann::json to_json(const FaultSet& f) {
   if (f.network_delay_ms != 0) out["network_delay_ms"] = f.network_delay_ms;
   if (f.max_num_seqs != 0) out["max_num_seqs"] = f.max_num_seqs;
   if (f.prefix_cache_scramble != 0) out["prefix_cache_scramble"] = f.prefix_cache_scramble;
+  if (f.max_loras != 0) out["max_loras"] = f.max_loras;
   if (f.spec_acceptance >= 0) out["spec_acceptance"] = f.spec_acceptance;
+  if (f.engine_slowdown.active())
+    out["engine_slowdown"] = {{"engine", f.engine_slowdown.engine}, {"factor", f.engine_slowdown.factor}};
   if (f.metrics_down) out["metrics_down"] = true;
   if (!f.hide_metrics.empty()) out["hide_metrics"] = f.hide_metrics;
   if (f.gpu_memory_other != 0) out["gpu_memory_other"] = f.gpu_memory_other;

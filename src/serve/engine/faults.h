@@ -57,6 +57,16 @@ struct DependencyFault {
   double lognormal_sigma() const;
 };
 
+// EngineSlowdown slows one data-parallel rank (serve --data-parallel-size): its whole step,
+// prefill and decode, is `factor` times longer (a bad GPU, a noisy neighbour). Inactive when
+// engine < 0.
+struct EngineSlowdown {
+  int engine = -1;     // rank 0..N-1; -1 = off
+  double factor = 1.0; // > 0
+  bool active() const { return engine >= 0; }
+  bool operator==(const EngineSlowdown&) const = default;
+};
+
 // FaultSet holds every fault; FaultSet{} is "no fault".
 struct FaultSet {
   double decode_slowdown = 1.0;   // factor > 0 on the decode part of each step
@@ -77,6 +87,8 @@ struct FaultSet {
   // 0..1: per-position draft acceptance under speculative decoding in place of the configured
   // one (a traffic mix the draft predicts badly); negative = not set.
   double spec_acceptance = -1;
+  EngineSlowdown engine_slowdown;  // one data-parallel rank slowed (the server checks the rank)
+  std::uint32_t max_loras = 0;     // >0 cuts the LoRA adapter slots to this (at most --max-loras)
   // Monitoring faults (what a fire drill causes; docs/serve-faults.md):
   bool metrics_down = false;              // GET /metrics answers 503: the scrape fails (target down)
   std::vector<std::string> hide_metrics;  // metric families left out of /metrics (a rename after an upgrade)
@@ -94,9 +106,13 @@ struct FaultSet {
 // "preprocess_slowdown": 2 | {"factor": 2, "add_ms": 40}, "dependency": {"name": "embedding",
 // "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
 // "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2,
-// "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3,
+// "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}, "max_loras": 1,
 // "metrics_down": true, "hide_metrics": ["inferscope_request_ttft_seconds", ...], "gpu_memory_other": 0.97.
 Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
+
+// faults_for_rank returns the faults data-parallel rank `rank` runs with: `faults` with
+// engine_slowdown folded into its prefill and decode slowdowns when it names that rank.
+FaultSet faults_for_rank(const FaultSet& faults, std::uint32_t rank);
 
 // to_json lists the active faults only ({} when none), in parse_faults' form (round-trips).
 nlohmann::json to_json(const FaultSet& faults);
