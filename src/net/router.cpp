@@ -197,9 +197,10 @@ RequestHandler Router::handler() const {
   return [this](Connection& c) { return dispatch(c); };
 }
 
-RequestHandler Router::handler(RouteGuard guard) const {
-  auto shared = std::make_shared<const RouteGuard>(std::move(guard));
-  return [this, shared](Connection& c) { return dispatch(c, *shared ? shared.get() : nullptr); };
+RequestHandler Router::handler(RouteGuard guard, const std::string& guard_lane) {
+  if (!guard) return handler();
+  auto shared = std::make_shared<const Guard>(Guard{std::move(guard), guard_lane.empty() ? nullptr : lane(guard_lane)});
+  return [this, shared](Connection& c) { return dispatch_guarded(c, shared.get()); };
 }
 
 std::vector<RouteInfo> Router::routes() const {
@@ -221,7 +222,7 @@ RouteInfo Router::info_of(const Route& route) {
   return info;
 }
 
-asio::awaitable<bool> Router::dispatch(Connection& c, const RouteGuard* guard) const {
+asio::awaitable<bool> Router::dispatch_guarded(Connection& c, const Guard* guard) const {
   const HttpRequest& request = c.request();
   Request view;
   view.method = to_std(request.method_string());
@@ -258,7 +259,25 @@ asio::awaitable<bool> Router::dispatch(Connection& c, const RouteGuard* guard) c
   // Plain statements around co_await: g++ 12 mishandles temporaries in conditional co_awaits.
   Response response;
   std::optional<Response> refused;
-  if (guard != nullptr) refused = (*guard)(view, info_of(*match));
+  if (guard != nullptr && guard->lane) {
+    // On the lane, the guard's answer travels as a Response; status 0 stands for "let it through".
+    const RouteInfo info = info_of(*match);
+    const PlainHandler check = [guard, &info](const Request& r) {
+      std::optional<Response> answer = guard->check(r, info);
+      return answer ? std::move(*answer) : Response{.status = 0};
+    };
+    std::optional<Response> answer = co_await run_on_lane(c, guard->lane->pool, check, view);
+    if (!answer) {
+      const ApiError error = ApiError::overloaded("cannot serve " + std::string(view.path) +
+                                                      ": too many requests wait for their access check; retry later",
+                                                  guard->lane->options.retry_after_s);
+      refused = Response::error(error);
+    } else if (answer->status != 0) {
+      refused = std::move(*answer);
+    }
+  } else if (guard != nullptr) {
+    refused = guard->check(view, info_of(*match));
+  }
   if (refused) {
     response = std::move(*refused);
   } else if (match->stream) {

@@ -141,14 +141,16 @@ class Router {
   // handler returns the RequestHandler for HttpServer::start; the Router must outlive the server.
   RequestHandler handler() const;
   // handler(guard) is handler() with `guard` asked before each matched route's handler: one Router
-  // can serve a loopback server without a guard and a public one with it.
-  RequestHandler handler(RouteGuard guard) const;
+  // can serve a loopback server without a guard and a public one with it. With `guard_lane`, the
+  // guard runs on that lane's workers (for a guard that may block, e.g. a bcrypt check; a full
+  // lane answers 503 + Retry-After); without, on the io thread.
+  RequestHandler handler(RouteGuard guard, const std::string& guard_lane = {});
 
   // routes lists the registered routes in registration order (a replaced route keeps its place).
   std::vector<RouteInfo> routes() const;
 
-  // dispatch answers the connection's current request (what handler() calls); `guard` may be null.
-  boost::asio::awaitable<bool> dispatch(Connection& connection, const RouteGuard* guard = nullptr) const;
+  // dispatch answers the connection's current request (what handler() calls).
+  boost::asio::awaitable<bool> dispatch(Connection& connection) const { return dispatch_guarded(connection, nullptr); }
 
  private:
   struct Lane;
@@ -161,6 +163,11 @@ class Router {
     StreamHandler stream;
     std::shared_ptr<Lane> lane;  // set: `plain` runs on this lane's workers
   };
+  struct Guard {
+    RouteGuard check;
+    std::shared_ptr<Lane> lane;  // null: on the io thread
+  };
+  boost::asio::awaitable<bool> dispatch_guarded(Connection& connection, const Guard* guard) const;
   static RouteInfo info_of(const Route& route);
   void insert(Route route);
   std::shared_ptr<Lane> lane(const std::string& name);

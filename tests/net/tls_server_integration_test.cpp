@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "net/http_server.h"
@@ -30,7 +31,7 @@ Router tls_test_router() {
   return router;
 }
 
-std::unique_ptr<HttpServer> start_tls(const Router& router, TlsServerFiles files, RouteGuard guard = nullptr) {
+std::unique_ptr<HttpServer> start_tls(Router& router, TlsServerFiles files, RouteGuard guard = nullptr) {
   HttpServerOptions options;
   options.tls = std::move(files);
   auto server = HttpServer::start(options, guard ? router.handler(std::move(guard)) : router.handler());
@@ -118,29 +119,40 @@ TEST(TlsServer, StartFailsNamingAFileItCannotUse) {
 }
 
 TEST(RouteGuard, AnswersInsteadOfTheHandlerOnlyOnItsServer) {
-  Router router = tls_test_router();
-  std::vector<std::string> asked;  // written on the guarded server's one io thread, read after curl returns
-  RouteGuard guard = [&asked](const Request& r, const RouteInfo& route) -> std::optional<Response> {
-    asked.push_back(route.method + " " + route.path);
-    if (route.path == "/private" && r.header("X-Pass") != "yes") return Response::json(R"({"refused":true})", 401);
-    return std::nullopt;
-  };
-  auto guarded = HttpServer::start({}, router.handler(guard));
-  auto open = HttpServer::start({}, router.handler());
-  ASSERT_TRUE(guarded.ok() && open.ok());
-  const std::vector<std::string> post = {"--data-binary", "abc"};
-  auto refused = testing::curl_https(url_of(**guarded, "/private", "http"), post);
-  EXPECT_EQ(refused.status, 401);
-  EXPECT_EQ(refused.body, R"({"refused":true})");
-  auto passed = testing::curl_https(url_of(**guarded, "/private", "http"), {"--data-binary", "abc", "-H", "X-Pass: yes"});
-  EXPECT_EQ(passed.status, 200);
-  EXPECT_EQ(passed.body, R"({"got":3})");
-  EXPECT_EQ(testing::curl_https(url_of(**guarded, "/who", "http"), {}).status, 200);
-  // Unknown routes get their 404 without asking the guard.
-  EXPECT_EQ(testing::curl_https(url_of(**guarded, "/nowhere", "http"), {}).status, 404);
-  EXPECT_EQ(asked, (std::vector<std::string>{"POST /private", "POST /private", "GET /who"}));
-  // The same Router's unguarded server serves /private to anyone.
-  EXPECT_EQ(testing::curl_https(url_of(**open, "/private", "http"), post).status, 200);
+  // On the io thread (no lane) and on a lane of its own, as a guard that may block runs.
+  for (const std::string lane : {"", "guard"}) {
+    SCOPED_TRACE("lane '" + lane + "'");
+    Router router = tls_test_router();
+    std::mutex mutex;
+    std::vector<std::string> asked;
+    RouteGuard guard = [&](const Request& r, const RouteInfo& route) -> std::optional<Response> {
+      std::lock_guard lock(mutex);
+      asked.push_back(route.method + " " + route.path);
+      if (route.path == "/private" && r.header("X-Pass") != "yes") return Response::json(R"({"refused":true})", 401);
+      return std::nullopt;
+    };
+    auto guarded = HttpServer::start({}, router.handler(guard, lane));
+    auto open = HttpServer::start({}, router.handler());
+    ASSERT_TRUE(guarded.ok() && open.ok());
+    const std::vector<std::string> post = {"--data-binary", "abc"};
+    auto refused = testing::curl_https(url_of(**guarded, "/private", "http"), post);
+    EXPECT_EQ(refused.status, 401);
+    EXPECT_EQ(refused.body, R"({"refused":true})");
+    auto passed = testing::curl_https(url_of(**guarded, "/private", "http"), {"--data-binary", "abc", "-H", "X-Pass: yes"});
+    EXPECT_EQ(passed.status, 200);
+    EXPECT_EQ(passed.body, R"({"got":3})");
+    EXPECT_EQ(testing::curl_https(url_of(**guarded, "/who", "http"), {}).status, 200);
+    // A guarded stream route streams once let through.
+    EXPECT_EQ(testing::curl_https(url_of(**guarded, "/events", "http"), {}).body, "data: one\n\ndata: two\n\n");
+    // Unknown routes get their 404 without asking the guard.
+    EXPECT_EQ(testing::curl_https(url_of(**guarded, "/nowhere", "http"), {}).status, 404);
+    {
+      std::lock_guard lock(mutex);
+      EXPECT_EQ(asked, (std::vector<std::string>{"POST /private", "POST /private", "GET /who", "GET /events"}));
+    }
+    // The same Router's unguarded server serves /private to anyone.
+    EXPECT_EQ(testing::curl_https(url_of(**open, "/private", "http"), post).status, 200);
+  }
 }
 
 TEST(RouterRoutes, ListsEveryRouteWithItsKind) {
