@@ -4,9 +4,13 @@
 // ingest routes, each role reaches its routes; wrong passwords are slowed down (429) and logged
 // without the password; bad token files, plain-text passwords and a non-loopback address without
 // TLS and auth are one-line errors at start; Debian's real Alertmanager delivers to the public
-// webhook with a bearer token (http_config.authorization) and its CA (tls_config).
+// webhook with a bearer token (http_config.authorization) and its CA (tls_config); the
+// OpenTelemetry JS SDK delivers spans in protobuf and JSON with OTEL_EXPORTER_OTLP_HEADERS, and
+// gets 401 without it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <regex>
@@ -214,6 +218,66 @@ TEST(UpListenIntegrationTest, RealAlertmanagerDeliversToThePublicWebhookWithATok
   EXPECT_TRUE(stack.up->wait_line("unknown bearer token from 127.0.0.1 on POST /api/alertmanager/webhook", 30s))
       << stack.up->output();
   EXPECT_EQ(stack.up->output().find("alert firing ListenWrongToken"), std::string::npos);
+}
+
+// listen_sdk_send runs tests/trace/otlp_sdk_sender.js (the OpenTelemetry JS SDK) against `url`
+// with `headers` as OTEL_EXPORTER_OTLP_HEADERS (none when empty) and the test CA trusted; returns
+// its exit code, its output in `out`.
+int listen_sdk_send(const ListenStack& stack, const std::string& url, const std::string& protocol,
+                    const std::string& service, const std::string& headers, std::string& out) {
+  std::vector<std::string> env = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES,
+                                  "NODE_EXTRA_CA_CERTS=" + stack.ca.ca_file()};
+  if (!headers.empty()) env.push_back("OTEL_EXPORTER_OTLP_HEADERS=" + headers);
+  const std::filesystem::path base = stack.dir.path() / (service + "-" + protocol);
+  inferscope::testing::TestProcess sender(
+      {.binary = "/usr/bin/node",
+       .args = {std::string(INFERSCOPE_SOURCE_DIR) + "/tests/trace/otlp_sdk_sender.js", url, protocol, service},
+       .env = env,
+       .stdout_file = base.string() + ".out",
+       .stderr_file = base.string() + ".err"});
+  if (!sender.started()) {
+    out = sender.start_error();
+    return -1;
+  }
+  const int code = sender.wait_exit(60s).value_or(-2);
+  out = sender.stdout_text() + sender.stderr_text();
+  return code;
+}
+
+// The OpenTelemetry JS SDK's exporters (protobuf and JSON) deliver spans to the public server with
+// an ingest token in OTEL_EXPORTER_OTLP_HEADERS, and fail with 401 without it.
+TEST(UpListenIntegrationTest, OpenTelemetryJsSdkDeliversWithItsTokenHeader) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode}));
+  ListenStack stack;
+  ASSERT_TRUE(stack.start()) << stack.ca.error() << (stack.up ? stack.up->output() : "");
+  const std::string url = stack.public_url + "/v1/traces";
+  const std::string headers = std::string("Authorization=Bearer%20") + kIngestToken;
+  for (const std::string protocol : {"protobuf", "json"}) {
+    SCOPED_TRACE(protocol);
+    std::string out;
+    EXPECT_NE(listen_sdk_send(stack, url, protocol, "no-token", "", out), 0) << out;
+    EXPECT_NE(out.find("OTLPExporterError: Unauthorized"), std::string::npos) << out;  // the 401 status text
+    const std::string service = "sdk-" + protocol;
+    ASSERT_EQ(listen_sdk_send(stack, url, protocol, service, headers, out), 0) << out;
+    const auto sent = nlohmann::json::parse(out.substr(0, out.find('\n')), nullptr, false);
+    ASSERT_TRUE(sent.is_object() && sent.contains("trace_id")) << out;
+    // The spans are in up's store: a viewer reads them back through the public server.
+    const std::string trace_id = sent["trace_id"];
+    nlohmann::json stored;
+    EXPECT_TRUE(wait_until(
+        [&] {
+          auto reply = stack.request("GET", "/api/traces/" + trace_id, {"-u", std::string("bob:") + kBobPassword});
+          stored = nlohmann::json::parse(reply.body, nullptr, false);
+          return reply.status == 200 && stored.is_object() && stored["spans"].size() == sent["spans"].size();
+        },
+        20s))
+        << stored.dump();
+    // None stored from the refused sender.
+    auto listed = stack.request("GET", "/api/traces?job=no-token", {"-u", std::string("bob:") + kBobPassword});
+    EXPECT_EQ(listed.status, 200);
+    EXPECT_EQ(nlohmann::json::parse(listed.body, nullptr, false)["traces"].size(), 0u) << listed.body;
+  }
 }
 
 TEST(UpListenIntegrationTest, StartRefusesBadTokenFilesPlainPasswordsAndOpenAddresses) {
