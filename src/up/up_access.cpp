@@ -180,9 +180,13 @@ std::optional<net::Response> UpAccess::check_password(const net::Request& reques
   for (const config::WebUser& u : users_) {
     if (u.name == user) found = &u;
   }
-  // An unknown user costs a bcrypt check too, so the answer's timing does not tell who exists.
-  const bool ok = found != nullptr ? verified(user, password, found->password_hash)
-                                   : (!users_.empty() && bcrypt_matches(password, users_.front().password_hash) && false);
+  bool ok = false;
+  if (found != nullptr) {
+    ok = verified(user, password, found->password_hash);
+  } else if (!users_.empty()) {
+    // An unknown user costs a bcrypt check too, so the answer's timing does not tell who exists.
+    (void)bcrypt_matches(password, users_.front().password_hash);
+  }
   if (ok) {
     std::lock_guard lock(mutex_);
     backoff_.erase(ip);
