@@ -11,6 +11,8 @@ packages=(
   # libraries (each is the project's one choice for its job; see docs/architecture.md)
   libboost-dev libboost-system-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libspdlog-dev zlib1g-dev libyaml-cpp-dev libsqlite3-dev libcurl4-openssl-dev libhiredis-dev
+  # bcrypt password hashes of up's web.users (crypt_rn)
+  libcrypt-dev
   # build speed: ccache is picked up as the compiler launcher when present; scripts/build.sh
   # generates for Ninja when it is installed; lld links when present (CMakeLists.txt)
   ccache ninja-build lld

@@ -52,7 +52,7 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   r.expect_keys(root, "", {"targets", "scrape_interval", "evaluation_interval", "retention", "slo", "alerts",
                            "alertmanager", "notifications", "port", "prometheus_port", "alertmanager_port",
                            "state_dir", "node_exporter", "remote_write", "agent", "prometheus", "binaries", "report",
-                           "drill", "external_urls", "traces"});
+                           "drill", "external_urls", "traces", "web"});
   if (root["scrape_interval"]) c.scrape_interval = r.duration(root["scrape_interval"], "scrape_interval");
   if (root["evaluation_interval"]) c.evaluation_interval = r.duration(root["evaluation_interval"], "evaluation_interval");
   if (root["retention"]) c.retention = r.duration(root["retention"], "retention");
@@ -124,6 +124,10 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   }
   if (const YAML::Node notifications = root["notifications"]) read_notifications(r, notifications, c.relay);
   if (const YAML::Node report = root["report"]) read_report(r, report, c);
+  if (const YAML::Node web = root["web"]) {
+    c.web.emplace();
+    detail::read_web(r, web, r.file(), *c.web);
+  }
   if (const YAML::Node b = root["binaries"]) {
     r.expect_keys(b, "binaries", {"prometheus", "alertmanager", "promtool", "node_exporter", "redis_exporter"});
     if (b["prometheus"]) c.binaries.prometheus = r.non_empty(b["prometheus"], "binaries.prometheus");

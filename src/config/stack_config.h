@@ -23,6 +23,7 @@
 #include "alerts/slo_thresholds.h"
 #include "config/report_schedule.h"
 #include "config/target_config.h"
+#include "config/web_config.h"
 #include "relay/relay_config.h"
 
 namespace inferscope::config {
@@ -88,6 +89,8 @@ struct StackConfig {
   std::string prometheus_external_url;
   std::string alertmanager_external_url;
   BinaryPaths binaries;
+  // web: TLS, users and tokens of up's public server (`up --listen`); unset = no such section.
+  std::optional<WebConfig> web;
 
   // effective_evaluation_interval returns evaluation_interval or, unset, scrape_interval.
   std::chrono::milliseconds effective_evaluation_interval() const {

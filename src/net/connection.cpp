@@ -43,11 +43,18 @@ void ConnectionSet::close_idle() {
 }  // namespace detail
 
 Connection::Connection(asio::ip::tcp::socket socket, detail::ServerCore& core, detail::ConnectionSet& set)
-    : socket_(std::move(socket)), core_(core), set_(set), watchdog_timer_(socket_.get_executor()) {
+    : stream_(std::move(socket), core.tls.get()), core_(core), set_(set), watchdog_timer_(stream_.get_executor()) {
   boost::system::error_code ec;
-  auto peer = socket_.remote_endpoint(ec);
+  auto peer = stream_.socket().remote_endpoint(ec);
   peer_loopback_ = !ec && peer.address().is_loopback();
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  if (!ec) {
+    // An IPv4 client of a dual-stack listener shows as ::ffff:a.b.c.d: name it a.b.c.d.
+    const auto address = peer.address();
+    peer_address_ = address.is_v6() && address.to_v6().is_v4_mapped()
+                        ? asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string()
+                        : address.to_string();
+  }
+  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
 bool Connection::draining() const { return core_.draining.load(std::memory_order_relaxed); }
@@ -56,8 +63,8 @@ void Connection::close() {
   if (closed_) return;
   closed_ = true;
   boost::system::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
   watchdog_timer_.cancel();
 }
 
@@ -90,7 +97,8 @@ asio::awaitable<void> Connection::run() {
   set_.add(this);
   core_.live.fetch_add(1, std::memory_order_relaxed);
   asio::co_spawn(executor(), [self] { return self->watchdog(); }, asio::detached);
-  while (!closed_ && !draining()) {
+  const bool ready = !stream_.tls() || co_await tls_handshake();
+  while (ready && !closed_ && !draining()) {
     if (!co_await read_request()) break;
     busy_ = true;
     keep_alive_ = request_.keep_alive();
@@ -106,12 +114,32 @@ asio::awaitable<void> Connection::run() {
   core_.live.fetch_sub(1, std::memory_order_relaxed);
 }
 
+asio::awaitable<bool> Connection::tls_handshake() {
+  boost::system::error_code ec;
+  arm_deadline(std::chrono::milliseconds(core_.options.header_timeout_ms));
+  co_await stream_.async_handshake(redirect_error(use_awaitable, ec));
+  clear_deadline();
+  if (ec) {
+    // A scanner or a client that does not trust our certificate: nothing to answer.
+    spdlog::debug("{}: TLS handshake with {} failed: {}", core_.options.log_name, peer_address_, ec.message());
+    co_return false;
+  }
+  co_return true;
+}
+
 asio::awaitable<bool> Connection::read_request() {
   boost::system::error_code ec;
   if (buffer_.size() == 0) {
     // Between requests the idle deadline applies; the header deadline starts at the first byte.
     arm_idle_deadline();
-    co_await socket_.async_wait(asio::ip::tcp::socket::wait_read, redirect_error(use_awaitable, ec));
+    if (stream_.tls()) {
+      // TLS may hold decrypted bytes the socket no longer shows: read the first ones instead.
+      const std::size_t n =
+          co_await stream_.async_read_some(buffer_.prepare(4096), redirect_error(use_awaitable, ec));
+      buffer_.commit(n);
+    } else {
+      co_await stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, redirect_error(use_awaitable, ec));
+    }
     if (ec || closed_ || draining()) co_return false;
   }
   busy_ = true;
@@ -119,16 +147,16 @@ asio::awaitable<bool> Connection::read_request() {
   parser.body_limit(core_.options.max_body_bytes);
   parser.header_limit(core_.options.max_header_bytes);
   arm_deadline(std::chrono::milliseconds(core_.options.header_timeout_ms));
-  co_await http::async_read_header(socket_, buffer_, parser, redirect_error(use_awaitable, ec));
+  co_await http::async_read_header(stream_, buffer_, parser, redirect_error(use_awaitable, ec));
   if (!ec && parser.get()[http::field::expect] == "100-continue") {
     // curl waits a second for this before sending bodies over 1 KiB.
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     arm_idle_deadline();
-    co_await asio::async_write(socket_, asio::buffer(kContinue), redirect_error(use_awaitable, ec));
+    co_await asio::async_write(stream_, asio::buffer(kContinue), redirect_error(use_awaitable, ec));
   }
   if (!ec) {
     arm_idle_deadline();
-    co_await http::async_read(socket_, buffer_, parser, redirect_error(use_awaitable, ec));
+    co_await http::async_read(stream_, buffer_, parser, redirect_error(use_awaitable, ec));
   }
   clear_deadline();
   if (ec == http::error::body_limit) {
@@ -177,7 +205,7 @@ asio::awaitable<bool> Connection::send(HttpResponse& response) {
   if (!co_await delay_write()) co_return false;
   boost::system::error_code ec;
   arm_idle_deadline();
-  co_await http::async_write(socket_, response, redirect_error(use_awaitable, ec));
+  co_await http::async_write(stream_, response, redirect_error(use_awaitable, ec));
   clear_deadline();
   if (ec) peer_closed_ = true;
   co_return !ec;
@@ -267,7 +295,7 @@ asio::awaitable<bool> Connection::write_stream_parts(std::string_view data, bool
   }
   boost::system::error_code ec;
   arm_idle_deadline();
-  co_await asio::async_write(socket_, parts, redirect_error(use_awaitable, ec));  // unused parts are empty
+  co_await asio::async_write(stream_, parts, redirect_error(use_awaitable, ec));  // unused parts are empty
   held_head_.clear();  // only now: the write read it in place
   clear_deadline();
   if (ec) peer_closed_ = true;
@@ -286,7 +314,7 @@ asio::awaitable<void> Connection::peer_watch_loop(AsyncSignal* signal) {
   auto self = shared_from_this();
   while (!stop_watch_ && buffer_.size() < kMaxPipelinedBytes) {
     boost::system::error_code ec;
-    std::size_t n = co_await socket_.async_read_some(buffer_.prepare(4096), redirect_error(use_awaitable, ec));
+    std::size_t n = co_await stream_.async_read_some(buffer_.prepare(4096), redirect_error(use_awaitable, ec));
     if (ec) {
       if (!stop_watch_) {
         peer_closed_ = true;  // EOF or reset: the client is gone
@@ -304,7 +332,7 @@ asio::awaitable<void> Connection::stop_watching_peer(AsyncSignal& signal) {
   if (!watching_) co_return;
   stop_watch_ = true;
   boost::system::error_code ec;
-  socket_.cancel(ec);  // only the watch's read is pending here: no write is in flight
+  stream_.socket().cancel(ec);  // only the watch's read is pending here: no write is in flight
   while (watching_) co_await signal.wait();
 }
 

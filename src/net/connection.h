@@ -27,6 +27,7 @@
 
 #include "net/api_error.h"
 #include "net/async_signal.h"
+#include "net/detail/server_stream.h"
 
 namespace inferscope::net {
 
@@ -50,7 +51,8 @@ struct StreamHead {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // Connection takes the accepted socket; `core` and `set` (its io thread's) must outlive it.
+  // Connection takes the accepted socket; `core` and `set` (its io thread's) must outlive it. With
+  // core.tls set, run() first does the TLS handshake (under the header deadline).
   Connection(boost::asio::ip::tcp::socket socket, detail::ServerCore& core, detail::ConnectionSet& set);
 
   // run serves requests until the peer leaves, an error, a deadline, a drain or close(). Never throws.
@@ -64,9 +66,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   HttpRequest& request() { return request_; }
   // core is what the connections of this server share (router.cpp's blocking routes use it).
   detail::ServerCore& core() { return core_; }
-  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
+  boost::asio::any_io_executor executor() { return stream_.get_executor(); }
   // peer_is_loopback reports whether the client connected from 127.0.0.0/8 or ::1.
   bool peer_is_loopback() const { return peer_loopback_; }
+  // peer_address is the client's IP address as text ("127.0.0.1", "::1"); empty if unknown.
+  const std::string& peer_address() const { return peer_address_; }
+  // is_tls reports whether this connection speaks TLS.
+  bool is_tls() const { return stream_.tls(); }
   // draining reports whether the server is shutting down gracefully (finish, then close).
   bool draining() const;
 
@@ -112,6 +118,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   boost::asio::awaitable<bool> read_request();
+  boost::asio::awaitable<bool> tls_handshake();
   boost::asio::awaitable<void> watchdog();
   boost::asio::awaitable<void> peer_watch_loop(AsyncSignal* signal);
   boost::asio::awaitable<bool> delay_write();
@@ -122,7 +129,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void arm_idle_deadline();
   void clear_deadline() { deadline_ = std::chrono::steady_clock::time_point::max(); }
 
-  boost::asio::ip::tcp::socket socket_;
+  detail::ServerStream stream_;
   detail::ServerCore& core_;
   detail::ConnectionSet& set_;
   boost::beast::flat_buffer buffer_;
@@ -134,6 +141,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   bool busy_ = false;           // a request is being read or served
   bool peer_loopback_ = false;
+  std::string peer_address_;
   bool keep_alive_ = true;      // of the request being served
   bool chunked_ = false;        // of the stream being written
   bool watching_ = false;

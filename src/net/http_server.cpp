@@ -10,6 +10,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -42,6 +43,37 @@ Result<void> validate(const HttpServerOptions& o) {
   if (o.idle_timeout_ms == 0) return make_error("the idle timeout must be positive");
   if (o.header_timeout_ms == 0) return make_error("the header read timeout must be positive");
   return {};
+}
+
+// tls_server_context loads `files` into a server context: TLS 1.2+, no compression or
+// renegotiation, and client certificates required when a client CA is named.
+Result<std::unique_ptr<asio::ssl::context>> tls_server_context(const TlsServerFiles& files) {
+  namespace ssl = asio::ssl;
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
+  boost::system::error_code ec;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::no_compression |
+                           ssl::context::single_dh_use,
+                       ec);
+  if (files.cert_file.empty() || files.key_file.empty()) return make_error("TLS needs both a certificate and a key file");
+  // An encrypted key fails to load instead of OpenSSL asking for its passphrase on the terminal.
+  context->set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); }, ec);
+  context->use_certificate_chain_file(files.cert_file, ec);
+  if (ec) return make_error("cannot read TLS certificate file " + files.cert_file + ": " + ec.message());
+  context->use_private_key_file(files.key_file, ssl::context::pem, ec);
+  if (ec && ec.message().find("mismatch") != std::string::npos) {
+    return make_error("TLS key file " + files.key_file + " does not match certificate file " + files.cert_file);
+  }
+  if (ec) return make_error("cannot read TLS key file " + files.key_file + ": " + ec.message());
+  if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
+    return make_error("TLS key file " + files.key_file + " does not match certificate file " + files.cert_file);
+  }
+  if (!files.client_ca_file.empty()) {
+    context->load_verify_file(files.client_ca_file, ec);
+    if (ec) return make_error("cannot read TLS client CA file " + files.client_ca_file + ": " + ec.message());
+    context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, ec);
+  }
+  return context;
 }
 
 }  // namespace
@@ -164,6 +196,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
   auto impl = std::make_unique<Impl>();
   impl->core.options = std::move(options);
   impl->core.handler = std::move(handler);
+  if (impl->core.options.tls) {
+    auto tls = tls_server_context(*impl->core.options.tls);
+    if (!tls) return fail(tls.error());
+    impl->core.tls = std::move(*tls);
+  }
   for (unsigned i = 0; i < impl->core.options.io_threads; ++i) impl->shards.push_back(std::make_unique<Shard>());
   if (auto r = impl->listen(); !r) return fail(r.error());
   impl->start_threads();

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <inferscope/common/result.h>
@@ -30,6 +31,14 @@ class Connection;
 // the connection). It must not throw and must not block the io thread.
 using RequestHandler = std::function<boost::asio::awaitable<bool>(Connection&)>;
 
+// TlsServerFiles names the PEM files of a TLS server: its certificate chain and private key and,
+// when set, the CA whose certificates clients must present (mutual TLS).
+struct TlsServerFiles {
+  std::string cert_file;
+  std::string key_file;
+  std::string client_ca_file;  // empty: clients need no certificate
+};
+
 // HttpServerOptions holds the listen address and the limits every connection gets.
 struct HttpServerOptions {
   std::string host = "127.0.0.1";        // numeric IP or "localhost"
@@ -41,12 +50,14 @@ struct HttpServerOptions {
   std::uint32_t idle_timeout_ms = 60000;       // keep-alive idle, body read and each write
   std::string server_name = "inferscope";      // the Server header
   std::string log_name = "http";               // prefix of this server's log lines
+  std::optional<TlsServerFiles> tls;           // set: HTTPS only (TLS 1.2 or newer)
 };
 
 class HttpServer {
  public:
-  // start validates `options`, binds host:port and starts the io threads. Fails with
-  // "cannot start HTTP server on <host>:<port>: <cause>"; nothing is left running then.
+  // start validates `options`, loads the TLS files when given, binds host:port and starts the io
+  // threads. Fails with "cannot start HTTP server on <host>:<port>: <cause>" (a TLS file that
+  // cannot be read or does not match names its flag-free path); nothing is left running then.
   static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, RequestHandler handler);
 
   // ~HttpServer stops the server at once (stop(0)).

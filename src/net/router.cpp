@@ -197,7 +197,32 @@ RequestHandler Router::handler() const {
   return [this](Connection& c) { return dispatch(c); };
 }
 
-asio::awaitable<bool> Router::dispatch(Connection& c) const {
+RequestHandler Router::handler(RouteGuard guard, const std::string& guard_lane) {
+  if (!guard) return handler();
+  auto shared = std::make_shared<const Guard>(Guard{std::move(guard), guard_lane.empty() ? nullptr : lane(guard_lane)});
+  return [this, shared](Connection& c) { return dispatch_guarded(c, shared.get()); };
+}
+
+std::vector<RouteInfo> Router::routes() const {
+  std::vector<RouteInfo> out;
+  out.reserve(routes_.size());
+  for (const Route& route : routes_) out.push_back(info_of(route));
+  return out;
+}
+
+RouteInfo Router::info_of(const Route& route) {
+  RouteInfo info{route.method, route.path, route.prefix, RouteInfo::Kind::plain};
+  if (route.stream) {
+    info.kind = RouteInfo::Kind::stream;
+  } else if (route.async) {
+    info.kind = RouteInfo::Kind::async;
+  } else if (route.lane) {
+    info.kind = RouteInfo::Kind::blocking;
+  }
+  return info;
+}
+
+asio::awaitable<bool> Router::dispatch_guarded(Connection& c, const Guard* guard) const {
   const HttpRequest& request = c.request();
   Request view;
   view.method = to_std(request.method_string());
@@ -207,6 +232,8 @@ asio::awaitable<bool> Router::dispatch(Connection& c) const {
   if (q != std::string_view::npos) view.query = view.target.substr(q + 1);
   view.body = request.body();
   view.peer_loopback = c.peer_is_loopback();
+  view.client_ip = c.peer_address();
+  view.tls = c.is_tls();
   view.native = &request;
 
   const Route* match = nullptr;
@@ -229,10 +256,33 @@ asio::awaitable<bool> Router::dispatch(Connection& c) const {
     const ApiError error = ApiError::not_found("cannot find route " + std::string(view.path));
     co_return co_await c.send_error(error, request);
   }
-  if (match->stream) co_return co_await run_stream(c, request, view, match->stream);
   // Plain statements around co_await: g++ 12 mishandles temporaries in conditional co_awaits.
   Response response;
-  if (match->lane) {
+  std::optional<Response> refused;
+  if (guard != nullptr && guard->lane) {
+    // On the lane, the guard's answer travels as a Response; status 0 stands for "let it through".
+    const RouteInfo info = info_of(*match);
+    const PlainHandler check = [guard, &info](const Request& r) {
+      std::optional<Response> answer = guard->check(r, info);
+      return answer ? std::move(*answer) : Response{.status = 0};
+    };
+    std::optional<Response> answer = co_await run_on_lane(c, guard->lane->pool, check, view);
+    if (!answer) {
+      const ApiError error = ApiError::overloaded("cannot serve " + std::string(view.path) +
+                                                      ": too many requests wait for their access check; retry later",
+                                                  guard->lane->options.retry_after_s);
+      refused = Response::error(error);
+    } else if (answer->status != 0) {
+      refused = std::move(*answer);
+    }
+  } else if (guard != nullptr) {
+    refused = guard->check(view, info_of(*match));
+  }
+  if (refused) {
+    response = std::move(*refused);
+  } else if (match->stream) {
+    co_return co_await run_stream(c, request, view, match->stream);
+  } else if (match->lane) {
     std::optional<Response> answer = co_await run_on_lane(c, match->lane->pool, match->plain, view);
     if (answer) {
       response = std::move(*answer);

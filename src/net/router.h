@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,8 @@ struct Request {
   std::string_view query;   // after '?', or empty
   std::string_view body;
   bool peer_loopback = false;
+  std::string_view client_ip;  // the peer's IP address as text ("127.0.0.1", "2001:db8::1")
+  bool tls = false;            // the request came over TLS
   // header returns the value of header `name` (case-insensitive), or empty.
   std::string_view header(std::string_view name) const;
   const void* native = nullptr;  // the Beast request behind it (router.cpp only)
@@ -86,6 +89,22 @@ class EventStream {
   ~EventStream() = default;
 };
 
+// RouteInfo describes one registered route (Router::routes(), and what a RouteGuard is asked
+// about): its method, its path (a prefix when `prefix`), and how it is answered.
+struct RouteInfo {
+  enum class Kind { plain, async, stream, blocking };
+  std::string method;
+  std::string path;
+  bool prefix = false;
+  Kind kind = Kind::plain;
+};
+
+// RouteGuard runs before the handler of every matched route of a server started with
+// Router::handler(guard): nullopt lets the request through, a Response answers it instead (401,
+// 403, 429...). It runs on the io thread, so it must not throw or block for long. Requests that
+// match no route get their 404/405 without it.
+using RouteGuard = std::function<std::optional<Response>(const Request&, const RouteInfo&)>;
+
 using PlainHandler = std::function<Response(const Request&)>;
 using AsyncHandler = std::function<boost::asio::awaitable<Response>(const Request&)>;
 using StreamHandler = std::function<boost::asio::awaitable<void>(const Request&, EventStream&)>;
@@ -121,9 +140,17 @@ class Router {
 
   // handler returns the RequestHandler for HttpServer::start; the Router must outlive the server.
   RequestHandler handler() const;
+  // handler(guard) is handler() with `guard` asked before each matched route's handler: one Router
+  // can serve a loopback server without a guard and a public one with it. With `guard_lane`, the
+  // guard runs on that lane's workers (for a guard that may block, e.g. a bcrypt check; a full
+  // lane answers 503 + Retry-After); without, on the io thread.
+  RequestHandler handler(RouteGuard guard, const std::string& guard_lane = {});
+
+  // routes lists the registered routes in registration order (a replaced route keeps its place).
+  std::vector<RouteInfo> routes() const;
 
   // dispatch answers the connection's current request (what handler() calls).
-  boost::asio::awaitable<bool> dispatch(Connection& connection) const;
+  boost::asio::awaitable<bool> dispatch(Connection& connection) const { return dispatch_guarded(connection, nullptr); }
 
  private:
   struct Lane;
@@ -136,6 +163,12 @@ class Router {
     StreamHandler stream;
     std::shared_ptr<Lane> lane;  // set: `plain` runs on this lane's workers
   };
+  struct Guard {
+    RouteGuard check;
+    std::shared_ptr<Lane> lane;  // null: on the io thread
+  };
+  boost::asio::awaitable<bool> dispatch_guarded(Connection& connection, const Guard* guard) const;
+  static RouteInfo info_of(const Route& route);
   void insert(Route route);
   std::shared_ptr<Lane> lane(const std::string& name);
   std::vector<Route> routes_;

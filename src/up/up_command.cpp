@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -25,6 +26,7 @@
 #include "net/router.h"
 #include "relay/relay.h"
 #include "up/k8s_export.h"
+#include "up/up_access.h"
 #include "up/kind_follower.h"
 #include "up/monitoring_stack.h"
 #include "up/stack_status.h"
@@ -61,7 +63,24 @@ struct UpFlags {
   std::string otlp_forward;    // copy what POST /v1/traces receives to this OTLP/HTTP URL
   std::string export_k8s;      // write Kubernetes manifests here, start nothing
   K8sExportOptions k8s;        // --k8s-*: the cluster's assumptions
+  std::string listen;          // --listen ADDR:PORT: a second, public server (TLS + auth from web:)
+  bool insecure_listen = false;  // allow a non-loopback --listen without TLS and authentication
+  bool hash_password = false;    // print the bcrypt hash of the password on stdin, start nothing
 };
+
+// PublicListen is what --listen asks for, checked against the config's web: section.
+struct PublicListen {
+  ListenAddress address;
+  std::string text;  // as given
+  std::optional<config::WebConfig> web;
+};
+
+// check_listen validates --listen and --insecure-listen against `config.web` and loads the token
+// files; nullopt without --listen. A non-loopback address needs web.tls and users or tokens.
+std::optional<PublicListen> check_listen(const UpFlags& f, const CLI::App& cmd, const config::StackConfig& config);
+
+// run_hash_password reads one line (the password) from stdin and prints its bcrypt hash.
+void run_hash_password();
 
 // kK8sFlags are the flags that only --export-k8s reads.
 constexpr const char* kK8sFlags[] = {"--k8s-namespace", "--k8s-release", "--k8s-image", "--k8s-storage",
@@ -231,8 +250,38 @@ int wait_for_stop_signal(const sigset_t& signals) {
   return number;
 }
 
+std::optional<PublicListen> check_listen(const UpFlags& f, const CLI::App& cmd, const config::StackConfig& config) {
+  if (f.insecure_listen && !given(cmd, "--listen")) fail("--insecure-listen applies to --listen: give --listen ADDR:PORT too");
+  if (!given(cmd, "--listen")) return std::nullopt;
+  auto address = parse_listen_address(f.listen);
+  if (!address) fail("--listen " + f.listen + ": " + address.error().message);
+  PublicListen out{*address, f.listen, config.web};
+  const bool tls = out.web && out.web->tls;
+  const bool auth = out.web && out.web->has_auth();
+  if (!address->loopback && !(tls && auth) && !f.insecure_listen) {
+    const std::string missing = !tls && !auth ? "TLS and authentication" : !tls ? "TLS" : "authentication";
+    fail("--listen " + f.listen + ": a non-loopback address needs " + missing +
+         ": set web.tls and web.users or web.tokens in --config (docs/up.md \"For a team\"), or give --insecure-listen");
+  }
+  if (out.web) {
+    if (auto loaded = config::load_web_tokens(*out.web); !loaded) fail(loaded.error().message);
+  }
+  return out;
+}
+
+void run_hash_password() {
+  std::string password;
+  if (!std::getline(std::cin, password)) fail("--hash-password: give the password on stdin (one line)");
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (password.empty()) fail("--hash-password: the password on stdin is empty");
+  auto hash = bcrypt_hash(password, 12);
+  if (!hash) fail("--hash-password: " + hash.error().message);
+  std::printf("%s\n", hash->c_str());
+}
+
 void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (f.status) return run_status(f);
+  if (f.hash_password) return run_hash_password();
   if (f.export_k8s.empty()) {
     for (const char* flag : kK8sFlags) {
       if (given(cmd, flag)) fail(std::string(flag) + " applies to --export-k8s: give --export-k8s DIR too");
@@ -241,6 +290,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
   if (!f.export_k8s.empty()) return run_export_k8s(f, cmd);
   if (!f.export_grafana.empty()) return run_export_grafana(f, cmd);
   config::StackConfig config = build_config(f, cmd);
+  std::optional<PublicListen> listen = check_listen(f, cmd, config);
   std::vector<std::string> followed;  // `auto` targets: their kind follows what they expose
   for (const config::TargetConfig& t : config.targets) {
     if (t.kind == config::kAutoKind) followed.push_back(t.name);
@@ -401,10 +451,58 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                             context.prometheus_tls(), custom_targets_of(config),
                             [&context] { return context.api_url(); });  // GET /api/doctor, examples from our store
 
-  auto server = net::HttpServer::start({.host = "127.0.0.1", .port = config.port, .io_threads = 2,
-                                        .max_body_bytes = 8u << 20, .log_name = "up"},
-                                       router.handler());
+  // Every route has its role (kUpRouteRoles), --listen or not: a route added without one is a bug
+  // that every start of up reports.
+  if (auto roles = check_up_route_roles(router.routes()); !roles) fail(roles.error().message);
+  // --listen: the public server's handler asks UpAccess first (bcrypt may block: on its own lane).
+  std::unique_ptr<UpAccess> access;
+  net::RequestHandler public_handler;
+  if (listen) {
+    public_handler = router.handler();
+    if (listen->web && listen->web->has_auth()) {
+      access = std::make_unique<UpAccess>(*listen->web, [&print](const std::string& line) { print(line); });
+      router.set_lane("access", {.threads = 2, .max_waiting = 64, .retry_after_s = 1});
+      public_handler = router.handler(access->guard(), "access");
+    }
+  }
+
+  net::HttpServerOptions loopback_options;
+  loopback_options.port = config.port;
+  loopback_options.io_threads = 2;
+  loopback_options.max_body_bytes = 8u << 20;
+  loopback_options.log_name = "up";
+  auto server = net::HttpServer::start(loopback_options, router.handler());
   if (!server) fail(server.error().message);
+  std::unique_ptr<net::HttpServer> public_server;
+  if (listen) {
+    net::HttpServerOptions options = loopback_options;
+    options.host = listen->address.host;
+    options.port = listen->address.port;
+    options.log_name = "up-public";
+    const bool tls = listen->web && listen->web->tls;
+    if (tls) {
+      const config::WebTls& files = *listen->web->tls;
+      options.tls = net::TlsServerFiles{files.cert_file, files.key_file, files.client_ca_file};
+    }
+    auto started_public = net::HttpServer::start(options, public_handler);
+    if (!started_public) {
+      (*server)->stop();
+      fail("--listen " + listen->text + ": " + started_public.error().message);
+    }
+    public_server = std::move(*started_public);
+    const std::string host = listen->address.host.find(':') != std::string::npos ? "[" + listen->address.host + "]"
+                                                                                  : listen->address.host;
+    std::string how = tls ? "TLS" : "no TLS";
+    how += access ? ", " + std::to_string(listen->web->users.size()) + " users, " +
+                        std::to_string(listen->web->tokens.size()) + " tokens"
+                  : ", no authentication";
+    if (f.insecure_listen && !(tls && access)) {
+      std::fprintf(stderr, "inferscope up: warning: --insecure-listen: %s:%u serves with %s to anyone who can reach it\n",
+                   host.c_str(), static_cast<unsigned>(public_server->port()), how.c_str());
+    }
+    print("inferscope up: listening on " + std::string(tls ? "https" : "http") + "://" + host + ":" +
+          std::to_string(public_server->port()) + " (" + how + ")");
+  }
   api_url = "http://127.0.0.1:" + std::to_string((*server)->port());
   context.set_api_url(api_url);
   if (auto started_receiver = trace_receiver.start(); !started_receiver) {
@@ -453,6 +551,7 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
 
   const int number = wait_for_stop_signal(stop_signals);
   print("inferscope up: signal " + std::to_string(number) + " received, stopping");
+  if (public_server) public_server->stop(std::chrono::seconds(1));
   (*server)->stop(std::chrono::seconds(1));
   trace_receiver.stop();
   report.stop();
@@ -504,6 +603,14 @@ void add_up_command(CLI::App& app) {
                   "write Grafana dashboards (inferscope, gateway, vLLM, llama.cpp, TGI, Triton, SGLang, LiteLLM) and "
                   "provisioning YAML into this directory, start nothing; with a redis --target (or one in --config) "
                   "they have the Queue row");
+  cmd->add_option("--listen", flags->listen,
+                  "ADDR:PORT of a second, public server with every route of --port, behind the web: section of "
+                  "--config (TLS, users, tokens, roles; docs/up.md \"For a team\"); a non-loopback address needs TLS "
+                  "and authentication unless --insecure-listen");
+  cmd->add_flag("--insecure-listen", flags->insecure_listen,
+                "let a non-loopback --listen serve without TLS or authentication (prints a warning at start)");
+  cmd->add_flag("--hash-password", flags->hash_password,
+                "read a password from stdin, print its bcrypt hash for web.users in --config, start nothing");
   cmd->add_option("--export-k8s", flags->export_k8s,
                   "write Kubernetes manifests for the Prometheus Operator into this directory, start nothing: the "
                   "rules as PrometheusRules, a ServiceMonitor per target kind, the Grafana dashboards as ConfigMaps, "

@@ -59,6 +59,7 @@ const std::vector<Package> kPackages = {
     {"libcurl", {"curl/"}},
     {"hiredis", {"hiredis/"}},
     {"zlib", {"zlib.h"}},
+    {"libcrypt", {"crypt.h"}},
     {"GoogleTest", {"gtest/", "gmock/"}},
     {"Google Benchmark", {"benchmark/"}},
 };

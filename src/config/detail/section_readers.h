@@ -10,6 +10,7 @@
 
 #include "config/detail/yaml_reader.h"
 #include "config/stack_config.h"
+#include "config/web_config.h"
 #include "dialect/custom_dialect.h"
 #include "relay/relay_config.h"
 
@@ -30,5 +31,9 @@ void read_notifications(const Reader& r, const YAML::Node& node, relay::RelayCon
 
 // read_report reads `report:` after notifications (its channels must name configured ones).
 void read_report(const Reader& r, const YAML::Node& node, StackConfig& c);
+
+// read_web reads `web:` (tls, users, tokens); `file` names the config in each entry's `where`.
+// Token files are read later, by load_web_tokens.
+void read_web(const Reader& r, const YAML::Node& node, std::string_view file, WebConfig& web);
 
 }  // namespace inferscope::config::detail

@@ -55,6 +55,9 @@ class Reader {
     }
   }
 
+  // file names the config file in errors.
+  const std::string& file() const { return file_; }
+
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }

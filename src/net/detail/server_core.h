@@ -4,10 +4,13 @@
 // Thread-safe: options and handler are immutable after start; the rest is atomic.
 #pragma once
 
+#include <boost/asio/ssl/context.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <unordered_set>
 
@@ -18,6 +21,7 @@ namespace inferscope::net::detail {
 struct ServerCore {
   HttpServerOptions options;
   RequestHandler handler;
+  std::unique_ptr<boost::asio::ssl::context> tls;  // set: every connection speaks TLS
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> live{0};
   // Blocking handlers handed to a WorkerPool (router.cpp) and not yet finished. stop() waits for
