@@ -124,9 +124,14 @@ enum class Role : std::uint8_t {
   kRoutePrefixHit,     // share of the prompt's prefix the chosen worker holds, per routing decision (histogram, 0..1)
   kPoolWaiting,        // requests waiting per pool (gauge; kind_label names the pool label)
   kEndpointLoad,       // load per worker/endpoint (gauge; kind_label names the endpoint label; unit varies)
+  // LoRA adapters (appended), exposed only with adapters configured (Presence::kFeature).
+  kLoraAdaptersLoaded,  // adapters held in GPU slots (gauge)
+  kLoraSlots,           // adapter slots (--max-loras; gauge)
+  kLoraWaitingRequests, // requests passed over because their adapter has no slot (gauge)
+  kLoraLoads,           // adapter loads into a slot (counter)
 };
 
-inline constexpr std::size_t kRoleCount = 59;
+inline constexpr std::size_t kRoleCount = 63;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.

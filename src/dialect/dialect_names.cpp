@@ -21,9 +21,10 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "in_flight",    "dependency_call", "client_errors", "queue_wait", "queue_run",
     "queue_depth",  "queue_oldest_age", "queue_in_progress", "queue_jobs", "queue_workers",
     "spec_drafts",  "spec_draft_tokens", "spec_accepted_tokens", "route", "kv_transfer",
-    "kv_transfer_bytes", "route_prefix_hit", "pool_waiting", "endpoint_load"};
+    "kv_transfer_bytes", "route_prefix_hit", "pool_waiting", "endpoint_load", "lora_adapters_loaded",
+    "lora_slots",   "lora_waiting_requests", "lora_loads"};
 
-static_assert(static_cast<std::size_t>(Role::kEndpointLoad) + 1 == kRoleCount, "kRoleNames out of date");
+static_assert(static_cast<std::size_t>(Role::kLoraLoads) + 1 == kRoleCount, "kRoleNames out of date");
 
 }  // namespace
 

@@ -60,6 +60,7 @@ struct Found {
   // unknown or not fallen). At the same step cost the time per output token rises by this much.
   double spec_step_ratio = 1;
   double spec_drop = 0;  // spec_decode_acceptance_drop's strength
+  double lora_thrash = 0;  // lora_adapter_thrash's strength
   // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
   // work takes while it decodes (seconds per request; absent = no bound known).
   std::map<CauseId, double> decode_caps;

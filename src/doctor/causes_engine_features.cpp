@@ -6,7 +6,10 @@
 // a verify step emits the drafts it accepted plus one token, so when acceptance falls each output
 // token takes more steps: time per output token rises at an unchanged cost per step (that would
 // be decode_slowdown's), while a per-step ITL (vLLM's, one observation per output event) barely
-// moves.
+// moves. LoRA adapters: an adapter must sit in one of --max-loras GPU slots for its requests to
+// run, so more distinct adapters in flight than slots leave requests passed over (waiting for a
+// slot while the batch has room) and adapters loaded and evicted in turn: queue time grows at an
+// unchanged rate, prompt length and engine speed.
 #include <algorithm>
 #include <cmath>
 
@@ -40,6 +43,17 @@ constexpr CauseSpec kEngineFeatureCauses[] = {
                     "model's version or tokenizer accepts little; an n-gram proposer needs prompts that repeat.",
                     "Judge users by TPOT, not ITL: under speculation vllm:inter_token_latency_seconds is per step "
                     "(several tokens), so it stays flat while each token takes longer."}},
+    {.id = CauseId::kLoraAdapterThrash, .name = "lora_adapter_thrash", .stage = Stage::kQueue,
+     .weights = {{Stage::kQueue, 1}, {Stage::kPrefill, 0.3}, {Stage::kDecode, 0.3}, {Stage::kInference, 0.5}},
+     .queues_behind_batch = true,
+     .next_steps = {"Raise --max-loras to the number of adapters in flight at once (each slot holds the largest "
+                    "--max-lora-rank's weights in GPU memory, taken from the KV cache).",
+                    "Group traffic by adapter: route each adapter's requests to a subset of replicas (llm-d's LoRA "
+                    "affinity, a model-name route) so each replica serves no more adapters than it has slots.",
+                    "Check --max-cpu-loras: an adapter evicted from the CPU cache is read from disk again on its next "
+                    "load, which multiplies the cost of every swap.",
+                    "Find what changed in the adapter mix: a new tenant or adapter, or a fallen --max-loras after a "
+                    "deploy (vllm:lora_requests_info's max_lora label)."}},
 };
 INFERSCOPE_DOCTOR_CHECK_CAUSE_TABLE(kEngineFeatureCauses, INFERSCOPE_DOCTOR_ENGINE_FEATURE_CAUSES);
 
@@ -156,11 +170,60 @@ void evaluate_spec_decode(Evaluation& e) {
   h.why_not = "draft acceptance " + percent(a_b) + " -> " + percent(a_i);
 }
 
+// kLoraLoadFloor keeps the load-rate ratio finite when the baseline loaded no adapter at all (every
+// adapter fitted its slots): a swap every ten seconds is the floor.
+constexpr double kLoraLoadFloor = 0.1;
+
+void evaluate_lora(Evaluation& e) {
+  const Quantity* lora_waiting = e.find(SignalId::kLoraWaiting);
+  if (!lora_waiting || !lora_waiting->baseline.has_data() || !lora_waiting->incident.has_data()) return;
+  const Quantity* slots = e.find(SignalId::kLoraSlots);
+  const Quantity* loaded = e.find(SignalId::kLoraLoaded);
+  const Quantity* loads = e.find(SignalId::kLoraLoadRate);
+  const Quantity* waiting = e.find(SignalId::kWaiting);
+  const double lw_b = lora_waiting->baseline.mean, lw_i = lora_waiting->incident.mean;
+  // Requests passed over for want of a slot: from none to one or more on average is the sign.
+  const double passed_over = ramp(lw_i - lw_b, 0.25, 1.0);
+  // Adapter loads per second rose (x1.5 starts, x4 full): adapters evicted and loaded in turn.
+  const double load_b = mean_of(loads, false), load_i = mean_of(loads, true);
+  const double load_ratio = load_i >= 0 && load_b >= 0 ? std::max(load_i, 0.0) / std::max(load_b, kLoraLoadFloor) : kNaN;
+  const double loads_up = std::isnan(load_ratio) ? 0.5 : log_ramp(load_ratio, 1.5, 4.0);
+  // Slots full: every slot holds an adapter (a free slot would have taken the waiting adapter).
+  const double s_i = mean_of(slots, true), s_b = mean_of(slots, false), l_i = mean_of(loaded, true);
+  const double full = s_i > 0 && l_i >= 0 ? ramp(l_i / s_i, 0.6, 0.95) : 1;
+  // The batch has room: most of the queue waits for an adapter, not for a place in the batch.
+  const double w_i = mean_of(waiting, true);
+  const double room = w_i > 0 ? ramp(lw_i / w_i, 0.3, 0.7) : 1;
+  const double strength = std::min(passed_over, std::max(loads_up, s_b > s_i ? 1.0 : 0.0)) * full * room;
+  e.found.lora_thrash = strength;
+
+  Hypothesis& h = e.add(CauseId::kLoraAdapterThrash);
+  h.strength = strength;
+  h.evidence.push_back(e.ev(lora_waiting, "requests waiting for an adapter slot"));
+  if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
+  if (slots) h.evidence.push_back(e.ev(slots, "adapter slots"));
+  if (loaded) h.evidence.push_back(e.ev(loaded, "adapters loaded"));
+  if (loads) h.evidence.push_back(e.ev(loads, "adapter loads"));
+  if (const Quantity* queue = e.find(Stage::kQueue)) h.evidence.push_back(e.ev(queue, "queue"));
+  if (e.found.rate) h.evidence.push_back(e.ev(e.found.rate, "request rate"));
+  h.summary = "more LoRA adapters in flight than slots: " + number(lw_b) + " -> " + number(lw_i) +
+              " requests wait for an adapter slot" +
+              (w_i > 0 ? " of " + number(w_i) + " waiting" : std::string()) +
+              (s_i > 0 ? ", " + number(l_i) + " of " + number(s_i) + " slots loaded" +
+                             (s_b > s_i ? " (slots " + number(s_b) + " -> " + number(s_i) + ")" : std::string())
+                       : std::string()) +
+              (std::isnan(load_ratio) ? std::string()
+                                      : ", adapter loads " + number(load_b) + " -> " + number(load_i) + "/s") +
+              "; requests queue for a swap while the batch has room";
+  h.why_not = "requests waiting for an adapter " + number(lw_b) + " -> " + number(lw_i);
+}
+
 }  // namespace
 
 void evaluate_engine_features(Evaluation& e) {
   evaluate_prefix_cache(e);
   evaluate_spec_decode(e);
+  evaluate_lora(e);
 }
 
 }  // namespace inferscope::doctor::detail

@@ -7,4 +7,5 @@
 
 #define INFERSCOPE_DOCTOR_ENGINE_FEATURE_CAUSES(CAUSE) \
   CAUSE(kPrefixCacheMiss)                           \
-  CAUSE(kSpecDecodeAcceptanceDrop)
+  CAUSE(kSpecDecodeAcceptanceDrop)                  \
+  CAUSE(kLoraAdapterThrash)

@@ -47,6 +47,10 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kSpecDrafts: return signal(SignalId::kSpecDrafts, group, id);
     case Role::kSpecDraftTokens: return signal(SignalId::kSpecDraftTokens, group, id);
     case Role::kSpecAcceptedTokens: return signal(SignalId::kSpecAcceptedTokens, group, id);
+    case Role::kLoraAdaptersLoaded: return signal(SignalId::kLoraLoaded, group, id);
+    case Role::kLoraSlots: return signal(SignalId::kLoraSlots, group, id);
+    case Role::kLoraWaitingRequests: return signal(SignalId::kLoraWaiting, group, id);
+    case Role::kLoraLoads: return signal(SignalId::kLoraLoadRate, group, id);
     case Role::kRequests: return signal(SignalId::kRequestRate, group, id);
     case Role::kErrors: return signal(SignalId::kErrorRate, group, id);
     case Role::kPromptTokens: return signal(SignalId::kPromptTokenRate, group, id);

@@ -7,7 +7,7 @@ namespace inferscope::doctor {
 namespace {
 
 // The one table of signal ids, in enum order (checked below).
-constexpr std::array<std::pair<SignalId, std::string_view>, 43> kNames{{
+constexpr std::array<std::pair<SignalId, std::string_view>, 47> kNames{{
     {SignalId::kE2e, "e2e"},
     {SignalId::kTtft, "ttft"},
     {SignalId::kTpot, "tpot"},
@@ -51,12 +51,16 @@ constexpr std::array<std::pair<SignalId, std::string_view>, 43> kNames{{
     {SignalId::kQueueWorkersStale, "queue_workers_stale"},
     {SignalId::kKvTransferBytes, "kv_transfer_bytes"},
     {SignalId::kRoutePrefixHit, "route_prefix_hit"},
+    {SignalId::kLoraLoaded, "lora_loaded"},
+    {SignalId::kLoraSlots, "lora_slots"},
+    {SignalId::kLoraWaiting, "lora_waiting"},
+    {SignalId::kLoraLoadRate, "lora_load_rate"},
 }};
 
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < kNames.size(); ++i)
     if (static_cast<std::size_t>(kNames[i].first) != i) return false;
-  return static_cast<std::size_t>(SignalId::kRoutePrefixHit) + 1 == kNames.size();
+  return static_cast<std::size_t>(SignalId::kLoraLoadRate) + 1 == kNames.size();
 }
 static_assert(in_enum_order(), "kNames lists every SignalId once, in enum order");
 

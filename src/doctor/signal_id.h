@@ -64,6 +64,11 @@ enum class SignalId : std::uint8_t {
   // Disaggregated fleets (docs/disaggregation.md).
   kKvTransferBytes,     // KV bytes per prefill -> decode transfer (mean)
   kRoutePrefixHit,      // the router's prefix hit of the chosen worker per decision, 0..1 (mean)
+  // LoRA adapters (appended).
+  kLoraLoaded,          // adapters held in GPU slots
+  kLoraSlots,           // adapter slots
+  kLoraWaiting,         // requests waiting because their adapter has no slot
+  kLoraLoadRate,        // adapter loads per second
 };
 
 // to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.

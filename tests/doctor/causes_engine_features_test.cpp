@@ -5,7 +5,11 @@
 // a server without prefix counters are not prefix_cache_miss. A fall of speculative decoding's
 // draft acceptance that stretches the time per output token at the same step cost is
 // spec_decode_acceptance_drop, at two magnitudes and with either kind of ITL, and not
-// decode_slowdown; a slower step at steady acceptance is decode_slowdown.
+// decode_slowdown; a slower step at steady acceptance is decode_slowdown. LoRA adapter slots cut
+// below the adapters in flight (requests waiting for a slot with batch room, loads per second up)
+// is lora_adapter_thrash at two magnitudes, and neither capacity_drop, long_prompts nor
+// decode_slowdown claims it; a queue of requests that wait for the batch, not for an adapter, is
+// not lora_adapter_thrash.
 #include "doctor/diagnosis.h"
 
 #include <gtest/gtest.h>
@@ -174,6 +178,73 @@ TEST(EngineFeaturesTest, SlowerStepAtSteadyAcceptanceIsDecodeSlowdown) {
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   EXPECT_EQ(d.findings.front().cause, "decode_slowdown") << to_text(d);
   EXPECT_FALSE(reported(d, "spec_decode_acceptance_drop")) << to_text(d);
+}
+
+// lora_thrash builds steady traffic over 4 adapters whose slots fall from 4 to `slots_after`:
+// requests whose adapter has no slot are passed over (most of the queue waits for an adapter
+// while the batch shrinks), adapters are loaded in turn (loads per second climb from a trickle),
+// and each load's few milliseconds stretch the steps a little.
+Snapshot lora_thrash(double slots_after) {
+  Snapshot s = steady();
+  const double cut = 4 / slots_after;  // adapters in flight per slot
+  const double queue_i = 0.005 + 0.12 * (cut - 1);
+  const double decode_i = 0.245 * (1 + 0.02 * (cut - 1));
+  s.stages["queue"] = quantity(0.005, queue_i);
+  s.stages["decode"] = quantity(0.245, decode_i);
+  s.latency["e2e"] = quantity(0.300, queue_i + 0.050 + decode_i, 100, "s", 0.02);
+  s.latency["ttft"] = quantity(0.055, queue_i + 0.050);
+  s.latency["tpot"] = quantity(0.008, 0.008 * decode_i / 0.245);
+  s.latency["itl"] = quantity(0.008, 0.008 * decode_i / 0.245);
+  s.signals["running"] = quantity(2, 2 / cut + 0.5, 100, "requests");
+  s.signals["running"].baseline.max = 4;
+  s.signals["running"].incident.max = 3;
+  s.signals["waiting"] = quantity(0, 0.8 * cut, 100, "requests");
+  s.signals["lora_waiting"] = quantity(0, 0.7 * cut, 100, "requests");
+  s.signals["lora_slots"] = quantity(4, slots_after, 100, "adapters");
+  s.signals["lora_loaded"] = quantity(3.5, slots_after, 100, "adapters");
+  s.signals["lora_load_rate"] = quantity(0.02, 2 * cut, 100, "1/s");
+  return s;
+}
+
+// Tests slots cut 4 -> 2 and 4 -> 1 under 4 adapters: the top finding is lora_adapter_thrash on
+// the queue with the waiting requests and slots in its summary, and no cause that reads the
+// queue as a smaller server, longer prompts or a slower engine is reported.
+TEST(EngineFeaturesTest, LoraAdapterThrashWhenSlotsAreCut) {
+  for (double slots_after : {2.0, 1.0}) {
+    Diagnosis d = run(lora_thrash(slots_after));
+    ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+    ASSERT_FALSE(d.findings.empty());
+    EXPECT_EQ(d.findings.front().cause, "lora_adapter_thrash") << slots_after << "\n" << to_text(d);
+    EXPECT_EQ(d.findings.front().stage, "queue") << to_text(d);
+    const std::string& summary = d.findings.front().summary;
+    EXPECT_NE(summary.find("wait for an adapter slot"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("slots 4 -> "), std::string::npos) << summary;
+    for (const char* other : {"capacity_drop", "long_prompts", "decode_slowdown"})
+      EXPECT_FALSE(reported(d, other)) << other << "\n" << to_text(d);
+  }
+}
+
+// Tests the same queue when no request waits for an adapter (every adapter holds a slot; the
+// batch itself is full): not lora_adapter_thrash; and adapter series that hold still under a
+// steady server leave it healthy.
+TEST(EngineFeaturesTest, QueueWithoutAdapterWaitsIsNotLoraThrash) {
+  Snapshot s = lora_thrash(1);
+  s.signals["lora_waiting"] = quantity(0, 0, 100, "requests");
+  s.signals["lora_slots"] = quantity(4, 4, 100, "adapters");
+  s.signals["lora_loaded"] = quantity(4, 4, 100, "adapters");
+  s.signals["lora_load_rate"] = quantity(0.02, 0.02, 100, "1/s");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_FALSE(reported(d, "lora_adapter_thrash")) << to_text(d);
+
+  Snapshot calm = steady();
+  calm.signals["lora_waiting"] = quantity(0, 0, 100, "requests");
+  calm.signals["lora_slots"] = quantity(4, 4, 100, "adapters");
+  calm.signals["lora_loaded"] = quantity(4, 4, 100, "adapters");
+  calm.signals["lora_load_rate"] = quantity(0.02, 0.02, 100, "1/s");
+  Diagnosis healthy = run(calm);
+  EXPECT_EQ(healthy.verdict, "healthy") << to_text(healthy);
+  EXPECT_FALSE(reported(healthy, "lora_adapter_thrash")) << to_text(healthy);
 }
 
 }  // namespace

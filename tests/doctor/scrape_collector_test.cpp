@@ -21,14 +21,17 @@ TEST(BaselineFileTest, TargetsRoundTrip) {
   const std::string path = (dir.path() / "healthy.json").string();
   Snapshot whole = steady();
   Snapshot slow = decode_slowed(3);
-  std::vector<Slice> targets{{{"", "127.0.0.1:8001", "sim"}, steady()}, {{"", "127.0.0.1:8002", "sim"}, slow}};
+  std::vector<Slice> targets{{{"", "127.0.0.1:8001", "sim"}, steady()}, {{"", "127.0.0.1:8002", "sim"}, slow},
+                             {{"", "127.0.0.1:8003", "sim", "1"}, steady()}};
   ASSERT_TRUE(save_baseline(whole, targets, path));
   auto loaded = load_baseline(path);
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->whole.dialect, "inferscope");
   EXPECT_DOUBLE_EQ(loaded->whole.find(SignalId::kE2e)->incident.mean, 0.300);
-  ASSERT_EQ(loaded->targets.size(), 2u);
+  ASSERT_EQ(loaded->targets.size(), 3u);
   EXPECT_EQ(loaded->targets[1].where.instance, "127.0.0.1:8002");
+  EXPECT_TRUE(loaded->targets[1].where.engine.empty());
+  EXPECT_EQ(loaded->targets[2].where.engine, "1");  // a data-parallel rank keeps its engine
   EXPECT_EQ(loaded->targets[1].where.model, "sim");
   // A target's incident side is what it saved: the slowed one's decode.
   EXPECT_DOUBLE_EQ(loaded->targets[1].snapshot.find(dialect::Role::kDecode)->incident.mean, 0.245 * 3);

@@ -79,6 +79,12 @@ TEST(ServeCommandTest, BadFlagsFailWithOneLine) {
   check({"serve", "--speculative-acceptance", "1.5"}, "--speculative-acceptance");
   check({"serve", "--fault", "spec_acceptance=2"}, "--fault");
   check({"serve", "--speculative-tokens", "2", "--profile", "seed-mock", "--port", "0"}, "no speculative decoding");
+  check({"serve", "--data-parallel-size", "0"}, "--data-parallel-size");
+  check({"serve", "--data-parallel-size", "2", "--port", "0", "--fault", "engine_slowdown={\"engine\":2,\"factor\":3}"},
+        "--fault engine_slowdown: rank 2 is not served");
+  check({"serve", "--max-loras", "0"}, "--max-loras");
+  check({"serve", "--lora-modules", "inferscope-sim-8b", "--port", "0"}, "--lora-modules");
+  check({"serve", "--lora-modules", "a", "--profile", "seed-mock", "--port", "0"}, "no LoRA adapters");
 }
 
 }  // namespace
