@@ -2,7 +2,7 @@
 // find a page session before a route runs). Invariants: never crashes or throws; every parsed name
 // is a token and every value holds no control byte, ';' or '"'; each name and value occur in the
 // input; cookie_value of a parsed name is the first pair with that name; a header rebuilt from the
-// pairs ("a=1; b=2") parses to the same pairs.
+// pairs (a="1"; b="2") parses to the same pairs.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
     if (!rebuilt.empty()) rebuilt += "; ";
-    rebuilt += name + "=" + value;
+    rebuilt += name + "=\"" + value + "\"";  // quoted: a quoted value may keep edge spaces
   }
   if (rebuilt.size() <= kMaxCookieHeaderBytes && parse_cookies(rebuilt) != pairs) std::abort();
   return 0;
