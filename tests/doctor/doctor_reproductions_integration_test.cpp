@@ -49,6 +49,7 @@ struct BenchLoad {
   double burstiness = 0;  // gamma shape of the gaps (< 1 burstier than Poisson); 0 = constant spacing
   int prefix_pool = 0;    // --prefix-pool: distinct prefixes every prompt starts with one of (0 = none)
   int prefix_len = 0;     // --prefix-len: their length in tokens
+  int lora_adapters = 0;  // --lora-adapters: requests name lora-1..N in turn (0 = the base model)
 };
 
 struct Repro {
@@ -88,7 +89,17 @@ std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, d
     for (const std::string& a : {std::string("--prefix-pool"), std::to_string(load.prefix_pool), std::string("--prefix-len"),
                                  std::to_string(load.prefix_len)})
       args.push_back(a);
+  if (load.lora_adapters > 0)
+    for (const std::string& a : {std::string("--lora-adapters"), std::to_string(load.lora_adapters)}) args.push_back(a);
   return args;
+}
+
+// lora_serve_args: serve's flags for `adapters` LoRA adapters lora-1..N (bench's default names) on
+// `slots` GPU slots.
+std::vector<std::string> lora_serve_args(int adapters, int slots) {
+  std::string names;
+  for (int a = 1; a <= adapters; ++a) names += (a > 1 ? ",lora-" : "lora-") + std::to_string(a);
+  return {"--lora-modules", names, "--max-loras", std::to_string(slots)};
 }
 
 // ServeProcess is one `inferscope serve` on an ephemeral port, its port read from its listening line.
@@ -290,6 +301,14 @@ std::vector<Repro> all_repros() {
                    {"--speculative-tokens", "5", "--speculative-acceptance", "0.7"},
                    {.rate = 5, .input_tokens = 512, .output_tokens = 96}, std::nullopt,
                    R"({"spec_acceptance": 0.35})", {"spec_decode_acceptance_drop"}, {"decode_slowdown"}});
+  // 8. LoRA adapters: the max_loras fault cuts the GPU slots below the adapters in flight, so
+  //    requests of an unloaded adapter wait for a slot while the batch has room.
+  cases.push_back({"8 lora", "4 adapters, slots 4 -> 2, 96-token answers at 4 req/s", lora_serve_args(4, 4),
+                   {.rate = 4, .input_tokens = 256, .output_tokens = 96, .lora_adapters = 4}, std::nullopt,
+                   R"({"max_loras": 2})", {"lora_adapter_thrash"}, {"capacity_drop", "long_prompts", "decode_slowdown"}});
+  cases.push_back({"8 lora", "4 adapters, slots 4 -> 1, 128-token answers at 3 req/s", lora_serve_args(4, 4),
+                   {.rate = 3, .input_tokens = 256, .output_tokens = 128, .lora_adapters = 4}, std::nullopt,
+                   R"({"max_loras": 1})", {"lora_adapter_thrash"}, {"capacity_drop", "long_prompts", "decode_slowdown"}});
   // Held aside: one more case per class, added once the rules above were settled and run as they
   // stand; docs/doctor.md reports their first-attempt accuracy apart from the cases above.
   std::vector<Repro> held = {
@@ -318,6 +337,9 @@ std::vector<Repro> all_repros() {
        {"--speculative-tokens", "4", "--speculative-acceptance", "0.75"},
        {.rate = 4, .input_tokens = 384, .output_tokens = 200}, std::nullopt, R"({"spec_acceptance": 0.5})",
        {"spec_decode_acceptance_drop"}, {"decode_slowdown"}},
+      {"8 lora", "6 adapters, slots 6 -> 2, 256-token answers at 3 req/s", lora_serve_args(6, 6),
+       {.rate = 3, .input_tokens = 384, .output_tokens = 256, .lora_adapters = 6}, std::nullopt,
+       R"({"max_loras": 2})", {"lora_adapter_thrash"}, {"capacity_drop", "long_prompts", "decode_slowdown"}},
   };
   for (Repro& r : held) {
     r.held_aside = true;
