@@ -401,6 +401,37 @@ TEST(UpListenIntegrationTest, OpenTelemetryJsSdkDeliversWithItsTokenHeader) {
   }
 }
 
+// A real browser (Debian's Chromium through playwright-core, web/test/login_check.js) is sent to
+// /login, signs in through the form, sees the page draw, has a cross-site form POST to /api/drill
+// refused, signs out, and lands on /login again when it opens the page.
+TEST(UpListenIntegrationTest, ChromiumSignsInSeesThePageAndSignsOut) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode, inferscope::testing::kChromium}));
+  ListenStack stack;
+  ASSERT_TRUE(stack.start()) << stack.ca.error() << (stack.up ? stack.up->output() : "");
+  const std::filesystem::path base = stack.dir.path() / "login_check";
+  inferscope::testing::TestProcess browser(
+      {.binary = "/usr/bin/node",
+       .args = {std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/login_check.js", "--url", stack.public_url, "--user",
+                "alice", "--password", kAlicePassword, "--timeout", "45"},
+       .env = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES},
+       .stdout_file = base.string() + ".out",
+       .stderr_file = base.string() + ".err"});
+  ASSERT_TRUE(browser.started()) << browser.start_error();
+  const int code = browser.wait_exit(120s).value_or(-2);
+  const std::string out = browser.stdout_text();
+  const std::string verdict_line = out.substr(0, out.find('\n'));
+  const auto verdict = nlohmann::json::parse(verdict_line, nullptr, false);
+  ASSERT_TRUE(verdict.is_object()) << out << browser.stderr_text();
+  EXPECT_EQ(code, 0) << verdict.dump(2);
+  EXPECT_TRUE(verdict.value("ok", false)) << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("before_login", ""), "/login") << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("after_logout", ""), "/login") << verdict.dump(2);
+  EXPECT_GT(verdict["steps"].value("panels_drawn", 0), 0) << verdict.dump(2);
+  EXPECT_TRUE(stack.up->wait_line("user 'alice' signed out from 127.0.0.1", 10s)) << stack.up->output();
+  EXPECT_EQ(stack.up->output().find(kAlicePassword), std::string::npos);
+}
+
 TEST(UpListenIntegrationTest, StartRefusesBadTokenFilesPlainPasswordsAndOpenAddresses) {
   TempDir dir("up-listen-bad");
   const std::string token = listen_test_write(dir.path() / "am.token", kIngestToken, 0644);
