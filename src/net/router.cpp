@@ -9,6 +9,7 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
 #include <spdlog/spdlog.h>
 
 #include <optional>
@@ -67,7 +68,15 @@ class ConnectionEventStream final : public EventStream {
 asio::awaitable<bool> write_response(Connection& c, const HttpRequest& request, const Response& r) {
   HttpResponse response{static_cast<http::status>(r.status), request.version()};
   response.set(http::field::content_type, r.content_type);
-  for (const auto& [name, value] : r.headers) response.set(name, value);
+  // Set-Cookie is the one header a response repeats (one line per cookie, RFC 6265 section 3);
+  // the others replace what is there.
+  for (const auto& [name, value] : r.headers) {
+    if (boost::beast::iequals(name, "Set-Cookie")) {
+      response.insert(name, value);
+    } else {
+      response.set(name, value);
+    }
+  }
   response.body() = r.body;
   co_return co_await c.send(response);
 }

@@ -12,6 +12,8 @@
 #include <cmath>
 
 #include "net/authorization.h"
+#include "net/cookie.h"
+#include "net/query_parameter.h"
 
 namespace inferscope::up {
 namespace {
@@ -46,7 +48,62 @@ std::string up_access_route_text(const net::Request& request) {
   return std::string(request.method) + " " + up_access_log_name(request.path);
 }
 
+net::Response up_access_forbidden(const std::string& message) {
+  net::ApiError error;
+  error.status = 403;
+  error.type = "permission_error";
+  error.code = "forbidden";
+  error.message = message;
+  return net::Response::error(error);
+}
+
+bool up_access_state_changing(std::string_view method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
+// up_access_html_escape escapes text for an HTML body.
+std::string up_access_html_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string up_access_cookie(std::string_view name, std::string_view value, bool http_only, std::string_view max_age) {
+  std::string out = std::string(name) + "=" + std::string(value) + "; Secure; SameSite=Strict; Path=/; Max-Age=" +
+                    std::string(max_age);
+  if (http_only) out += "; HttpOnly";
+  return out;
+}
+
 }  // namespace
+
+bool up_route_sign_in(const net::RouteInfo& route) {
+  for (const UpRouteRole& entry : kUpRouteRoles) {
+    if (entry.sign_in && !route.prefix && entry.method == route.method && entry.path == route.path) return true;
+  }
+  return false;
+}
+
+bool up_same_origin(const net::Request& request) {
+  const std::string_view site = request.header("Sec-Fetch-Site");
+  const std::string_view origin = request.header("Origin");
+  if (site.empty() && origin.empty()) return false;
+  if (!site.empty() && site != "same-origin") return false;
+  if (!origin.empty()) {
+    const std::string_view host = request.header("Host");
+    const std::string own = std::string(request.tls ? "https://" : "http://") + std::string(host);
+    if (host.empty() || origin != own) return false;
+  }
+  return true;
+}
 
 std::optional<config::WebRole> up_route_role(const net::RouteInfo& route) {
   for (const UpRouteRole& entry : kUpRouteRoles) {
@@ -127,7 +184,8 @@ Result<std::string> bcrypt_hash(std::string_view password, int cost) {
 }
 
 UpAccess::UpAccess(const config::WebConfig& web, std::function<void(const std::string&)> log, Clock now)
-    : users_(web.users), tokens_(web.tokens), log_(std::move(log)), now_(std::move(now)) {
+    : users_(web.users), tokens_(web.tokens), log_(std::move(log)), now_(std::move(now)),
+      sessions_([this] { return now_(); }) {
   if (!now_) now_ = [] { return std::chrono::steady_clock::now(); };
   for (const config::WebToken& token : tokens_) token_digests_.push_back(up_access_sha256(token.value));
 }
@@ -135,8 +193,22 @@ UpAccess::UpAccess(const config::WebConfig& web, std::function<void(const std::s
 std::optional<net::Response> UpAccess::check(const net::Request& request, const net::RouteInfo& route) {
   const std::string where = up_access_route_text(request);
   const std::string ip(request.client_ip);
+  if (up_route_sign_in(route)) return std::nullopt;  // /login and /logout check their own
   const std::string_view header = request.header("Authorization");
   if (header.empty()) {
+    if (auto id = net::cookie_value(request.header("Cookie"), kUpSessionCookie)) {
+      if (auto session = sessions_.find(*id)) return check_session(request, route, *session);
+    }
+    if (request.method == "GET" && (request.path == "/" || request.path == "/index.html") &&
+        request.header("Accept").find("text/html") != std::string_view::npos) {
+      net::Response to_login;
+      to_login.status = 303;
+      to_login.content_type = "text/plain; charset=utf-8";
+      to_login.body = "sign in at /login\n";
+      to_login.headers.emplace_back("Location", "/login");
+      to_login.headers.emplace_back("Cache-Control", "no-store");
+      return to_login;
+    }
     return up_access_unauthorized("cannot serve " + std::string(request.path) +
                                   " without credentials: sign in (Basic) or send a Bearer token");
   }
@@ -160,6 +232,33 @@ std::optional<net::Response> UpAccess::check(const net::Request& request, const 
 
 std::optional<net::Response> UpAccess::check_password(const net::Request& request, const net::RouteInfo& route,
                                                       const std::string& user, const std::string& password) {
+  const config::WebUser* found = nullptr;
+  if (auto refused = password_gate(request, user, password, &found)) return refused;
+  return authorize(request, route, "user '" + up_access_log_name(user) + "'", found->role);
+}
+
+std::optional<net::Response> UpAccess::check_session(const net::Request& request, const net::RouteInfo& route,
+                                                     const UpSession& session) {
+  const std::string who = "user '" + up_access_log_name(session.user) + "' (session)";
+  if (up_access_state_changing(request.method)) {
+    const std::string where = up_access_route_text(request);
+    const std::string ip(request.client_ip);
+    const std::string_view token = request.header(kUpCsrfHeader);
+    const bool token_ok = token.size() == session.csrf.size() &&
+                          CRYPTO_memcmp(token.data(), session.csrf.data(), token.size()) == 0;
+    if (!token_ok || !up_same_origin(request)) {
+      const std::string why = !token_ok ? "without the session's " + std::string(kUpCsrfHeader) + " header"
+                                        : "from another origin (Origin / Sec-Fetch-Site)";
+      log_("inferscope up: access refused: " + who + " from " + ip + " on " + where + " " + why);
+      return up_access_forbidden("cannot serve " + std::string(request.method) + " " + std::string(request.path) +
+                                 " with a page session " + why + ": cross-site requests are refused");
+    }
+  }
+  return authorize(request, route, who, session.role);
+}
+
+std::optional<net::Response> UpAccess::password_gate(const net::Request& request, const std::string& user,
+                                                     const std::string& password, const config::WebUser** found_out) {
   const std::string where = up_access_route_text(request);
   const std::string ip(request.client_ip);
   const std::string who = "user '" + up_access_log_name(user) + "'";
@@ -176,6 +275,7 @@ std::optional<net::Response> UpAccess::check_password(const net::Request& reques
           "cannot check credentials from this address for " + std::to_string(retry) + " s after wrong passwords", retry));
     }
   }
+  *found_out = nullptr;
   const config::WebUser* found = nullptr;
   for (const config::WebUser& u : users_) {
     if (u.name == user) found = &u;
@@ -190,7 +290,8 @@ std::optional<net::Response> UpAccess::check_password(const net::Request& reques
   if (ok) {
     std::lock_guard lock(mutex_);
     backoff_.erase(ip);
-    return authorize(request, route, who, found->role);
+    *found_out = found;
+    return std::nullopt;
   }
   int failures = 0;
   std::int64_t wait_s = 0;
@@ -242,6 +343,97 @@ bool UpAccess::verified(const std::string& user, const std::string& password, co
   if (verified_.size() >= 1024) verified_.clear();
   verified_.insert(digest);
   return true;
+}
+
+net::Response UpAccess::login_page(int status, std::string_view message) {
+  net::Response page;
+  page.status = status;
+  page.content_type = "text/html; charset=utf-8";
+  page.body =
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>inferscope: sign in</title>\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<style>body{font-family:system-ui,sans-serif;max-width:22rem;margin:4rem auto;padding:0 1rem}"
+      "label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}"
+      "button{margin-top:1rem;padding:.4rem 1.2rem}.message{color:#b00020}</style></head>\n"
+      "<body><h1>inferscope</h1>\n";
+  if (!message.empty()) page.body += "<p class=\"message\" role=\"alert\">" + up_access_html_escape(message) + "</p>\n";
+  page.body +=
+      "<form method=\"post\" action=\"/login\">\n"
+      "<label for=\"user\">User</label><input id=\"user\" name=\"user\" autocomplete=\"username\" required>\n"
+      "<label for=\"password\">Password</label>"
+      "<input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\n"
+      "<button type=\"submit\">Sign in</button>\n</form></body></html>\n";
+  page.headers.emplace_back("Content-Security-Policy", std::string(kUpPageCsp));
+  page.headers.emplace_back("Cache-Control", "no-store");
+  page.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  page.headers.emplace_back("X-Frame-Options", "DENY");
+  return page;
+}
+
+net::Response UpAccess::login(const net::Request& request) {
+  const std::string ip(request.client_ip);
+  if (!up_same_origin(request)) {
+    log_("inferscope up: sign-in refused from " + ip + ": not same-origin (Origin / Sec-Fetch-Site)");
+    return login_page(403, "Sign in from this page: the form was sent from another site.");
+  }
+  const std::string user = net::query_parameter(request.body, "user");
+  const std::string password = net::query_parameter(request.body, "password");
+  const config::WebUser* found = nullptr;
+  if (auto refused = password_gate(request, user, password, &found)) {
+    if (refused->status == 429) {
+      net::Response page = login_page(429, "Too many wrong passwords from this address: wait a little and try again.");
+      for (const auto& header : refused->headers) {
+        if (header.first == "Retry-After") page.headers.push_back(header);
+      }
+      return page;
+    }
+    return login_page(401, "Wrong user name or password.");
+  }
+  auto made = sessions_.create(found->name, found->role);
+  if (!made) {
+    log_("inferscope up: sign-in failed for user '" + up_access_log_name(user) + "': " + made.error().message);
+    return login_page(500, "The server cannot make a session now.");
+  }
+  log_("inferscope up: user '" + up_access_log_name(user) + "' signed in from " + ip);
+  const std::string max_age = std::to_string(std::chrono::seconds(UpSessions::kLifetime).count());
+  net::Response to_page;
+  to_page.status = 303;
+  to_page.content_type = "text/plain; charset=utf-8";
+  to_page.body = "signed in\n";
+  to_page.headers.emplace_back("Location", "/");
+  to_page.headers.emplace_back("Cache-Control", "no-store");
+  to_page.headers.emplace_back("Set-Cookie", up_access_cookie(kUpSessionCookie, made->id, true, max_age));
+  to_page.headers.emplace_back("Set-Cookie", up_access_cookie(kUpCsrfCookie, made->csrf, false, max_age));
+  return to_page;
+}
+
+net::Response UpAccess::logout(const net::Request& request) {
+  const std::string ip(request.client_ip);
+  if (!up_same_origin(request)) {
+    log_("inferscope up: sign-out refused from " + ip + ": not same-origin (Origin / Sec-Fetch-Site)");
+    return up_access_forbidden("cannot sign out from another site");
+  }
+  if (auto id = net::cookie_value(request.header("Cookie"), kUpSessionCookie)) {
+    if (auto session = sessions_.find(*id)) {
+      sessions_.drop(*id);
+      log_("inferscope up: user '" + up_access_log_name(session->user) + "' signed out from " + ip);
+    }
+  }
+  net::Response to_login;
+  to_login.status = 303;
+  to_login.content_type = "text/plain; charset=utf-8";
+  to_login.body = "signed out\n";
+  to_login.headers.emplace_back("Location", "/login");
+  to_login.headers.emplace_back("Cache-Control", "no-store");
+  to_login.headers.emplace_back("Set-Cookie", up_access_cookie(kUpSessionCookie, "", true, "0"));
+  to_login.headers.emplace_back("Set-Cookie", up_access_cookie(kUpCsrfCookie, "", false, "0"));
+  return to_login;
+}
+
+void add_login_routes(net::Router& router, UpAccess& access, const std::string& lane) {
+  router.get("/login", [](const net::Request&) { return UpAccess::login_page(); });
+  router.add_blocking("POST", "/login", [&access](const net::Request& r) { return access.login(r); }, lane);
+  router.post("/logout", [&access](const net::Request& r) { return access.logout(r); });
 }
 
 }  // namespace inferscope::up

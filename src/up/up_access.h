@@ -6,7 +6,14 @@
 // without (valid) credentials, 403 for a role that does not reach the route, 429 with Retry-After
 // while a client IP is backing off after wrong passwords (1 s doubling to 60 s; wrong tokens are
 // logged but not slowed: they are long random strings, not guessable words). Log lines name the
-// user or token, the client IP and the route, never a password or token. Example:
+// user or token, the client IP and the route, never a password or token.
+// The page signs in with a form instead (GET/POST /login, POST /logout: add_login_routes): a right
+// password makes a session (up_session.h) whose id travels in the `inferscope_session` cookie, and
+// check() accepts that cookie as the user's role. A cookie-authenticated POST/PUT/DELETE must also
+// carry the session's CSRF token in X-CSRF-Token and come from the same origin (Origin equal to
+// the request's own scheme and Host, or Sec-Fetch-Site: same-origin), else 403; Basic and Bearer
+// clients are not affected. An anonymous browser GET of the page (Accept: text/html) is sent to
+// /login (303) instead of the 401. Example:
 //   UpAccess access(*config.web, print);
 //   auto server = net::HttpServer::start(options, router.handler(access.guard(), kAccessLane));
 // Thread-safe: check() may run on several threads at once.
@@ -27,16 +34,20 @@
 
 #include "config/web_config.h"
 #include "net/router.h"
+#include "up/up_session.h"
 
 namespace inferscope::up {
 
 // UpRouteRole gives one route (or, with `prefix`, every route whose path starts with `path`) the
 // role it needs.
+// `sign_in` marks the sign-in routes (/login, /logout): the guard lets them through without
+// credentials (they check their own), their `role` is what the signed-in page then reaches.
 struct UpRouteRole {
   std::string_view method;
   std::string_view path;
   bool prefix;
   config::WebRole role;
+  bool sign_in = false;
 };
 
 // kUpRouteRoles: viewer reads, operator acts (sends messages, changes state), ingest posts data in.
@@ -61,7 +72,26 @@ inline constexpr UpRouteRole kUpRouteRoles[] = {
     {"POST", "/api/report/send", false, config::WebRole::operator_},
     {"POST", "/v1/traces", false, config::WebRole::ingest},
     {"POST", "/api/alertmanager/webhook", false, config::WebRole::ingest},
+    {"GET", "/login", false, config::WebRole::viewer, true},
+    {"POST", "/login", false, config::WebRole::viewer, true},
+    {"POST", "/logout", false, config::WebRole::viewer, true},
 };
+
+// The page's cookies and the CSRF header (see UpAccess).
+inline constexpr std::string_view kUpSessionCookie = "inferscope_session";
+inline constexpr std::string_view kUpCsrfCookie = "inferscope_csrf";
+inline constexpr std::string_view kUpCsrfHeader = "X-CSRF-Token";
+// kUpPageCsp is the page's Content-Security-Policy (dashboard_http.cpp sets the same on "/"; a
+// test holds them equal): the login page gets it too, so it runs no script at all.
+inline constexpr std::string_view kUpPageCsp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
+
+// up_route_sign_in reports whether `route` is one of the sign-in routes of kUpRouteRoles.
+bool up_route_sign_in(const net::RouteInfo& route);
+
+// up_same_origin reports whether a browser says `request` comes from the page's own origin:
+// Sec-Fetch-Site, when sent, is "same-origin", and Origin, when sent, is the request's own scheme
+// (https when it came over TLS) and Host. False when neither header is sent.
+bool up_same_origin(const net::Request& request);
 
 // up_route_role returns the role `route` needs, or nullopt when kUpRouteRoles has none for it.
 std::optional<config::WebRole> up_route_role(const net::RouteInfo& route);
@@ -101,6 +131,17 @@ class UpAccess {
     return [this](const net::Request& r, const net::RouteInfo& route) { return check(r, route); };
   }
 
+  // login answers POST /login (form fields user, password): 303 to / with the session and CSRF
+  // cookies on a right password; the login page again with 401 (wrong password, same back-off and
+  // log lines as Basic), 429 (backing off) or 403 (not same-origin).
+  net::Response login(const net::Request& request);
+  // logout answers POST /logout: drops the cookie's session, expires both cookies, 303 to /login
+  // (403 when not same-origin).
+  net::Response logout(const net::Request& request);
+  // login_page answers GET /login: the form, with the page's CSP.
+  static net::Response login_page(int status = 200, std::string_view message = {});
+  UpSessions& sessions() { return sessions_; }
+
   // kMaxBackoff is the longest a client IP waits after repeated wrong passwords.
   static constexpr std::chrono::seconds kMaxBackoff{60};
 
@@ -109,6 +150,12 @@ class UpAccess {
     int failures = 0;
     std::chrono::steady_clock::time_point until{};
   };
+  // password_gate checks user and password with the back-off: a Response when refused, else
+  // nullopt with *found set.
+  std::optional<net::Response> password_gate(const net::Request& request, const std::string& user,
+                                             const std::string& password, const config::WebUser** found);
+  std::optional<net::Response> check_session(const net::Request& request, const net::RouteInfo& route,
+                                             const UpSession& session);
   std::optional<net::Response> check_password(const net::Request& request, const net::RouteInfo& route,
                                               const std::string& user, const std::string& password);
   std::optional<net::Response> authorize(const net::Request& request, const net::RouteInfo& route, std::string who,
@@ -123,6 +170,11 @@ class UpAccess {
   std::mutex mutex_;
   std::map<std::string, Backoff> backoff_;  // client IP -> wrong-password back-off; guarded by mutex_
   std::set<std::string> verified_;          // SHA-256 of user, password and hash that matched; guarded by mutex_
+  UpSessions sessions_;
 };
+
+// add_login_routes registers GET /login, POST /login (on lane `lane`: bcrypt blocks) and POST
+// /logout, answered by `access`, which must outlive the server.
+void add_login_routes(net::Router& router, UpAccess& access, const std::string& lane);
 
 }  // namespace inferscope::up

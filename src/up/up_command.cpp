@@ -451,20 +451,20 @@ void run_up(const UpFlags& f, const CLI::App& cmd) {
                             context.prometheus_tls(), custom_targets_of(config),
                             [&context] { return context.api_url(); });  // GET /api/doctor, examples from our store
 
+  // --listen: the public server's handler asks UpAccess first (bcrypt may block: on its own lane);
+  // with users, the page signs in at /login (a session cookie, add_login_routes).
+  std::unique_ptr<UpAccess> access;
+  if (listen && listen->web && listen->web->has_auth()) {
+    access = std::make_unique<UpAccess>(*listen->web, [&print](const std::string& line) { print(line); });
+    router.set_lane("access", {.threads = 2, .max_waiting = 64, .retry_after_s = 1});
+    router.set_lane("login", {.threads = 2, .max_waiting = 32, .retry_after_s = 1});
+    add_login_routes(router, *access, "login");
+  }
   // Every route has its role (kUpRouteRoles), --listen or not: a route added without one is a bug
   // that every start of up reports.
   if (auto roles = check_up_route_roles(router.routes()); !roles) fail(roles.error().message);
-  // --listen: the public server's handler asks UpAccess first (bcrypt may block: on its own lane).
-  std::unique_ptr<UpAccess> access;
   net::RequestHandler public_handler;
-  if (listen) {
-    public_handler = router.handler();
-    if (listen->web && listen->web->has_auth()) {
-      access = std::make_unique<UpAccess>(*listen->web, [&print](const std::string& line) { print(line); });
-      router.set_lane("access", {.threads = 2, .max_waiting = 64, .retry_after_s = 1});
-      public_handler = router.handler(access->guard(), "access");
-    }
-  }
+  if (listen) public_handler = access ? router.handler(access->guard(), "access") : router.handler();
 
   net::HttpServerOptions loopback_options;
   loopback_options.port = config.port;

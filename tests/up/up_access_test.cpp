@@ -102,6 +102,44 @@ class AccessFixture : public ::testing::Test {
     return access_->check(request, route_of(method, path));
   }
 
+  // send runs one request with `headers` through check(), or (for the sign-in routes) through
+  // login/logout as the router would.
+  std::optional<net::Response> send(const std::string& method, const std::string& path,
+                                    const std::vector<std::pair<std::string, std::string>>& headers,
+                                    const std::string& body = "", const std::string& ip = "10.0.0.7") {
+    net::HttpRequest native;
+    for (const auto& [name, value] : headers) native.set(name, value);
+    net::Request request;
+    request.method = method;
+    request.path = path;
+    request.target = path;
+    request.body = body;
+    request.client_ip = ip;
+    request.tls = true;
+    request.native = &native;
+    if (auto refused = access_->check(request, route_of(method, path))) return refused;
+    if (method == "POST" && path == "/login") return access_->login(request);
+    if (method == "POST" && path == "/logout") return access_->logout(request);
+    return std::nullopt;
+  }
+
+  static std::string header_of(const net::Response& r, const std::string& name, int nth = 0) {
+    for (const auto& [n, v] : r.headers) {
+      if (n == name && nth-- == 0) return v;
+    }
+    return "";
+  }
+
+  // sign_in logs `user` in through POST /login and returns the session and CSRF cookie values.
+  std::pair<std::string, std::string> sign_in(const std::string& user, const std::string& password) {
+    auto answer = send("POST", "/login", {{"Origin", "https://up.example:9443"}, {"Host", "up.example:9443"}},
+                       "user=" + user + "&password=" + password);
+    EXPECT_TRUE(answer.has_value());
+    if (!answer || answer->status != 303) return {};
+    auto value_of = [](const std::string& set_cookie) { return set_cookie.substr(set_cookie.find('=') + 1, 64); };
+    return {value_of(header_of(*answer, "Set-Cookie", 0)), value_of(header_of(*answer, "Set-Cookie", 1))};
+  }
+
   static constexpr const char* kToken = "tok-0123456789abcdef";
   std::unique_ptr<UpAccess> access_;
   std::vector<std::string> log_;
@@ -196,6 +234,156 @@ TEST_F(AccessFixture, WrongTokensAreLoggedButNotSlowed) {
     EXPECT_EQ(log_.back().find("wrong-token"), std::string::npos) << log_.back();
   }
   EXPECT_FALSE(ask("POST", "/v1/traces", std::string("Bearer ") + kToken).has_value());
+}
+
+TEST(UpSessions, RandomIdsExpireAndDrop) {
+  auto now = std::chrono::steady_clock::time_point() + std::chrono::hours(1);
+  UpSessions sessions([&now] { return now; });
+  auto a = sessions.create("alice", WebRole::operator_);
+  auto b = sessions.create("alice", WebRole::operator_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->id.size(), 64u);  // 256 bits in hex
+  EXPECT_EQ(a->csrf.size(), 64u);
+  EXPECT_NE(a->id, b->id);
+  EXPECT_NE(a->id, a->csrf);
+  auto found = sessions.find(a->id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->user, "alice");
+  EXPECT_EQ(found->role, WebRole::operator_);
+  EXPECT_EQ(found->csrf, a->csrf);
+  EXPECT_FALSE(sessions.find(a->csrf).has_value());
+  EXPECT_TRUE(sessions.drop(b->id));
+  EXPECT_FALSE(sessions.find(b->id).has_value());
+  EXPECT_FALSE(sessions.drop(b->id));
+  now += UpSessions::kLifetime - seconds(1);
+  EXPECT_TRUE(sessions.find(a->id).has_value());
+  now += seconds(1);
+  EXPECT_FALSE(sessions.find(a->id).has_value());
+  EXPECT_EQ(sessions.size(), 0u);
+}
+
+TEST_F(AccessFixture, LoginSetsStrictCookiesAndTheCookieCarriesTheRole) {
+  auto answer = send("POST", "/login", {{"Origin", "https://up.example:9443"}, {"Host", "up.example:9443"}},
+                     "user=bob&password=bob-pass");
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_EQ(answer->status, 303) << answer->body;
+  EXPECT_EQ(header_of(*answer, "Location"), "/");
+  const std::string session = header_of(*answer, "Set-Cookie", 0);
+  const std::string csrf = header_of(*answer, "Set-Cookie", 1);
+  EXPECT_TRUE(session.starts_with("inferscope_session=")) << session;
+  EXPECT_NE(session.find("; HttpOnly"), std::string::npos) << session;
+  EXPECT_NE(session.find("; Secure"), std::string::npos);
+  EXPECT_NE(session.find("; SameSite=Strict"), std::string::npos);
+  EXPECT_NE(session.find("; Path=/"), std::string::npos);
+  EXPECT_TRUE(csrf.starts_with("inferscope_csrf=")) << csrf;
+  EXPECT_EQ(csrf.find("HttpOnly"), std::string::npos) << "the page reads the CSRF cookie";
+  EXPECT_NE(csrf.find("; SameSite=Strict"), std::string::npos);
+  const std::string id = session.substr(session.find('=') + 1, 64);
+  const std::string cookie = "inferscope_session=" + id;
+  EXPECT_FALSE(send("GET", "/api/status", {{"Cookie", cookie}}).has_value());
+  EXPECT_FALSE(send("GET", "/", {{"Cookie", "other=1; " + cookie}}).has_value());
+  // bob is a viewer: his session reaches viewer routes only, even with a right CSRF token.
+  const std::string token = csrf.substr(csrf.find('=') + 1, 64);
+  auto drill = send("POST", "/api/drill",
+                    {{"Cookie", cookie}, {"X-CSRF-Token", token}, {"Origin", "https://up.example:9443"},
+                     {"Host", "up.example:9443"}});
+  ASSERT_TRUE(drill.has_value());
+  EXPECT_EQ(drill->status, 403);
+  // A made-up or dropped session is no session: 401 (the API) or 303 to /login (a browser page load).
+  auto made_up = send("GET", "/api/status", {{"Cookie", "inferscope_session=" + std::string(64, 'a')}});
+  ASSERT_TRUE(made_up.has_value());
+  EXPECT_EQ(made_up->status, 401);
+  auto page = send("GET", "/", {{"Accept", "text/html,application/xhtml+xml"}});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->status, 303);
+  EXPECT_EQ(header_of(*page, "Location"), "/login");
+  for (const std::string& line : log_) EXPECT_EQ(line.find("bob-pass"), std::string::npos) << line;
+}
+
+TEST_F(AccessFixture, CookieStateChangesNeedTheTokenAndTheSameOrigin) {
+  const auto [id, csrf] = sign_in("alice", "alice-pass");
+  ASSERT_EQ(id.size(), 64u);
+  const std::string cookie = "inferscope_session=" + id;
+  const std::pair<std::string, std::string> host{"Host", "up.example:9443"};
+  const std::pair<std::string, std::string> origin{"Origin", "https://up.example:9443"};
+  EXPECT_FALSE(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, origin, host}).has_value());
+  EXPECT_FALSE(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, {"Sec-Fetch-Site", "same-origin"},
+                                           host}).has_value());
+  auto status_of = [](const std::optional<net::Response>& r) { return r ? r->status : 0; };
+  // A cross-site form post: another Origin, no token.
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"Origin", "https://evil.example"}, host})), 403);
+  EXPECT_NE(log_.back().find("without the session's X-CSRF-Token header"), std::string::npos) << log_.back();
+  // The right token from another origin, a wrong token, no origin at all, a cross-site fetch.
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf},
+                                                  {"Origin", "https://evil.example"}, host})), 403);
+  EXPECT_NE(log_.back().find("from another origin"), std::string::npos) << log_.back();
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", std::string(64, '0')}, origin,
+                                                  host})), 403);
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, host})), 403);
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf},
+                                                  {"Sec-Fetch-Site", "cross-site"}, host})), 403);
+  // An http:// origin is not the https server's origin.
+  EXPECT_EQ(status_of(send("POST", "/api/drill", {{"Cookie", cookie}, {"X-CSRF-Token", csrf},
+                                                  {"Origin", "http://up.example:9443"}, host})), 403);
+  // Basic clients are unaffected: no token, no Origin needed.
+  EXPECT_FALSE(send("POST", "/api/drill", {{"Authorization", net::basic_authorization("alice", "alice-pass")}}).has_value());
+  for (const std::string& line : log_) EXPECT_EQ(line.find(csrf), std::string::npos) << line;
+}
+
+TEST_F(AccessFixture, LoginBacksOffLikeBasicAndLogoutEndsTheSession) {
+  const std::vector<std::pair<std::string, std::string>> same = {{"Origin", "https://up.example:9443"},
+                                                                 {"Host", "up.example:9443"}};
+  auto wrong = send("POST", "/login", same, "user=alice&password=guess-1");
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_NE(wrong->body.find("Wrong user name or password"), std::string::npos);
+  EXPECT_EQ(header_of(*wrong, "Set-Cookie"), "");
+  auto waiting = send("POST", "/login", same, "user=alice&password=alice-pass");
+  ASSERT_TRUE(waiting.has_value());
+  EXPECT_EQ(waiting->status, 429);
+  EXPECT_EQ(header_of(*waiting, "Retry-After"), "1");
+  EXPECT_NE(log_.back().find("backs off"), std::string::npos) << log_.back();
+  now_ += seconds(1);
+  // A login form posted from another site is refused before any password check.
+  auto cross = send("POST", "/login", {{"Origin", "https://evil.example"}, {"Host", "up.example:9443"}},
+                    "user=alice&password=alice-pass");
+  ASSERT_TRUE(cross.has_value());
+  EXPECT_EQ(cross->status, 403);
+  const auto [id, csrf] = sign_in("alice", "alice-pass");
+  ASSERT_EQ(id.size(), 64u);
+  const std::string cookie = "inferscope_session=" + id;
+  EXPECT_FALSE(send("GET", "/api/status", {{"Cookie", cookie}}).has_value());
+  auto cross_out = send("POST", "/logout", {{"Cookie", cookie}, {"Origin", "https://evil.example"}});
+  ASSERT_TRUE(cross_out.has_value());
+  EXPECT_EQ(cross_out->status, 403);
+  EXPECT_FALSE(send("GET", "/api/status", {{"Cookie", cookie}}).has_value());
+  std::vector<std::pair<std::string, std::string>> out_headers = same;
+  out_headers.emplace_back("Cookie", cookie);
+  auto out = send("POST", "/logout", out_headers);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->status, 303);
+  EXPECT_EQ(header_of(*out, "Location"), "/login");
+  EXPECT_NE(header_of(*out, "Set-Cookie").find("Max-Age=0"), std::string::npos);
+  auto after = send("GET", "/api/status", {{"Cookie", cookie}});
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->status, 401);
+  EXPECT_EQ(access_->sessions().size(), 0u);
+  for (const std::string& line : log_) {
+    EXPECT_EQ(line.find("alice-pass"), std::string::npos) << line;
+    EXPECT_EQ(line.find(id), std::string::npos) << line;
+  }
+}
+
+TEST(UpLoginPage, IsAFormWithoutScriptUnderThePageCsp) {
+  const net::Response page = UpAccess::login_page(401, "<b>x</b>");
+  EXPECT_EQ(page.status, 401);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<form method=\"post\" action=\"/login\">"), std::string::npos);
+  EXPECT_EQ(page.body.find("<script"), std::string::npos);
+  EXPECT_NE(page.body.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos);
+  bool csp = false;
+  for (const auto& [n, v] : page.headers) csp |= n == "Content-Security-Policy" && v == kUpPageCsp;
+  EXPECT_TRUE(csp);
 }
 
 }  // namespace

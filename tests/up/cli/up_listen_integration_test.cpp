@@ -112,6 +112,7 @@ TEST(UpListenIntegrationTest, RolesOverTlsAndWrongPasswordsBackOff) {
   const std::vector<std::string> token = {"-H", std::string("Authorization: Bearer ") + kIngestToken};
   for (const UpRouteRole& entry : kUpRouteRoles) {
     if (entry.path == "/queues/") continue;  // served only with a redis target
+    if (entry.sign_in) continue;             // /login and /logout: PageLoginOverTls
     const std::string method(entry.method);
     const std::string path = route_path(entry);
     SCOPED_TRACE(method + " " + path);
@@ -160,6 +161,126 @@ TEST(UpListenIntegrationTest, RolesOverTlsAndWrongPasswordsBackOff) {
   const std::string output = stack.up->output();
   for (const std::string secret : {wrong, std::string(kAlicePassword), std::string(kBobPassword),
                                    std::string(kIngestToken), std::string("not-the-token")}) {
+    EXPECT_EQ(output.find(secret), std::string::npos) << secret << " leaked into:\n" << output;
+  }
+}
+
+// listen_test_read returns a file's text ("" when missing).
+std::string listen_test_read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// listen_test_jar_value returns cookie `name`'s value from a curl cookie jar (Netscape format: the
+// value is the last tab-separated field), or "".
+std::string listen_test_jar_value(const std::filesystem::path& jar, const std::string& name) {
+  std::istringstream lines(listen_test_read(jar));
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t tab = line.rfind('\t');
+    if (tab == std::string::npos || tab < name.size() + 1) continue;
+    if (line.compare(tab - name.size() - 1, name.size() + 1, "\t" + name) == 0) return line.substr(tab + 1);
+  }
+  return "";
+}
+
+// listen_test_header returns the value of the first header `name` (lower case) in a curl -D dump.
+std::string listen_test_header(const std::string& dump, const std::string& name, int nth = 0) {
+  std::istringstream lines(dump);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string lower = line.substr(0, name.size() + 1);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == name + ":" && nth-- == 0) return line.substr(name.size() + 2);
+  }
+  return "";
+}
+
+TEST(UpListenIntegrationTest, PageLoginOverTls) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ListenStack stack;
+  ASSERT_TRUE(stack.start()) << stack.ca.error() << (stack.up ? stack.up->output() : "");
+  const std::string ca = stack.ca.ca_file();
+  const std::string origin = "Origin: " + stack.public_url;
+  const auto headers_file = stack.dir.path() / "headers.txt";
+  auto curl = [&](const std::string& path, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--cacert", ca, "-D", headers_file.string()});
+    return inferscope::testing::curl_https(stack.public_url + path, args);
+  };
+
+  // The form, under the page's own CSP; an anonymous page load is sent to it.
+  auto form = curl("/login", {});
+  EXPECT_EQ(form.status, 200);
+  EXPECT_NE(form.body.find("action=\"/login\""), std::string::npos) << form.body;
+  EXPECT_EQ(form.body.find("<script"), std::string::npos);
+  const std::string login_csp = listen_test_header(listen_test_read(headers_file), "content-security-policy");
+  ASSERT_EQ(curl("/", {"-u", std::string("bob:") + kBobPassword}).status, 200);
+  EXPECT_EQ(listen_test_header(listen_test_read(headers_file), "content-security-policy"), login_csp);
+  EXPECT_EQ(login_csp, kUpPageCsp);
+  EXPECT_EQ(curl("/", {"-H", "Accept: text/html"}).status, 303);
+  EXPECT_EQ(listen_test_header(listen_test_read(headers_file), "location"), "/login");
+
+  // bob (viewer) signs in: the session cookie has its attributes and reaches viewer routes only.
+  const auto bob_jar = (stack.dir.path() / "bob.jar").string();
+  auto signed_in = curl("/login", {"-c", bob_jar, "-H", origin, "--data-urlencode", std::string("user=bob"),
+                                   "--data-urlencode", std::string("password=") + kBobPassword});
+  ASSERT_EQ(signed_in.status, 303) << signed_in.body;
+  const std::string dump = listen_test_read(headers_file);
+  const std::string set_session = listen_test_header(dump, "set-cookie", 0);
+  EXPECT_TRUE(std::regex_match(set_session, std::regex("inferscope_session=[0-9a-f]{64}; Secure; SameSite=Strict; "
+                                                       "Path=/; Max-Age=[0-9]+; HttpOnly")))
+      << set_session;
+  EXPECT_TRUE(listen_test_header(dump, "set-cookie", 1).starts_with("inferscope_csrf=")) << dump;
+  const std::string bob_id = listen_test_jar_value(bob_jar, "inferscope_session");
+  ASSERT_EQ(bob_id.size(), 64u) << listen_test_read(bob_jar);
+  EXPECT_EQ(curl("/api/status", {"-b", bob_jar}).status, 200);
+  auto page = curl("/", {"-b", bob_jar, "-H", "Accept: text/html"});
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("<html"), std::string::npos);
+  const std::string bob_csrf = listen_test_jar_value(bob_jar, "inferscope_csrf");
+  EXPECT_EQ(curl("/api/drill", {"-b", bob_jar, "-X", "POST", "-H", origin, "-H", "X-CSRF-Token: " + bob_csrf}).status,
+            403);
+
+  // alice (operator): a cross-site form post with her cookie (another Origin, no token) is refused;
+  // the same post from the page's origin with the token is not.
+  const auto alice_jar = (stack.dir.path() / "alice.jar").string();
+  ASSERT_EQ(curl("/login", {"-c", alice_jar, "-H", origin, "--data-urlencode", std::string("user=alice"),
+                            "--data-urlencode", std::string("password=") + kAlicePassword})
+                .status,
+            303);
+  const std::string alice_csrf = listen_test_jar_value(alice_jar, "inferscope_csrf");
+  ASSERT_EQ(alice_csrf.size(), 64u);
+  auto cross = curl("/api/drill", {"-b", alice_jar, "-X", "POST", "-H", "Origin: https://evil.example",
+                                   "-H", "Content-Type: application/x-www-form-urlencoded", "--data", "x=1"});
+  EXPECT_EQ(cross.status, 403) << cross.body;
+  EXPECT_TRUE(stack.up->wait_line("without the session's X-CSRF-Token header", 10s)) << stack.up->output();
+  EXPECT_EQ(curl("/api/drill", {"-b", alice_jar, "-X", "POST", "-H", "Origin: https://evil.example", "-H",
+                                "X-CSRF-Token: " + alice_csrf})
+                .status,
+            403);
+  const int same_site = curl("/api/drill", {"-b", alice_jar, "-X", "POST", "-H", origin, "-H",
+                                            "X-CSRF-Token: " + alice_csrf, "-H", "Content-Type: application/json",
+                                            "--data-binary", "{}"}).status;
+  EXPECT_TRUE(reached(same_site)) << same_site;
+  // A wrong password at the form: 401, then the address backs off (429).
+  EXPECT_EQ(curl("/login", {"-H", origin, "--data", "user=alice&password=Wrong-Form-Guess"}).status, 401);
+  EXPECT_EQ(curl("/login", {"-H", origin, "--data-urlencode", std::string("user=alice"), "--data-urlencode",
+                            std::string("password=") + kAlicePassword}).status,
+            429);
+
+  // bob signs out: his cookie no longer reaches anything, even sent by hand.
+  auto out = curl("/logout", {"-b", bob_jar, "-c", bob_jar, "-X", "POST", "-H", origin});
+  EXPECT_EQ(out.status, 303);
+  EXPECT_EQ(listen_test_header(listen_test_read(headers_file), "location"), "/login");
+  EXPECT_EQ(curl("/api/status", {"-H", "Cookie: inferscope_session=" + bob_id}).status, 401);
+  EXPECT_EQ(curl("/api/status", {"-b", alice_jar}).status, 200);
+  ASSERT_TRUE(stack.up->wait_line("user 'bob' signed out from 127.0.0.1", 10s)) << stack.up->output();
+  const std::string output = stack.up->output();
+  for (const std::string secret : {std::string(kAlicePassword), std::string(kBobPassword), bob_id, alice_csrf,
+                                   std::string("Wrong-Form-Guess")}) {
     EXPECT_EQ(output.find(secret), std::string::npos) << secret << " leaked into:\n" << output;
   }
 }
@@ -278,6 +399,37 @@ TEST(UpListenIntegrationTest, OpenTelemetryJsSdkDeliversWithItsTokenHeader) {
     EXPECT_EQ(listed.status, 200);
     EXPECT_EQ(nlohmann::json::parse(listed.body, nullptr, false)["traces"].size(), 0u) << listed.body;
   }
+}
+
+// A real browser (Debian's Chromium through playwright-core, web/test/login_check.js) is sent to
+// /login, signs in through the form, sees the page draw, has a cross-site form POST to /api/drill
+// refused, signs out, and lands on /login again when it opens the page.
+TEST(UpListenIntegrationTest, ChromiumSignsInSeesThePageAndSignsOut) {
+  ASSERT_TRUE(testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode, inferscope::testing::kChromium}));
+  ListenStack stack;
+  ASSERT_TRUE(stack.start()) << stack.ca.error() << (stack.up ? stack.up->output() : "");
+  const std::filesystem::path base = stack.dir.path() / "login_check";
+  inferscope::testing::TestProcess browser(
+      {.binary = "/usr/bin/node",
+       .args = {std::string(INFERSCOPE_SOURCE_DIR) + "/web/test/login_check.js", "--url", stack.public_url, "--user",
+                "alice", "--password", kAlicePassword, "--timeout", "45"},
+       .env = {std::string("NODE_PATH=") + INFERSCOPE_WEB_NODE_MODULES},
+       .stdout_file = base.string() + ".out",
+       .stderr_file = base.string() + ".err"});
+  ASSERT_TRUE(browser.started()) << browser.start_error();
+  const int code = browser.wait_exit(120s).value_or(-2);
+  const std::string out = browser.stdout_text();
+  const std::string verdict_line = out.substr(0, out.find('\n'));
+  const auto verdict = nlohmann::json::parse(verdict_line, nullptr, false);
+  ASSERT_TRUE(verdict.is_object()) << out << browser.stderr_text();
+  EXPECT_EQ(code, 0) << verdict.dump(2);
+  EXPECT_TRUE(verdict.value("ok", false)) << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("before_login", ""), "/login") << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("after_logout", ""), "/login") << verdict.dump(2);
+  EXPECT_GT(verdict["steps"].value("panels_drawn", 0), 0) << verdict.dump(2);
+  EXPECT_TRUE(stack.up->wait_line("user 'alice' signed out from 127.0.0.1", 10s)) << stack.up->output();
+  EXPECT_EQ(stack.up->output().find(kAlicePassword), std::string::npos);
 }
 
 TEST(UpListenIntegrationTest, StartRefusesBadTokenFilesPlainPasswordsAndOpenAddresses) {
