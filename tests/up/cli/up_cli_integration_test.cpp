@@ -10,6 +10,7 @@
 #include "dialect/dialect.h"
 #include "promapi/prometheus_client.h"
 #include "serve/server.h"
+#include "sim_serve.h"
 #include "net/blocking_client.h"
 #include "up/child_process.h"
 #include "up/stack_test_support.h"
@@ -22,19 +23,10 @@ using namespace std::chrono_literals;
 using testing::process_alive;
 using testing::query_value;
 using testing::TempDir;
+using testing::start_sim_serve;
 using testing::UpProcess;
 using testing::ephemeral_args;
 using testing::wait_until;
-
-std::unique_ptr<serve::Server> start_serve() {
-  serve::ServerOptions o;
-  o.port = 0;
-  o.engine.time_scale = 20;
-  o.model_names = {"sim"};
-  auto s = serve::Server::start(o);
-  EXPECT_TRUE(s) << s.error().message;
-  return s ? std::move(*s) : nullptr;
-}
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -47,7 +39,7 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 TEST(UpCliIntegrationTest, ReadyScrapesStatusSigkillAndRestart) {
   ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir;
-  auto serve = start_serve();
+  auto serve = start_sim_serve();
   ASSERT_TRUE(serve);
   const std::string target = "sim=http://127.0.0.1:" + std::to_string(serve->port());
   const auto args = concat({"up", "--target", target}, ephemeral_args(dir));
@@ -216,7 +208,7 @@ TEST(UpCliIntegrationTest, AgentRemoteWritesToCentralPrometheus) {
   ASSERT_TRUE(wait_until([&] { return central_port != 0; }, 20s));
   const std::string central_url = "http://127.0.0.1:" + std::to_string(central_port.load());
 
-  auto serve = start_serve();
+  auto serve = start_sim_serve();
   ASSERT_TRUE(serve);
   UpProcess up(concat({"up", "--target", "sim=http://127.0.0.1:" + std::to_string(serve->port()), "--kind",
                        "inferscope", "--agent", "--remote-write", central_url + "/api/v1/write"},

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "serve/server.h"
+#include "sim_serve.h"
 #include "support/peers.h"
 #include "support/test_ca.h"
 #include "support/test_process.h"
@@ -29,22 +30,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::TempDir;
+using testing::start_sim_serve;
 using testing::UpProcess;
 using testing::wait_until;
 
 constexpr const char* kAlicePassword = "alice-Correct-Horse";
 constexpr const char* kBobPassword = "bob-Battery-Staple";
 constexpr const char* kIngestToken = "ingest-0123456789abcdef0123456789abcdef";
-
-std::unique_ptr<serve::Server> listen_test_serve() {
-  serve::ServerOptions o;
-  o.port = 0;
-  o.engine.time_scale = 20;
-  o.model_names = {"sim"};
-  auto s = serve::Server::start(o);
-  EXPECT_TRUE(s) << s.error().message;
-  return s ? std::move(*s) : nullptr;
-}
 
 std::string listen_test_write(const std::filesystem::path& path, const std::string& text, mode_t mode) {
   std::ofstream(path) << text;
@@ -57,7 +49,7 @@ std::string listen_test_write(const std::filesystem::path& path, const std::stri
 struct ListenStack {
   TempDir dir{"up-listen"};
   inferscope::testing::TestCa ca{dir.path()};
-  std::unique_ptr<serve::Server> serve = listen_test_serve();
+  std::unique_ptr<serve::Server> serve = start_sim_serve();
   std::string config_file;
   std::string public_url;
   std::unique_ptr<UpProcess> up;
@@ -474,7 +466,7 @@ TEST(UpListenIntegrationTest, StartRefusesBadTokenFilesPlainPasswordsAndOpenAddr
 TEST(UpListenIntegrationTest, InsecureListenWarnsAndServesWithoutAuth) {
   ASSERT_TRUE(testing::stack_binaries_installed());
   TempDir dir("up-listen-insecure");
-  auto serve = listen_test_serve();
+  auto serve = start_sim_serve();
   ASSERT_TRUE(serve);
   UpProcess up({"up", "--target", "sim=http://127.0.0.1:" + std::to_string(serve->port()), "--port", "0",
                 "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir", (dir.path() / "state").string(),
