@@ -58,6 +58,24 @@ ApiError ApiError::overloaded(std::string message, int retry_after_seconds) {
   return e;
 }
 
+ApiError ApiError::unauthorized(std::string message) {
+  ApiError e;
+  e.status = 401;
+  e.message = std::move(message);
+  e.type = "authentication_error";
+  e.code = "unauthorized";
+  return e;
+}
+
+ApiError ApiError::forbidden(std::string message) {
+  ApiError e;
+  e.status = 403;
+  e.message = std::move(message);
+  e.type = "permission_error";
+  e.code = "forbidden";
+  return e;
+}
+
 ApiError ApiError::too_many_requests(std::string message, int retry_after_seconds) {
   ApiError e;
   e.status = 429;

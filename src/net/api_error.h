@@ -32,6 +32,10 @@ struct ApiError {
   static ApiError server_error(std::string message);
   // overloaded builds a 503 with Retry-After, for a full waiting queue.
   static ApiError overloaded(std::string message, int retry_after_seconds);
+  // unauthorized builds a 401 authentication_error (the caller adds WWW-Authenticate).
+  static ApiError unauthorized(std::string message);
+  // forbidden builds a 403 permission_error: the caller is known but its role does not reach.
+  static ApiError forbidden(std::string message);
   // too_many_requests builds a 429 rate_limit_error with Retry-After.
   static ApiError too_many_requests(std::string message, int retry_after_seconds);
   // request_too_large builds a 413 for a body over the configured limit.

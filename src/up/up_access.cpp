@@ -34,12 +34,7 @@ std::string up_access_log_name(std::string_view name) {
 }
 
 net::Response up_access_unauthorized(const std::string& message) {
-  net::ApiError error;
-  error.status = 401;
-  error.type = "authentication_error";
-  error.code = "unauthorized";
-  error.message = message;
-  net::Response response = net::Response::error(error);
+  net::Response response = net::Response::error(net::ApiError::unauthorized(message));
   response.headers.emplace_back("WWW-Authenticate", R"(Basic realm="inferscope", charset="UTF-8")");
   return response;
 }
@@ -49,12 +44,7 @@ std::string up_access_route_text(const net::Request& request) {
 }
 
 net::Response up_access_forbidden(const std::string& message) {
-  net::ApiError error;
-  error.status = 403;
-  error.type = "permission_error";
-  error.code = "forbidden";
-  error.message = message;
-  return net::Response::error(error);
+  return net::Response::error(net::ApiError::forbidden(message));
 }
 
 bool up_access_state_changing(std::string_view method) {
@@ -318,13 +308,8 @@ std::optional<net::Response> UpAccess::authorize(const net::Request& request, co
   const std::string need_text = needed ? std::string(config::web_role_name(*needed)) : "a role this route lacks";
   log_("inferscope up: access refused: " + who + " (" + std::string(config::web_role_name(held)) + ") from " +
        std::string(request.client_ip) + " may not " + up_access_route_text(request) + " (needs " + need_text + ")");
-  net::ApiError error;
-  error.status = 403;
-  error.type = "permission_error";
-  error.code = "forbidden";
-  error.message = "cannot serve " + std::string(request.path) + ": it needs the " + need_text + " role, " + who +
-                  " has " + std::string(config::web_role_name(held));
-  return net::Response::error(error);
+  return up_access_forbidden("cannot serve " + std::string(request.path) + ": it needs the " + need_text + " role, " +
+                             who + " has " + std::string(config::web_role_name(held)));
 }
 
 bool UpAccess::verified(const std::string& user, const std::string& password, const std::string& hash) {

@@ -18,6 +18,7 @@
 #include "support/peers.h"
 #include "support/prometheus_process.h"
 #include "support/test_process.h"
+#include "sim_serve.h"
 #include "up_process.h"
 
 namespace inferscope::up {
@@ -100,13 +101,9 @@ TEST(PrometheusHttpsIntegrationTest, DoctorReportAndDashboardThroughTlsFront) {
             "");
 
   // Something to diagnose: inferscope serve, scraped every second, with a few answered requests.
-  serve::ServerOptions o;
-  o.port = 0;
-  o.engine.time_scale = 20;
-  o.model_names = {"sim"};
-  auto serve = serve::Server::start(o);
-  ASSERT_TRUE(serve) << serve.error().message;
-  const std::string serve_address = "127.0.0.1:" + std::to_string((*serve)->port());
+  auto serve = testing::start_sim_serve();
+  ASSERT_TRUE(serve);
+  const std::string serve_address = "127.0.0.1:" + std::to_string(serve->port());
   inferscope::testing::PrometheusProcess prometheus(inferscope::testing::scrape_config_for({serve_address}, "1s"));
   ASSERT_TRUE(prometheus.ok()) << prometheus.error();
   for (int i = 0; i < 8; ++i) {
