@@ -51,7 +51,9 @@ TEST(ServeApiTest, VllmStreamShapePutsFinishReasonOnLastContentChunk) {
   for (std::size_t i = 1; i <= 5; ++i) {
     auto chunk = nlohmann::json::parse(events[i]);
     EXPECT_FALSE(chunk["choices"][0]["delta"]["content"].get<std::string>().empty()) << events[i];
-    if (i < 5) EXPECT_TRUE(chunk["choices"][0]["finish_reason"].is_null()) << events[i];
+    if (i < 5) {
+      EXPECT_TRUE(chunk["choices"][0]["finish_reason"].is_null()) << events[i];
+    }
   }
   EXPECT_EQ(nlohmann::json::parse(events[5])["choices"][0]["finish_reason"], "length");
 

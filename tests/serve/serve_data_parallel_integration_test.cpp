@@ -84,6 +84,11 @@ TEST(ServeDataParallelTest, BusyRankIsPassedOver) {
   held.push_back(std::make_unique<RawStream>(server.port(), "/v1/chat/completions",
                                              chat_body("h2" + words(10), 4000, true, {{"ignore_eos", true}})));
   ASSERT_TRUE(held.back()->read_until("data: "));
+  // The first chunk can reach the client before its rank publishes the third sequence as running,
+  // and no one engine's wait_stats can say which rank took it: poll the two ranks' sum.
+  ASSERT_TRUE(wait_until([&] {
+    return server.server().engine(0).stats().running + server.server().engine(1).stats().running == 3;
+  }));
   // Now one rank runs two and the other one: the next short request goes to the one.
   const std::uint32_t busy = server.server().engine(0).stats().running == 2 ? 0 : 1;
   ASSERT_EQ(server.server().engine(busy).stats().running, 2u);
