@@ -50,7 +50,7 @@ struct HttpServerOptions {
   std::uint32_t idle_timeout_ms = 60000;       // keep-alive idle, body read and each write
   std::string server_name = "inferscope";      // the Server header
   std::string log_name = "http";               // prefix of this server's log lines
-  std::optional<TlsServerFiles> tls;           // set: HTTPS only (TLS 1.2 or newer)
+  std::optional<TlsServerFiles> tls = std::nullopt;  // set: HTTPS only (TLS 1.2 or newer)
 };
 
 class HttpServer {

@@ -19,9 +19,26 @@ constexpr milliseconds kMaxBackoff = seconds(30);
 constexpr auto kStableRun = seconds(60);  // a child up this long restarts with the first back-off again
 constexpr milliseconds kStopGrace = seconds(10);
 
-// OutputWatch is shared with the child's reader thread: the port from its "Listening on" line
-// and its last lines, for an error message when it fails to start.
-struct OutputWatch {
+// runs_binary tells whether `pid` has exec'd `binary`: between fork and exec the child still holds
+// up's own listening sockets, which must not pass for the child's port.
+bool runs_binary(pid_t pid, const std::string& binary) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  if (ec) return false;
+  const auto wanted = std::filesystem::canonical(binary, ec);
+  return !ec && exe == wanted;
+}
+
+std::string seconds_text(milliseconds d) {
+  return std::to_string(d.count() / 1000) + (d.count() % 1000 ? "." + std::to_string(d.count() % 1000 / 100) : "") + "s";
+}
+
+}  // namespace
+
+// SupervisorOutputWatch is shared with the child's reader thread: the port from its "Listening on" line
+// and its last lines, for an error message when it fails to start. Outside the anonymous namespace
+// because Supervisor::Child holds one.
+struct SupervisorOutputWatch {
   std::atomic<std::uint16_t> port{0};
   std::mutex mutex;
   std::deque<std::string> tail;
@@ -40,26 +57,10 @@ struct OutputWatch {
   }
 };
 
-// runs_binary tells whether `pid` has exec'd `binary`: between fork and exec the child still holds
-// up's own listening sockets, which must not pass for the child's port.
-bool runs_binary(pid_t pid, const std::string& binary) {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-  if (ec) return false;
-  const auto wanted = std::filesystem::canonical(binary, ec);
-  return !ec && exe == wanted;
-}
-
-std::string seconds_text(milliseconds d) {
-  return std::to_string(d.count() / 1000) + (d.count() % 1000 ? "." + std::to_string(d.count() % 1000 / 100) : "") + "s";
-}
-
-}  // namespace
-
 struct Supervisor::Child {
   ChildSpec spec;
   std::unique_ptr<ChildProcess> process;
-  std::shared_ptr<OutputWatch> watch;
+  std::shared_ptr<SupervisorOutputWatch> watch;
   ChildStatus status;  // guarded by Supervisor::mutex_
   Clock::time_point started{};
   Clock::time_point restart_at{};
@@ -84,7 +85,7 @@ Supervisor::~Supervisor() { stop_all(); }
 
 Result<void> Supervisor::launch(Child& child) {
   const ChildSpec& spec = child.spec;
-  auto watch = std::make_shared<OutputWatch>();
+  auto watch = std::make_shared<SupervisorOutputWatch>();
   auto process = ChildProcess::spawn(
       {.binary = spec.binary, .args = spec.args(spec.port), .log_file = spec.log_file, .env = spec.env},
       [watch](std::string_view line) { watch->on_line(line); });

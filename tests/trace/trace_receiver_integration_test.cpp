@@ -116,7 +116,9 @@ class TraceReceiverTest : public ::testing::Test {
     auto server = net::HttpServer::start({.host = "127.0.0.1", .port = 0, .io_threads = 1}, router_.handler());
     ASSERT_TRUE(server) << server.error().message;
     server_ = std::move(*server);
-    if (writer) ASSERT_TRUE(receiver_->start());
+    if (writer) {
+      ASSERT_TRUE(receiver_->start());
+    }
   }
   void TearDown() override {
     if (server_) server_->stop();
