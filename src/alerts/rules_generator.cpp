@@ -58,13 +58,17 @@ Result<void> validate(const RulesConfig& config) {
                                     {"kv_cache_usage", s.kv_cache_usage, true},
                                     {"gpu_memory_ratio", s.gpu_memory_ratio, true},
                                     {"throughput_drop_ratio", s.throughput_drop_ratio, true},
+                                    {"prefix_hit_drop_ratio", s.prefix_hit_drop_ratio, true},
+                                    {"acceptance_drop_ratio", s.acceptance_drop_ratio, true},
                                     {"queue_wait", s.queue_wait_seconds, false},
                                     {"queue_depth", s.queue_depth, false},
                                     {"queue_failure_ratio", s.queue_failure_ratio, true}}) {
     if (auto ok = check_threshold(name, value, ratio); !ok) return ok.error();
   }
-  if (config.rate_window <= 0ms || config.notification_window <= 0ms || config.throughput_baseline_offset <= 0ms) {
-    return make_error("cannot generate rules: rate_window, notification_window and throughput_baseline_offset must be > 0");
+  if (config.rate_window <= 0ms || config.notification_window <= 0ms || config.throughput_baseline_offset <= 0ms ||
+      config.feature_baseline_offset <= 0ms) {
+    return make_error("cannot generate rules: rate_window, notification_window, throughput_baseline_offset and "
+                      "feature_baseline_offset must be > 0");
   }
   for (const auto& [name, duration] : config.alert_for) {
     if (duration < 0ms) return make_error("cannot generate rules: alert_for." + name + " must be >= 0");
@@ -111,6 +115,8 @@ std::chrono::milliseconds default_for(const std::string& alert) {
       {kTpotP95OverSlo, 5min},  {kRequestsWaiting, 5min}, {kErrorRatioHigh, 2min},
       {kKvCacheFull, 5min},     {kPreemptionsRising, 5min}, {kGpuMemoryHigh, 5min},
       {kThroughputHalved, 15min}, {kTargetDown, 1min},   {kLatencyMetricsAbsent, 5min},
+      {kPrefixCacheHitRateHalved, 15min}, {kSpecDecodeAcceptanceFell, 15min}, {kLoraRequestsWaiting, 5min},
+      {kEngineRankSlow, 10min},
       {kNotificationsFailing, 0min}, {kWatchdog, 0min},
       {kQueueNotConsumed, 5min}, {kQueueBacklogGrowing, 5min}, {kQueueWaitHigh, 5min},
       {kQueueJobFailuresHigh, 5min}, {kQueueWorkersStale, 5min}, {kRedisEvictingKeys, 0min}};

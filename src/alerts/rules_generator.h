@@ -36,6 +36,11 @@ inline constexpr const char* kGpuMemoryHigh = "InferscopeGpuMemoryHigh";
 inline constexpr const char* kThroughputHalved = "InferscopeOutputThroughputHalved";
 inline constexpr const char* kTargetDown = "InferscopeTargetDown";
 inline constexpr const char* kLatencyMetricsAbsent = "InferscopeLatencyMetricsAbsent";
+// Engine features (prefix caching, speculative decoding, LoRA, data-parallel ranks).
+inline constexpr const char* kPrefixCacheHitRateHalved = "InferscopePrefixCacheHitRateHalved";
+inline constexpr const char* kSpecDecodeAcceptanceFell = "InferscopeSpecDecodeAcceptanceFell";
+inline constexpr const char* kLoraRequestsWaiting = "InferscopeLoraRequestsWaitingForAdapters";
+inline constexpr const char* kEngineRankSlow = "InferscopeEngineRankSlow";
 inline constexpr const char* kNotificationsFailing = "InferscopeNotificationsFailing";
 inline constexpr const char* kWatchdog = "InferscopeWatchdog";
 // Queue targets (redis, src/queue's inferscope_queue_* series).
@@ -50,7 +55,15 @@ inline constexpr const char* kRedisEvictingKeys = "InferscopeRedisEvictingKeys";
 inline constexpr const char* kTargetAlerts[] = {
     kTargetDown,    kLatencyMetricsAbsent, kE2eP99OverSlo,      kE2eP95OverSlo,  kTtftP95OverSlo,
     kTpotP95OverSlo, kRequestsWaiting,     kErrorRatioHigh,     kKvCacheFull,    kPreemptionsRising,
-    kGpuMemoryHigh, kThroughputHalved};
+    kGpuMemoryHigh, kThroughputHalved, kPrefixCacheHitRateHalved, kSpecDecodeAcceptanceFell, kLoraRequestsWaiting,
+    kEngineRankSlow};
+
+// kEngineFeatureAlerts are the per-target alerts on engine features (prefix caching, speculative
+// decoding, LoRA, data-parallel ranks). The drill has no case for them yet: each needs serve to
+// run the feature under a load that uses it (and two of them a day-old baseline); promtool tests
+// cover their rules.
+inline constexpr const char* kEngineFeatureAlerts[] = {kPrefixCacheHitRateHalved, kSpecDecodeAcceptanceFell,
+                                                       kLoraRequestsWaiting, kEngineRankSlow};
 
 // kQueueAlerts lists the alerts of a queue target in the order its file carries them (after
 // kTargetDown, which a queue target also has: its collector cannot reach Redis).
@@ -84,6 +97,9 @@ struct RulesConfig {
   std::chrono::milliseconds rate_window{std::chrono::minutes(5)};   // rate() range of recording rules
   std::chrono::milliseconds notification_window{std::chrono::minutes(15)};  // relay failures looked back
   std::chrono::milliseconds throughput_baseline_offset{std::chrono::hours(1)};  // "vs 1 h ago"
+  // The engine-feature ratios (prefix-cache hit rate, draft acceptance) are compared with their
+  // own value this long ago: a day, so the daily traffic cycle is the same on both sides.
+  std::chrono::milliseconds feature_baseline_offset{std::chrono::hours(24)};
   std::optional<std::chrono::milliseconds> evaluation_interval;     // group `interval:`; unset = global
 };
 

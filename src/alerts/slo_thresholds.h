@@ -8,7 +8,8 @@
 namespace inferscope::alerts {
 
 // SloThresholds are the alert thresholds. The first eight and the three queue_* are the config's
-// `slo:` keys; the other three tune the preemption and throughput alerts and keep their defaults.
+// `slo:` keys; the others tune the preemption, throughput and engine-feature alerts and keep their
+// defaults.
 struct SloThresholds {
   double e2e_p99_seconds = 10.0;
   double e2e_p95_seconds = 5.0;
@@ -21,6 +22,15 @@ struct SloThresholds {
   double preemptions_per_second = 0;         // alert while the preemption rate stays above this
   double throughput_drop_ratio = 0.5;        // output tokens/s below this share of the baseline ...
   double same_request_rate_tolerance = 0.2;  // ... while requests/s is within +-20 % of it
+  // Engine features, each against its own value a day ago (RulesConfig::feature_baseline_offset):
+  // a prefix-cache hit rate below half of it, from a day with at least min_prefix_hit_ratio of
+  // the prompt tokens hit (a cache that hardly hit cannot fall meaningfully); a draft acceptance
+  // below 70 % of it (speculation's gain goes with acceptance, and at about 40 % it costs more
+  // than it saves); one data-parallel rank's e2e p99 above twice its peers' mean.
+  double prefix_hit_drop_ratio = 0.5;
+  double min_prefix_hit_ratio = 0.1;
+  double acceptance_drop_ratio = 0.7;
+  double rank_tail_ratio = 2.0;
   // Queue targets (redis): `slo.queue_wait` (oldest waiting job or wait p95), the depth above
   // which a rising queue is a backlog, the failed share of ended jobs.
   double queue_wait_seconds = 60;

@@ -194,6 +194,55 @@ void record_disaggregation(RuleGroupWriter& g, const Context& c) {
   }
 }
 
+// rank_table: the dialect whose e2e histogram carries vLLM's per-rank `engine` label for this
+// target: vLLM's own, and vLLM's for inferscope serve, which exposes vLLM's families beside its
+// own (summed over ranks); nullptr for the others.
+const dialect::Dialect* rank_table(const Context& c) {
+  if (c.id == DialectId::kVllm) return &c.table;
+  if (c.id == DialectId::kInferscope) return &dialect::dialect(DialectId::kVllm);
+  return nullptr;
+}
+
+// record_engine_features: prefix-cache hit rate, draft acceptance, requests waiting for a LoRA
+// adapter slot and, where the series carry vLLM's `engine` label, each data-parallel rank's e2e
+// p99. Each only where the dialect has the counters.
+void record_engine_features(RuleGroupWriter& g, const Context& c) {
+  const auto s = scope(c, model_by(c));
+  auto rate_of = [&](Role role, std::string_view name) {
+    const MetricBinding* b = dialect::find_binding(c.table, role);
+    if (b == nullptr) return false;
+    auto expr = or_legacy(*b, [&](const MetricBinding& x) { return dialect::rate_expr(x, s); });
+    if (expr) g.record(name, normalise(c, *expr));
+    return expr.has_value();
+  };
+  // Ratios of token rates: absent while nothing is asked (no queries, no drafts), never 0/0.
+  if (rate_of(Role::kPrefixCacheQueries, "inferscope:prefix_cache_queries:rate") &&
+      rate_of(Role::kPrefixCacheHits, "inferscope:prefix_cache_hits:rate")) {
+    g.record("inferscope:prefix_cache_hit:ratio", recorded("inferscope:prefix_cache_hits:rate", c) + " / (" +
+                                                      recorded("inferscope:prefix_cache_queries:rate", c) + " > 0)");
+  }
+  if (rate_of(Role::kSpecDraftTokens, "inferscope:spec_decode_draft_tokens:rate") &&
+      rate_of(Role::kSpecAcceptedTokens, "inferscope:spec_decode_accepted_tokens:rate")) {
+    g.record("inferscope:spec_decode_acceptance:ratio", recorded("inferscope:spec_decode_accepted_tokens:rate", c) +
+                                                            " / (" + recorded("inferscope:spec_decode_draft_tokens:rate", c) +
+                                                            " > 0)");
+  }
+  if (const MetricBinding* waiting = dialect::find_binding(c.table, Role::kLoraWaitingRequests)) {
+    if (auto expr = or_legacy(*waiting, [&](const MetricBinding& x) { return dialect::value_expr(x, s); })) {
+      g.record("inferscope:lora_waiting", normalise(c, *expr));
+    }
+  }
+  if (const dialect::Dialect* ranks = rank_table(c)) {
+    // vLLM V1 labels every series of a data-parallel rank with engine="<rank>"; the ranks of one
+    // job are peers behind one API server, so their tails should match.
+    const MetricBinding* e2e = dialect::find_binding(*ranks, Role::kE2e);
+    const auto by_rank = scope(c, {"job", "engine"});
+    if (auto p99 = or_legacy(*e2e, [&](const MetricBinding& x) { return dialect::quantile_expr(x, 0.99, by_rank); })) {
+      g.record("inferscope:engine_e2e_seconds:p99", *p99);
+    }
+  }
+}
+
 // gpu_table: where this target's GPU memory metrics come from (used and total both needed).
 // inferscope serve exposes DCGM names; nullptr = none.
 const dialect::Dialect* gpu_table(const Context& c) {
@@ -362,6 +411,84 @@ void throughput_alert(Alerts& a) {
                     "utilisation and clocks; a shorter-output request mix also shows here (prompt/generation lengths)."});
 }
 
+// feature_ratio_alert: a recorded ratio below `drop` times its own value `offset` ago.
+void feature_ratio_alert(Alerts& a, const char* name, std::string_view ratio, double drop, std::string extra_condition,
+                         std::string summary, std::string description, std::string runbook) {
+  const std::string offset = common::format_prom_duration(a.c.config.feature_baseline_offset);
+  const std::string now = recorded(ratio, a.c);
+  a.add({.name = name,
+         .expr = fmt::format("{0} < {1} * ({0} offset {2}){3}", now, dialect::format_number(drop), offset,
+                             extra_condition.empty() ? "" : fmt::format(fmt::runtime(extra_condition), now, offset)),
+         .severity = "warning",
+         .summary = std::move(summary) + " fell below " + dialect::format_number(drop * 100) + " % of " + offset + " ago",
+         .description = std::move(description),
+         .runbook = std::move(runbook)});
+}
+
+void engine_feature_alerts(Alerts& a) {
+  const Context& c = a.c;
+  const SloThresholds& slo = c.config.slo;
+  const dialect::Dialect& t = c.table;
+  if (dialect::supports(t, Role::kPrefixCacheHits) && dialect::supports(t, Role::kPrefixCacheQueries)) {
+    feature_ratio_alert(
+        a, kPrefixCacheHitRateHalved, "inferscope:prefix_cache_hit:ratio", slo.prefix_hit_drop_ratio,
+        " and ({0} offset {1}) >= " + dialect::format_number(slo.min_prefix_hit_ratio), where("prefix-cache hit rate"),
+        "{{ $value | humanizePercentage }} of prompt tokens hit the prefix cache: every miss is prefill computed again, "
+        "so TTFT and engine load rise with it.",
+        "A hit rate that falls at the same traffic: a restart or a flush emptied the cache, a router stopped sending "
+        "a prefix to the replica that holds it, a prompt template changed its leading text, or the cache is too small "
+        "for the prefixes in use (KV usage near full). Then `inferscope doctor` (cause prefix_cache_miss).");
+  } else {
+    a.lack(kPrefixCacheHitRateHalved, fmt::format("{} exposes no prefix-cache hit and query counters", t.title));
+  }
+  if (dialect::supports(t, Role::kSpecDraftTokens) && dialect::supports(t, Role::kSpecAcceptedTokens)) {
+    feature_ratio_alert(
+        a, kSpecDecodeAcceptanceFell, "inferscope:spec_decode_acceptance:ratio", slo.acceptance_drop_ratio, "",
+        where("draft-token acceptance"),
+        "{{ $value | humanizePercentage }} of draft tokens are accepted: each verify step yields fewer tokens, so "
+        "TPOT rises at the same engine speed.",
+        "Acceptance follows the draft model and the traffic: compare the draft model or method and the engine version "
+        "with the last deploy, and the prompt mix (code, languages) with a day ago. At low acceptance speculation "
+        "costs more than it saves: lower --speculative-tokens or turn it off. Then `inferscope doctor` (cause "
+        "spec_decode_acceptance_drop).");
+  } else {
+    a.lack(kSpecDecodeAcceptanceFell, fmt::format("{} exposes no draft and accepted token counters", t.title));
+  }
+  if (dialect::supports(t, Role::kLoraWaitingRequests)) {
+    a.add({.name = kLoraRequestsWaiting,
+           .expr = recorded("inferscope:lora_waiting", c) + " > 0",
+           .severity = "warning",
+           .summary = where("requests") + " wait for a LoRA adapter slot",
+           .description = "{{ $value }} requests wait because every adapter slot holds another adapter.",
+           .runbook = "More adapters are in use than --max-loras slots: each swap loads an adapter and the requests "
+                      "of evicted adapters wait. Raise --max-loras (GPU memory permitting), route an adapter's "
+                      "requests to fewer replicas, or merge rarely used adapters. Then `inferscope doctor` (cause "
+                      "lora_adapter_thrash)."});
+  } else {
+    a.lack(kLoraRequestsWaiting, fmt::format("{} exposes no count of requests waiting for an adapter", t.title));
+  }
+  if (rank_table(c) != nullptr) {
+    // Each rank against the mean of the others: a median of two ranks would hide the slow one.
+    const std::string rank = recorded("inferscope:engine_e2e_seconds:p99", c);
+    const std::string others =
+        fmt::format("((sum by (job) ({0}) - on (job) group_right {0}) / on (job) group_left () (count by (job) ({0}) - 1))",
+                    rank);
+    a.add({.name = kEngineRankSlow,
+           .expr = fmt::format("{} > {} * {}", rank, dialect::format_number(slo.rank_tail_ratio), others),
+           .severity = "warning",
+           .summary = "engine rank {{ $labels.engine }} of {{ $labels.job }} has a slower e2e p99 than its peers",
+           .description = fmt::format("Rank {{{{ $labels.engine }}}} answers its p99 in {{{{ $value | humanizeDuration }}}}, "
+                                      "over {}x the mean p99 of the other ranks of the job.",
+                                      dialect::format_number(slo.rank_tail_ratio)),
+           .runbook = "One data-parallel rank slower than its peers is its GPU or its load: check that GPU's clocks, "
+                      "thermals and errors (DCGM gpu label), and whether the rank holds more long requests "
+                      "(vllm:num_requests_running by engine). Then `inferscope doctor` (replica_slowdown with "
+                      "where.engine)."});
+  } else {
+    a.lack(kEngineRankSlow, fmt::format("{} exposes no per-rank latency (vLLM's engine label)", t.title));
+  }
+}
+
 void target_down_alert(Alerts& a) {
   a.add({.name = kTargetDown,
          .expr = fmt::format("up{{{}}} == 0", a.c.job_matcher),
@@ -473,6 +600,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
   record_stages(group, c);
   record_traffic_and_capacity(group, c);
   record_disaggregation(group, c);
+  record_engine_features(group, c);
   record_gpu(group, c);
   Alerts a{group, c, out.lacking};
   target_down_alert(a);
@@ -481,6 +609,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
     serving_alerts(a);
     gpu_alert(a);
     throughput_alert(a);
+    engine_feature_alerts(a);
   } else if (gpu_table(c) != nullptr) {
     gpu_alert(a);
   }

@@ -79,9 +79,12 @@ void read_top(const Reader& r, const YAML::Node& root, StackConfig& c) {
   if (const YAML::Node slo = root["slo"]) read_slo(r, slo, c.slo);
   if (const YAML::Node alerts = root["alerts"]) {
     // alerts.for itself: read_alert_for
-    r.expect_keys(alerts, "alerts", {"for", "throughput_baseline_offset", "notification_window"});
+    r.expect_keys(alerts, "alerts", {"for", "throughput_baseline_offset", "feature_baseline_offset", "notification_window"});
     if (alerts["throughput_baseline_offset"]) {
       c.throughput_baseline_offset = r.duration(alerts["throughput_baseline_offset"], "alerts.throughput_baseline_offset");
+    }
+    if (alerts["feature_baseline_offset"]) {
+      c.feature_baseline_offset = r.duration(alerts["feature_baseline_offset"], "alerts.feature_baseline_offset");
     }
     if (alerts["notification_window"]) {
       c.notification_window = r.duration(alerts["notification_window"], "alerts.notification_window");

@@ -69,6 +69,9 @@ struct StackConfig {
   // default, 1h) and alerts.notification_window (relay failures looked back; unset = 15m).
   std::optional<std::chrono::milliseconds> throughput_baseline_offset;
   std::optional<std::chrono::milliseconds> notification_window;
+  // alerts.feature_baseline_offset (prefix-cache hit rate and draft acceptance "against their own
+  // value <offset> ago"; unset = the rules' default, 24h).
+  std::optional<std::chrono::milliseconds> feature_baseline_offset;
   // drill: {enabled: true}: up runs the fire drill's robot as relay channel "drill" and answers
   // GET/POST /api/drill for `inferscope drill` (off by default).
   bool drill_enabled = false;

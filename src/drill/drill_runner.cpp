@@ -431,6 +431,13 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
   for (Lane& lane : lanes) {
     if (lane.error) return *lane.error;
   }
+  // A whole drill says which generated alerts it cannot exercise, rather than leaving them out.
+  if (o.only.empty()) {
+    for (const char* alert : alerts::kEngineFeatureAlerts) {
+      report.skipped.emplace_back(alert, "no drill case yet: it needs serve running the engine feature under a load "
+                                         "that uses it; promtool tests cover the rule");
+    }
+  }
   // Rows in catalog order, whichever lane ran them.
   for (const DrillCase& c : cases) {
     for (Lane& lane : lanes) {

@@ -24,6 +24,7 @@ alerts::RulesConfig rules_config_from(const config::StackConfig& config) {
   out.evaluation_interval = config.evaluation_interval;
   out.rate_window = rate_window_for(config.scrape_interval);
   if (config.throughput_baseline_offset) out.throughput_baseline_offset = *config.throughput_baseline_offset;
+  if (config.feature_baseline_offset) out.feature_baseline_offset = *config.feature_baseline_offset;
   if (config.notification_window) out.notification_window = *config.notification_window;
   return out;
 }

@@ -306,6 +306,93 @@ inline Scenario throughput_scenario(const Target& t) {
   return s;
 }
 
+// A ratio of two counters (prefix-cache hits over queries, accepted over draft tokens): the
+// denominator steady at 100/s, the numerator at `good` of it, `bad` during a 1m dip at 7m and from
+// 16m to 28m. Against its own value 5m ago (test_config's feature_baseline_offset) the condition
+// holds from about 17m to about 21m45s, as the throughput scenario's: firing from 20m.
+inline Scenario feature_ratio_scenario(const Target& t, const char* alert, Role numerator, Role denominator,
+                                       double good, double bad) {
+  const MetricBinding& num = *dialect::find_binding(t.id, numerator);
+  const MetricBinding& den = *dialect::find_binding(t.id, denominator);
+  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
+  return Scenario{alert,
+                  {counter(std::string(den.metric), t.series_labels(den), [](int) { return 1500.0; }),
+                   counter(std::string(num.metric), t.series_labels(num),
+                           [&](int step) { return 1500.0 * (dropped(step) ? bad : good); })},
+                  {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+                  t.model_alert_labels("warning"),
+                  {}};
+}
+
+inline Scenario prefix_hit_scenario(const Target& t) {
+  Scenario s = feature_ratio_scenario(t, kPrefixCacheHitRateHalved, Role::kPrefixCacheHits, Role::kPrefixCacheQueries,
+                                      0.6, 0.1);
+  s.annotations = {
+      {"summary", t.where("prefix-cache hit rate") + " fell below 50 % of 5m ago"},
+      {"description", "10% of prompt tokens hit the prefix cache: every miss is prefill computed again, so TTFT and "
+                      "engine load rise with it."},
+      {"runbook", "A hit rate that falls at the same traffic: a restart or a flush emptied the cache, a router stopped "
+                  "sending a prefix to the replica that holds it, a prompt template changed its leading text, or the "
+                  "cache is too small for the prefixes in use (KV usage near full). Then `inferscope doctor` (cause "
+                  "prefix_cache_miss)."}};
+  return s;
+}
+
+inline Scenario acceptance_scenario(const Target& t) {
+  Scenario s = feature_ratio_scenario(t, kSpecDecodeAcceptanceFell, Role::kSpecAcceptedTokens, Role::kSpecDraftTokens,
+                                      0.7, 0.2);
+  s.annotations = {
+      {"summary", t.where("draft-token acceptance") + " fell below 70 % of 5m ago"},
+      {"description", "20% of draft tokens are accepted: each verify step yields fewer tokens, so TPOT rises at the "
+                      "same engine speed."},
+      {"runbook", "Acceptance follows the draft model and the traffic: compare the draft model or method and the "
+                  "engine version with the last deploy, and the prompt mix (code, languages) with a day ago. At low "
+                  "acceptance speculation costs more than it saves: lower --speculative-tokens or turn it off. Then "
+                  "`inferscope doctor` (cause spec_decode_acceptance_drop)."}};
+  return s;
+}
+
+inline Scenario lora_waiting_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kLoraWaitingRequests);
+  Scenario s{kLoraRequestsWaiting,
+             {gauge(std::string(b.metric), t.series_labels(b), [](int step) { return standard_bad(step) ? 3.0 : 0.0; })},
+             standard_checks(),
+             t.model_alert_labels("warning"),
+             {}};
+  s.annotations = {
+      {"summary", t.where("requests") + " wait for a LoRA adapter slot"},
+      {"description", "3 requests wait because every adapter slot holds another adapter."},
+      {"runbook", "More adapters are in use than --max-loras slots: each swap loads an adapter and the requests of "
+                  "evicted adapters wait. Raise --max-loras (GPU memory permitting), route an adapter's requests to "
+                  "fewer replicas, or merge rarely used adapters. Then `inferscope doctor` (cause "
+                  "lora_adapter_thrash)."}};
+  return s;
+}
+
+// Three data-parallel ranks (vLLM's engine label, also in inferscope serve's vllm:* families); rank 1 answers in (10 s, 60 s] while bad, the
+// others always in 50 ms: its p99 is hundreds of times its peers' mean.
+inline Scenario rank_slow_scenario(const Target& t) {
+  // inferscope serve's ranks are in the vLLM families it exposes beside its own.
+  const MetricBinding& b =
+      *dialect::find_binding(t.id == DialectId::kInferscope ? DialectId::kVllm : t.id, Role::kE2e);
+  Scenario s{kEngineRankSlow, {}, standard_checks(), {{"job", t.job}, {"engine", "1"}, {"severity", "warning"}}, {}};
+  for (const char* rank : {"0", "1", "2"}) {
+    const bool slowed = std::string_view(rank) == "1";
+    for (Series& series : histogram(t, b, [&](int step) { return slowed && standard_bad(step); })) {
+      series.labels["engine"] = rank;
+      s.series.push_back(std::move(series));
+    }
+  }
+  s.annotations = {
+      {"summary", "engine rank 1 of " + t.job + " has a slower e2e p99 than its peers"},
+      {"description", "Rank 1 answers its p99 in 59.5s, over 2x the mean p99 of the other ranks of the job."},
+      {"runbook", "One data-parallel rank slower than its peers is its GPU or its load: check that GPU's clocks, "
+                  "thermals and errors (DCGM gpu label), and whether the rank holds more long requests "
+                  "(vllm:num_requests_running by engine). Then `inferscope doctor` (replica_slowdown with "
+                  "where.engine)."}};
+  return s;
+}
+
 inline Scenario down_scenario(const Target& t) {
   Scenario s{kTargetDown, {up_series(t, standard_bad)}, standard_checks(),
              {{"job", t.job}, {"instance", kInstance}, {"severity", "critical"}}, {}};
@@ -369,6 +456,10 @@ inline std::optional<Scenario> scenario_for(const Target& t, const std::string& 
   if (alert == kPreemptionsRising) return preemption_scenario(t);
   if (alert == kGpuMemoryHigh) return gpu_scenario(t);
   if (alert == kThroughputHalved) return throughput_scenario(t);
+  if (alert == kPrefixCacheHitRateHalved) return prefix_hit_scenario(t);
+  if (alert == kSpecDecodeAcceptanceFell) return acceptance_scenario(t);
+  if (alert == kLoraRequestsWaiting) return lora_waiting_scenario(t);
+  if (alert == kEngineRankSlow) return rank_slow_scenario(t);
   if (alert == kTargetDown) return down_scenario(t);
   if (alert == kLatencyMetricsAbsent) return absent_scenario(t);
   return std::nullopt;
@@ -416,6 +507,7 @@ inline RulesConfig test_config() {
   for (const char* alert : kQueueAlerts) config.alert_for[alert] = 2min;
   config.rate_window = 1min;
   config.throughput_baseline_offset = 5min;
+  config.feature_baseline_offset = 5min;
   config.notification_window = 5min;
   return config;
 }

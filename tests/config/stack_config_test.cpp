@@ -106,17 +106,20 @@ notifications:
 // when not given) and drill.enabled (off by default).
 TEST(StackConfigTest, DrillKeysAndAlertWindows) {
   auto c = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n"
-                              "alerts: {throughput_baseline_offset: 30s, notification_window: 20s}\n"
+                              "alerts: {throughput_baseline_offset: 30s, notification_window: 20s, "
+                              "feature_baseline_offset: 2m}\n"
                               "drill: {enabled: true}\n", "t.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->throughput_baseline_offset, milliseconds(30000));
   EXPECT_EQ(c->notification_window, milliseconds(20000));
+  EXPECT_EQ(c->feature_baseline_offset, milliseconds(120000));
   EXPECT_TRUE(c->drill_enabled);
   auto plain = parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n", "t.yaml");
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->drill_enabled);
   EXPECT_FALSE(plain->throughput_baseline_offset);
   EXPECT_FALSE(plain->notification_window);
+  EXPECT_FALSE(plain->feature_baseline_offset);
   auto bad = parse_stack_config("drill:\n  enabled: 1\n", "bad.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("bad.yaml:2:12: key 'drill.enabled'"), std::string::npos) << bad.error().message;

@@ -15,10 +15,17 @@
 namespace inferscope::drill {
 namespace {
 
-// Tests that every alert the rules generator makes (per target and the relay's) has a drill case,
+// Tests that every alert the rules generator makes (per target and the relay's) has a drill case
+// except the engine-feature ones, which a whole drill reports as not drilled (drill integration test),
 // and that every fault body starts from no other fault.
 TEST(DrillCasesTest, CatalogCoversEveryAlert) {
-  std::vector<std::string> alerts(std::begin(alerts::kTargetAlerts), std::end(alerts::kTargetAlerts));
+  std::vector<std::string> alerts;
+  for (const char* alert : alerts::kTargetAlerts) {
+    if (std::find(std::begin(alerts::kEngineFeatureAlerts), std::end(alerts::kEngineFeatureAlerts),
+                  std::string_view(alert)) == std::end(alerts::kEngineFeatureAlerts)) {
+      alerts.emplace_back(alert);
+    }
+  }
   alerts.emplace_back(alerts::kNotificationsFailing);
   for (const std::string& alert : alerts) {
     bool covered = false;

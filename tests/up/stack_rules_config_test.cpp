@@ -33,19 +33,22 @@ TEST(StackRulesConfigTest, FromStackConfig) {
   EXPECT_EQ(rate_window_for(100ms), 10s);
 }
 
-// Tests that the config's alert windows reach the rules config and unset ones keep the rules' 1h / 15m.
+// Tests that the config's alert windows reach the rules config and unset ones keep the rules' 1h / 15m / 24h.
 TEST(StackRulesConfigTest, AlertWindows) {
   auto c = config::parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n"
-                                      "alerts: {throughput_baseline_offset: 30s, notification_window: 20s}\n",
+                                      "alerts: {throughput_baseline_offset: 30s, notification_window: 20s, "
+                                      "feature_baseline_offset: 2m}\n",
                                       "t.yaml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   const alerts::RulesConfig rules = rules_config_from(*c);
   EXPECT_EQ(rules.throughput_baseline_offset, 30s);
   EXPECT_EQ(rules.notification_window, 20s);
+  EXPECT_EQ(rules.feature_baseline_offset, 2min);
   auto plain = config::parse_stack_config("targets: [{url: http://127.0.0.1:8000}]\n", "t.yaml");
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ(rules_config_from(*plain).throughput_baseline_offset, alerts::RulesConfig{}.throughput_baseline_offset);
   EXPECT_EQ(rules_config_from(*plain).notification_window, alerts::RulesConfig{}.notification_window);
+  EXPECT_EQ(rules_config_from(*plain).feature_baseline_offset, 24h);
 }
 
 }  // namespace
