@@ -244,7 +244,7 @@ TEST(RoleSpecTest, LlmdConstructed) {
   MetricsCheck old = check_exposition("gie", load("llm-d-gie-2025-constructed-metrics.txt"));
   ASSERT_EQ(old.dialects, std::vector<std::string>{"llm-d"});
   EXPECT_TRUE(old.missing.empty()) << to_text(old);
-  EXPECT_EQ(old.renamed.size(), 9u) << to_text(old);  // the pool queue is no doctor signal yet
+  EXPECT_EQ(old.renamed.size(), 10u) << to_text(old);  // the pool queue (inference_pool_average_queue_size) too
 }
 
 // Tests that the doctor reads a disaggregated fleet's series in direct-scrape mode: two scrapes of
