@@ -202,6 +202,29 @@ TEST(DisaggregationCausesTest, RoutingImbalanceNamedFirst) {
   }
 }
 
+// Tests that the new evidence is what keeps the old causes off: the same decode pool cut and the
+// same skew read without the pool and endpoint gauges (what the doctor read before them) are
+// claimed by an old cause; with them, by the fleet's own.
+TEST(DisaggregationCausesTest, OldCausesClaimTheIncidentWithoutThePoolSeries) {
+  const char* old_causes[] = {"capacity_drop", "decode_slowdown", "load_increase", "kv_cache_pressure", "unexplained"};
+  for (FleetState incident : {decode_cut(5), routed_onto_decode0(4)}) {
+    FleetState before = healthy_fleet();
+    before.fleet_gauges = false;
+    incident.fleet_gauges = false;
+    const Diagnosis blind = diagnose(fleet_snapshot(FleetDialect::kInferscope, before, incident));
+    ASSERT_FALSE(blind.findings.empty()) << to_text(blind, true);
+    EXPECT_NE(std::find_if(std::begin(old_causes), std::end(old_causes),
+                           [&](const char* c) { return blind.findings.front().cause == c; }),
+              std::end(old_causes))
+        << to_text(blind, true);
+    incident.fleet_gauges = true;
+    const Diagnosis seen = diagnose(fleet_snapshot(FleetDialect::kInferscope, healthy_fleet(), incident));
+    ASSERT_FALSE(seen.findings.empty());
+    EXPECT_NE(seen.findings.front().cause, blind.findings.front().cause) << to_text(seen, true);
+    EXPECT_EQ(finding(seen, blind.findings.front().cause), nullptr) << to_text(seen, true);
+  }
+}
+
 // Tests the plain incidents on an aggregated serve (no pool, endpoint, route or transfer series):
 // a decode slowdown is still decode_slowdown and a rate surge still load_increase, and no cause of
 // this family is weighed at all.

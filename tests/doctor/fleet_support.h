@@ -41,6 +41,7 @@ struct FleetState {
                                           {"decode", "decode-0", 0.1, 3},
                                           {"decode", "decode-1", 0.1, 3}};
   bool disaggregated = true;  // false: a plain aggregated serve (no route, transfer, pool or endpoint series)
+  bool fleet_gauges = true;   // false: the pool and endpoint gauges left out (what the doctor read before)
   double ttft() const { return preprocess + route + queue + prefill + (disaggregated ? kv_transfer : 0) + decode / output; }
   double e2e() const { return preprocess + route + queue + prefill + (disaggregated ? kv_transfer : 0) + decode; }
   FleetEndpoint& endpoint(const std::string& name) {
@@ -183,6 +184,7 @@ class FleetRenderer {
     hist(out, "kv_bytes", "inferscope_kv_transfer_bytes", "");
     out += "# TYPE inferscope_router_prefix_hit_ratio histogram\n";
     hist(out, "prefix_hit", "inferscope_router_prefix_hit_ratio", "");
+    if (!s.fleet_gauges) return out;
     out += "# TYPE inferscope_pool_requests_waiting gauge\n";
     for (const char* pool : {"prefill", "decode"})
       out += std::string("inferscope_pool_requests_waiting{pool=\"") + pool + "\"} " +
