@@ -134,9 +134,16 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   if (prefill) h.evidence.push_back(e.ev(prefill, "prefill"));
   if (per_token.quantity) h.evidence.push_back(e.ev(per_token.quantity, "time per output token"));
   // One slow link: the decode endpoint whose transfers take longer holds its requests longer, so
-  // its load stands out among the decode endpoints while the others' does not.
+  // its load rises (x1.2 starts, x1.6 full) and stands out a little more among the decode
+  // endpoints (spread up by 0.1, full 0.25) while the others' does not; every link slower moves
+  // them all alike.
   std::string link;
-  if (const EndpointSpread* decode = fleet_group_of(spreads, PoolKind::kDecode); decode && fleet_standout(*decode) >= 0.5) {
+  const EndpointSpread* decode = fleet_group_of(spreads, PoolKind::kDecode);
+  const double link_standout =
+      decode ? std::min(log_ramp(decode->busiest / std::max(decode->busiest_baseline, 0.05), 1.2, 1.6),
+                        ramp(decode->spread() - (std::isnan(decode->baseline_spread) ? 1.0 : decode->baseline_spread), 0.1, 0.25))
+             : 0.0;
+  if (decode && link_standout >= 0.5) {
     h.where.pool = decode->pool;
     h.where.endpoint = decode->endpoint;
     h.evidence.push_back(fleet_endpoint_evidence(*decode));

@@ -143,6 +143,28 @@ TEST(DisaggregationCausesTest, KvTransferSlowdownNamedFirst) {
   }
 }
 
+// Tests one degraded link (serve's kv_link fault): transfers to decode-1 x9 slower, so the mean
+// transfer is x5 and decode-1 holds each of its requests 0.8 s longer (rate/2 x 0.8 s = 1.6 more
+// in its load). kv_transfer_slowdown is first and names decode-1; routing_imbalance does not
+// claim the endpoint that stands out.
+TEST(DisaggregationCausesTest, KvTransferSlowdownOnOneLinkNamesTheEndpoint) {
+  FleetState before = healthy_fleet();
+  before.kv_transfer = 0.1;
+  FleetState after = before;
+  after.kv_transfer = 0.1 * (1 + 9) / 2;
+  after.endpoint("decode-1").waiting += after.rate / 2 * 0.1 * 8;
+  for (FleetDialect dialect : {FleetDialect::kInferscope, FleetDialect::kDynamo}) {
+    const Diagnosis d = diagnose(fleet_snapshot(dialect, before, after));
+    const std::string label = dialect_name(dialect) + "\n" + to_text(d, true);
+    ASSERT_FALSE(d.findings.empty()) << label;
+    EXPECT_EQ(d.findings.front().cause, "kv_transfer_slowdown") << label;
+    EXPECT_EQ(d.findings.front().where.pool, "decode") << label;
+    if (dialect == FleetDialect::kInferscope) EXPECT_EQ(d.findings.front().where.endpoint, "decode-1") << label;
+    else EXPECT_FALSE(d.findings.front().where.endpoint.empty()) << label;
+    EXPECT_EQ(finding(d, "routing_imbalance"), nullptr) << label;
+  }
+}
+
 // Tests that the prefill pool cut to one worker (its queue 0.4 -> 6 and -> 3 requests, the decode
 // pool's unchanged) is prefill_pool_saturated first with where.pool, the out-of-rotation worker in
 // its next steps, and not capacity_drop or routing_imbalance, in the three dialects.
