@@ -60,7 +60,7 @@ MetricsCheck check_exposition(const std::string& url, const FetchedExposition& f
       std::string per;
       if (!spec.by_label.empty())
         per = " (per " + (spec.group_label.empty() ? std::string() : spec.group_label + " and ") + spec.by_label + ")";
-      c.reads.push_back(spec.id + ": " + metric + per);
+      c.reads.push_back(spec.id + ": " + metric + (spec.matchers.empty() ? "" : "{" + spec.matchers + "}") + per);
     }
     // A mapped name is there because someone said the target exposes it: its absence is a mistake.
     if (metric.empty() && (spec.expected || custom)) c.missing.push_back(spec.id + ": " + spec.metrics.front());

@@ -254,7 +254,7 @@ TEST(RoleSpecTest, CheckMetricsListsFleetRolesRead) {
     return std::find(c.reads.begin(), c.reads.end(), line) != c.reads.end();
   };
   MetricsCheck dynamo = check_exposition("dynamo", load("dynamo-2026-frontend-kv-router-constructed-metrics.txt"));
-  for (const char* line : {"e2e: dynamo_frontend_request_duration_seconds", "route: dynamo_frontend_stage_duration_seconds",
+  for (const char* line : {"e2e: dynamo_frontend_request_duration_seconds", "route: dynamo_frontend_stage_duration_seconds{stage=\"route\"}",
                            "pool_waiting: dynamo_frontend_router_queue_pending_requests (per worker_type)",
                            "endpoint_load: dynamo_frontend_worker_active_decode_blocks (per worker_type and worker_id)",
                            "route_prefix_hit: dynamo_component_router_kv_hit_rate"})
