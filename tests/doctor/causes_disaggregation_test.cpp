@@ -18,7 +18,7 @@ using testing::FleetState;
 using testing::fleet_snapshot;
 using testing::healthy_fleet;
 
-std::string dialect_name(FleetDialect d) {
+std::string fleet_dialect_name(FleetDialect d) {
   switch (d) {
     case FleetDialect::kInferscope: return "inferscope";
     case FleetDialect::kDynamo: return "dynamo";
@@ -27,7 +27,7 @@ std::string dialect_name(FleetDialect d) {
   return "";
 }
 
-const Finding* finding(const Diagnosis& d, const std::string& cause) {
+const Finding* disagg_finding(const Diagnosis& d, const std::string& cause) {
   for (const Finding& f : d.findings)
     if (f.cause == cause) return &f;
   return nullptr;
@@ -36,7 +36,7 @@ const Finding* finding(const Diagnosis& d, const std::string& cause) {
 // --- incidents (what serve's faults do to the fleet, in the model of fleet_support.h) --------
 
 // Every transfer `factor` x slower (serve's kv_transfer fault).
-FleetState kv_slowed(double factor) {
+FleetState fleet_kv_slowed(double factor) {
   FleetState s = healthy_fleet();
   s.kv_transfer *= factor;
   return s;
@@ -44,7 +44,7 @@ FleetState kv_slowed(double factor) {
 
 // The prefill pool cut to one worker: prefill-1 takes nothing, prefill-0 runs both workers' share
 // and `waiting` requests queue for it.
-FleetState prefill_cut(double waiting) {
+FleetState fleet_prefill_cut(double waiting) {
   FleetState s = healthy_fleet();
   s.endpoint("prefill-1") = {"prefill", "prefill-1", 0, 0};
   s.endpoint("prefill-0") = {"prefill", "prefill-0", waiting, 1};
@@ -53,7 +53,7 @@ FleetState prefill_cut(double waiting) {
 }
 
 // The decode pool cut to one worker: decode-0 runs a bigger batch (each token a little slower).
-FleetState decode_cut(double waiting) {
+FleetState fleet_decode_cut(double waiting) {
   FleetState s = healthy_fleet();
   s.endpoint("decode-1") = {"decode", "decode-1", 0, 0};
   s.endpoint("decode-0") = {"decode", "decode-0", waiting, 6};
@@ -63,7 +63,7 @@ FleetState decode_cut(double waiting) {
 }
 
 // The router piles requests onto decode-0 (a hot prefix it holds: the prefix hit rises).
-FleetState routed_onto_decode0(double waiting) {
+FleetState fleet_routed_onto_decode0(double waiting) {
   FleetState s = healthy_fleet();
   s.endpoint("decode-0") = {"decode", "decode-0", waiting, 5};
   s.endpoint("decode-1") = {"decode", "decode-1", 0, 1};
@@ -73,7 +73,7 @@ FleetState routed_onto_decode0(double waiting) {
   return s;
 }
 
-const FleetDialect kDialects[] = {FleetDialect::kInferscope, FleetDialect::kDynamo, FleetDialect::kLlmd};
+const FleetDialect kFleetDialects[] = {FleetDialect::kInferscope, FleetDialect::kDynamo, FleetDialect::kLlmd};
 
 // Tests that both the per-pool waiting and the per-endpoint load are read by their labels in each
 // dialect, that an llm-d pool of both kinds gets its prefill and decode waiting from its pods, and
@@ -117,9 +117,9 @@ TEST(FleetSignalsTest, PoolsAndEndpointsPerDialect) {
 
 // Tests that a healthy fleet is healthy in every dialect (the new causes need a change).
 TEST(DisaggregationCausesTest, HealthyFleetIsHealthy) {
-  for (FleetDialect dialect : kDialects) {
+  for (FleetDialect dialect : kFleetDialects) {
     const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), healthy_fleet()));
-    EXPECT_EQ(d.verdict, "healthy") << dialect_name(dialect) << "\n" << to_text(d, true);
+    EXPECT_EQ(d.verdict, "healthy") << fleet_dialect_name(dialect) << "\n" << to_text(d, true);
   }
 }
 
@@ -129,8 +129,8 @@ TEST(DisaggregationCausesTest, HealthyFleetIsHealthy) {
 TEST(DisaggregationCausesTest, KvTransferSlowdownNamedFirst) {
   for (FleetDialect dialect : {FleetDialect::kInferscope, FleetDialect::kDynamo}) {
     for (double factor : {5.0, 3.0}) {
-      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), kv_slowed(factor)));
-      const std::string label = dialect_name(dialect) + " x" + std::to_string(factor) + "\n" + to_text(d, true);
+      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), fleet_kv_slowed(factor)));
+      const std::string label = fleet_dialect_name(dialect) + " x" + std::to_string(factor) + "\n" + to_text(d, true);
       ASSERT_EQ(d.verdict, "degraded") << label;
       ASSERT_FALSE(d.findings.empty()) << label;
       EXPECT_EQ(d.findings.front().cause, "kv_transfer_slowdown") << label;
@@ -138,7 +138,7 @@ TEST(DisaggregationCausesTest, KvTransferSlowdownNamedFirst) {
       EXPECT_TRUE(d.findings.front().where.endpoint.empty()) << label;  // every link: the fleet
       for (const char* other : {"prefill_slowdown", "decode_slowdown", "capacity_drop", "routing_imbalance",
                                 "prefill_pool_saturated", "decode_pool_saturated"})
-        EXPECT_EQ(finding(d, other), nullptr) << other << " " << label;
+        EXPECT_EQ(disagg_finding(d, other), nullptr) << other << " " << label;
     }
   }
 }
@@ -155,13 +155,13 @@ TEST(DisaggregationCausesTest, KvTransferSlowdownOnOneLinkNamesTheEndpoint) {
   after.endpoint("decode-1").waiting += after.rate / 2 * 0.1 * 8;
   for (FleetDialect dialect : {FleetDialect::kInferscope, FleetDialect::kDynamo}) {
     const Diagnosis d = diagnose(fleet_snapshot(dialect, before, after));
-    const std::string label = dialect_name(dialect) + "\n" + to_text(d, true);
+    const std::string label = fleet_dialect_name(dialect) + "\n" + to_text(d, true);
     ASSERT_FALSE(d.findings.empty()) << label;
     EXPECT_EQ(d.findings.front().cause, "kv_transfer_slowdown") << label;
     EXPECT_EQ(d.findings.front().where.pool, "decode") << label;
     if (dialect == FleetDialect::kInferscope) EXPECT_EQ(d.findings.front().where.endpoint, "decode-1") << label;
     else EXPECT_FALSE(d.findings.front().where.endpoint.empty()) << label;
-    EXPECT_EQ(finding(d, "routing_imbalance"), nullptr) << label;
+    EXPECT_EQ(disagg_finding(d, "routing_imbalance"), nullptr) << label;
   }
 }
 
@@ -169,10 +169,10 @@ TEST(DisaggregationCausesTest, KvTransferSlowdownOnOneLinkNamesTheEndpoint) {
 // pool's unchanged) is prefill_pool_saturated first with where.pool, the out-of-rotation worker in
 // its next steps, and not capacity_drop or routing_imbalance, in the three dialects.
 TEST(DisaggregationCausesTest, PrefillPoolSaturatedNamedFirst) {
-  for (FleetDialect dialect : kDialects) {
+  for (FleetDialect dialect : kFleetDialects) {
     for (double waiting : {6.0, 3.0}) {
-      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), prefill_cut(waiting)));
-      const std::string label = dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
+      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), fleet_prefill_cut(waiting)));
+      const std::string label = fleet_dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
       ASSERT_FALSE(d.findings.empty()) << label;
       const Finding& top = d.findings.front();
       EXPECT_EQ(top.cause, "prefill_pool_saturated") << label;
@@ -182,7 +182,7 @@ TEST(DisaggregationCausesTest, PrefillPoolSaturatedNamedFirst) {
       for (const std::string& step : top.next_steps) ratio_step |= step.find("P:D ratio") != std::string::npos;
       EXPECT_TRUE(ratio_step) << label;
       for (const char* other : {"capacity_drop", "routing_imbalance", "decode_pool_saturated", "kv_transfer_slowdown"})
-        EXPECT_EQ(finding(d, other), nullptr) << other << " " << label;
+        EXPECT_EQ(disagg_finding(d, other), nullptr) << other << " " << label;
     }
   }
 }
@@ -190,15 +190,15 @@ TEST(DisaggregationCausesTest, PrefillPoolSaturatedNamedFirst) {
 // Tests that the decode pool cut to one worker (bigger batches there, each token x1.25) is
 // decode_pool_saturated first with where.pool, not decode_slowdown or capacity_drop.
 TEST(DisaggregationCausesTest, DecodePoolSaturatedNamedFirst) {
-  for (FleetDialect dialect : kDialects) {
+  for (FleetDialect dialect : kFleetDialects) {
     for (double waiting : {5.0, 2.5}) {
-      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), decode_cut(waiting)));
-      const std::string label = dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
+      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), fleet_decode_cut(waiting)));
+      const std::string label = fleet_dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
       ASSERT_FALSE(d.findings.empty()) << label;
       EXPECT_EQ(d.findings.front().cause, "decode_pool_saturated") << label;
       EXPECT_EQ(d.findings.front().where.pool, "decode") << label;
       for (const char* other : {"capacity_drop", "decode_slowdown", "routing_imbalance", "prefill_pool_saturated"})
-        EXPECT_EQ(finding(d, other), nullptr) << other << " " << label;
+        EXPECT_EQ(disagg_finding(d, other), nullptr) << other << " " << label;
     }
   }
 }
@@ -207,10 +207,10 @@ TEST(DisaggregationCausesTest, DecodePoolSaturatedNamedFirst) {
 // router's prefix hit 30 % -> 55 %) is routing_imbalance first with where.endpoint and pool, not
 // the decode pool's saturation, decode_slowdown or capacity_drop.
 TEST(DisaggregationCausesTest, RoutingImbalanceNamedFirst) {
-  for (FleetDialect dialect : kDialects) {
+  for (FleetDialect dialect : kFleetDialects) {
     for (double waiting : {4.0, 2.0}) {
-      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), routed_onto_decode0(waiting)));
-      const std::string label = dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
+      const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), fleet_routed_onto_decode0(waiting)));
+      const std::string label = fleet_dialect_name(dialect) + " waiting " + std::to_string(waiting) + "\n" + to_text(d, true);
       ASSERT_FALSE(d.findings.empty()) << label;
       const Finding& top = d.findings.front();
       EXPECT_EQ(top.cause, "routing_imbalance") << label;
@@ -219,7 +219,7 @@ TEST(DisaggregationCausesTest, RoutingImbalanceNamedFirst) {
       if (dialect != FleetDialect::kDynamo)  // Dynamo names a worker by its numeric worker_id
         EXPECT_NE(top.where.endpoint.find("decode-0"), std::string::npos) << label;
       for (const char* other : {"capacity_drop", "decode_slowdown", "decode_pool_saturated"})
-        EXPECT_EQ(finding(d, other), nullptr) << other << " " << label;
+        EXPECT_EQ(disagg_finding(d, other), nullptr) << other << " " << label;
     }
   }
 }
@@ -229,7 +229,7 @@ TEST(DisaggregationCausesTest, RoutingImbalanceNamedFirst) {
 // claimed by an old cause; with them, by the fleet's own.
 TEST(DisaggregationCausesTest, OldCausesClaimTheIncidentWithoutThePoolSeries) {
   const char* old_causes[] = {"capacity_drop", "decode_slowdown", "load_increase", "kv_cache_pressure", "unexplained"};
-  for (FleetState incident : {decode_cut(5), routed_onto_decode0(4)}) {
+  for (FleetState incident : {fleet_decode_cut(5), fleet_routed_onto_decode0(4)}) {
     FleetState before = healthy_fleet();
     before.fleet_gauges = false;
     incident.fleet_gauges = false;
@@ -243,7 +243,7 @@ TEST(DisaggregationCausesTest, OldCausesClaimTheIncidentWithoutThePoolSeries) {
     const Diagnosis seen = diagnose(fleet_snapshot(FleetDialect::kInferscope, healthy_fleet(), incident));
     ASSERT_FALSE(seen.findings.empty());
     EXPECT_NE(seen.findings.front().cause, blind.findings.front().cause) << to_text(seen, true);
-    EXPECT_EQ(finding(seen, blind.findings.front().cause), nullptr) << to_text(seen, true);
+    EXPECT_EQ(disagg_finding(seen, blind.findings.front().cause), nullptr) << to_text(seen, true);
   }
 }
 
@@ -267,14 +267,14 @@ TEST(DisaggregationCausesTest, PlainIncidentsNamedAsBefore) {
   EXPECT_EQ(r.findings.front().cause, "load_increase") << to_text(r, true);
   for (const Diagnosis* one : {&d, &r})
     for (const char* cause : {"kv_transfer_slowdown", "prefill_pool_saturated", "decode_pool_saturated", "routing_imbalance"}) {
-      EXPECT_EQ(finding(*one, cause), nullptr) << cause;
+      EXPECT_EQ(disagg_finding(*one, cause), nullptr) << cause;
       for (const Considered& c : one->considered) EXPECT_NE(c.cause, cause);
     }
 }
 
 // Tests that where.pool and where.endpoint reach the JSON, the text and the Markdown.
 TEST(DisaggregationCausesTest, WhereInEveryFormat) {
-  const Diagnosis d = diagnose(fleet_snapshot(FleetDialect::kInferscope, healthy_fleet(), routed_onto_decode0(4)));
+  const Diagnosis d = diagnose(fleet_snapshot(FleetDialect::kInferscope, healthy_fleet(), fleet_routed_onto_decode0(4)));
   ASSERT_FALSE(d.findings.empty());
   const nlohmann::json j = to_json(d);
   EXPECT_EQ(j["findings"][0]["where"]["pool"], "decode") << j.dump(2);

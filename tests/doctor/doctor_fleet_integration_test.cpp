@@ -78,7 +78,7 @@ class FleetReplay {
   std::thread ticker_;
 };
 
-FleetState routed_onto_decode0() {
+FleetState replay_routed_onto_decode0() {
   FleetState s = testing::healthy_fleet();
   s.endpoint("decode-0") = {"decode", "decode-0", 4, 5};
   s.endpoint("decode-1") = {"decode", "decode-1", 0, 1};
@@ -88,7 +88,7 @@ FleetState routed_onto_decode0() {
   return s;
 }
 
-FleetState prefill_cut() {
+FleetState replay_prefill_cut() {
   FleetState s = testing::healthy_fleet();
   s.endpoint("prefill-1") = {"prefill", "prefill-1", 0, 0};
   s.endpoint("prefill-0") = {"prefill", "prefill-0", 6, 1};
@@ -113,7 +113,7 @@ TEST(DoctorFleetIntegrationTest, RoutingImbalanceThroughPrometheus) {
       std::chrono::seconds(20), std::chrono::milliseconds(100)));
   std::this_thread::sleep_for(std::chrono::seconds(12));
   const double change = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  replay.change(routed_onto_decode0());
+  replay.change(replay_routed_onto_decode0());
   std::this_thread::sleep_for(std::chrono::milliseconds(11500));
   DoctorRequest request;
   request.prometheus_url = prom.url();
@@ -140,7 +140,7 @@ TEST(DoctorFleetIntegrationTest, PrefillPoolSaturatedByScrapes) {
   ScrapeOptions options{{replay.url()}, 6, 0.25};
   auto scraping = std::async(std::launch::async, [&] { return scrape_rounds(options); });
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  replay.change(prefill_cut());
+  replay.change(replay_prefill_cut());
   auto result = scraping.get();
   ASSERT_TRUE(result) << result.error().message;
   Snapshot snap = snapshot_from_scrapes(options, *result, "", nullptr);
