@@ -2,9 +2,9 @@
 // inferscope serve's disaggregated names, values from the fleet model, not a running fleet) served
 // over HTTP and advancing like a busy fleet, read the two ways users read it: through a real
 // Prometheus (`--prometheus`: the per-pool and per-endpoint series are selected by their pool and
-// endpoint labels) and by direct scrapes (`--scrape`). One change half-way: the router piles
-// requests onto decode-0 (routing_imbalance at that endpoint), or the prefill pool is cut to one
-// worker (prefill_pool_saturated in pool prefill).
+// endpoint labels; llm-d's pods by pool name and pod) and by direct scrapes (`--scrape`). One
+// change half-way: the router piles requests onto decode-0 (routing_imbalance at that endpoint),
+// or the prefill pool is cut to one worker (prefill_pool_saturated in pool prefill).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -33,7 +33,8 @@ using testing::FleetState;
 // FleetReplay serves the fleet's exposition at /metrics and advances it every 50 ms.
 class FleetReplay {
  public:
-  explicit FleetReplay(FleetState state) : state_(std::move(state)), renderer_(FleetDialect::kInferscope) {
+  explicit FleetReplay(FleetState state, FleetDialect dialect = FleetDialect::kInferscope)
+      : state_(std::move(state)), renderer_(dialect) {
     router_.get("/metrics", [this](const net::Request&) {
       std::lock_guard lock(mu_);
       net::Response r = net::Response::text(renderer_.render(state_, jitter()));
@@ -96,31 +97,57 @@ FleetState replay_prefill_cut() {
   return s;
 }
 
-// Tests Prometheus mode: the endpoints are read one series each by pool and endpoint label, and
-// the skew onto decode-0 is routing_imbalance there.
-TEST(DoctorFleetIntegrationTest, RoutingImbalanceThroughPrometheus) {
-  FleetReplay replay(testing::healthy_fleet());
-  ASSERT_TRUE(replay.ok());
+// run_fleet_through_prometheus scrapes `replay` with a real Prometheus every second, waits until
+// `ready` (a PromQL query) has `series` series, lets 12 s of baseline pass, applies `incident`,
+// waits 11.5 s and runs the doctor over 10 s against 12 s of baseline.
+Result<Diagnosis> run_fleet_through_prometheus(FleetReplay& replay, const std::string& ready, std::size_t series,
+                                               FleetState incident) {
   inferscope::testing::PrometheusProcess prom(inferscope::testing::scrape_config_for({replay.host_port()}, "1s"));
-  ASSERT_TRUE(prom.ok()) << prom.error();
+  if (!prom.ok()) return make_error(prom.error());
   auto client = promapi::PrometheusClient::create(prom.url());
-  ASSERT_TRUE(client) << client.error().message;
-  ASSERT_TRUE(inferscope::testing::wait_until(
-      [&] {
-        auto r = client->query("inferscope_endpoint_requests");
-        return r && r->series.size() == 4;
-      },
-      std::chrono::seconds(20), std::chrono::milliseconds(100)));
+  if (!client) return client.error();
+  if (!inferscope::testing::wait_until(
+          [&] {
+            auto r = client->query(ready);
+            return r && r->series.size() == series;
+          },
+          std::chrono::seconds(20), std::chrono::milliseconds(100)))
+    return make_error("Prometheus never had " + std::to_string(series) + " series of " + ready);
   std::this_thread::sleep_for(std::chrono::seconds(12));
   const double change = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  replay.change(replay_routed_onto_decode0());
+  replay.change(std::move(incident));
   std::this_thread::sleep_for(std::chrono::milliseconds(11500));
   DoctorRequest request;
   request.prometheus_url = prom.url();
   request.at = change + 10;
   request.window_s = 10;
   request.baseline_s = 12;
-  auto d = run_doctor(request);
+  return run_doctor(request);
+}
+
+// Tests Prometheus mode on llm-d's names: one InferencePool's pods are read one series each by
+// pool name and pod, grouped into prefill and decode peers by their names, and the skew onto the
+// decode-0 pod (with the prefix hit up) is routing_imbalance there.
+TEST(DoctorFleetIntegrationTest, LlmdRoutingImbalanceThroughPrometheus) {
+  FleetReplay replay(testing::healthy_fleet(), FleetDialect::kLlmd);
+  ASSERT_TRUE(replay.ok());
+  auto d = run_fleet_through_prometheus(replay, "inference_pool_per_pod_queue_size", 4, replay_routed_onto_decode0());
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->snapshot.endpoints.size(), 4u) << to_text(*d);
+  EXPECT_EQ(d->snapshot.pools.count("decode"), 1u) << to_text(*d);  // summed from the decode pods
+  ASSERT_FALSE(d->findings.empty()) << to_text(*d, true);
+  const Finding& top = d->findings.front();
+  EXPECT_EQ(top.cause, "routing_imbalance") << to_text(*d, true);
+  EXPECT_EQ(top.where.pool, "qwen3-pool") << to_text(*d, true);
+  EXPECT_EQ(top.where.endpoint, "qwen3-decode-0") << to_text(*d, true);
+}
+
+// Tests Prometheus mode: the endpoints are read one series each by pool and endpoint label, and
+// the skew onto decode-0 is routing_imbalance there.
+TEST(DoctorFleetIntegrationTest, RoutingImbalanceThroughPrometheus) {
+  FleetReplay replay(testing::healthy_fleet());
+  ASSERT_TRUE(replay.ok());
+  auto d = run_fleet_through_prometheus(replay, "inferscope_endpoint_requests", 4, replay_routed_onto_decode0());
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(d->snapshot.endpoints.size(), 4u) << to_text(*d);
   EXPECT_EQ(d->snapshot.pools.size(), 2u) << to_text(*d);
