@@ -177,10 +177,14 @@ void evaluate_routing(Evaluation& e, const std::vector<EndpointSpread>& spreads)
   const double hit_b = mean_of(hit, false), hit_i = mean_of(hit, true);
   const double hit_up = ramp(hit_i - hit_b, 0.05, 0.15);
   // Peers out of rotation (no load at all where they had some) are a pool cut to fewer workers
-  // (its pool's saturation), not the router's choice, unless the router's prefix hit rose with it
-  // (a hot prefix: where only queues are exposed, as llm-d's per-pod queue, idle peers read 0 too);
-  // a slower transfer to one decode endpoint holds its requests longer (kv_transfer_slowdown).
-  const bool cut = sp.dropped > 0 && hit_up < 0.5;
+  // (its pool's saturation), not the router's choice. Where the load is a queue only (llm-d's
+  // per-pod queue: under one request per endpoint in the baseline) an idle peer reads 0 beside a
+  // hot one too: there the router's prefix hit rising (a hot prefix) says routing. A load with
+  // the running requests in it (inferscope's, Dynamo's blocks) tells a cut by itself, and one
+  // decode worker left holds every prefix, so its hit rises with a cut. A slower transfer to one
+  // decode endpoint holds its requests longer (kv_transfer_slowdown).
+  const bool queue_only = sp.mean_baseline < 1;
+  const bool cut = sp.dropped > 0 && !(queue_only && hit_up >= 0.5);
   const double strength = core * (cut ? 0.2 : 1.0) * (1 - e.found.kv_transfer);
   e.found.routing = strength;
   e.found.routing_group = sp.group;

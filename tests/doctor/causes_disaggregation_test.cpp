@@ -203,6 +203,20 @@ TEST(DisaggregationCausesTest, DecodePoolSaturatedNamedFirst) {
   }
 }
 
+// Tests that a decode pool cut whose one decode worker left now holds every prefix (the router's
+// prefix hit up, as with a hot prefix) is still the pool's saturation where the endpoint load
+// counts running requests (a worker with none is out of rotation, not idle beside a hot one).
+TEST(DisaggregationCausesTest, DecodeCutWithPrefixHitUpIsStillThePool) {
+  for (FleetDialect dialect : {FleetDialect::kInferscope, FleetDialect::kDynamo}) {
+    FleetState cut = fleet_decode_cut(5);
+    cut.prefix_hit = 0.6;
+    const Diagnosis d = diagnose(fleet_snapshot(dialect, healthy_fleet(), cut));
+    ASSERT_FALSE(d.findings.empty()) << to_text(d, true);
+    EXPECT_EQ(d.findings.front().cause, "decode_pool_saturated") << fleet_dialect_name(dialect) << "\n" << to_text(d, true);
+    EXPECT_EQ(disagg_finding(d, "routing_imbalance"), nullptr) << to_text(d, true);
+  }
+}
+
 // Tests that requests piled onto one decode endpoint while its peer idles (a hot prefix: the
 // router's prefix hit 30 % -> 55 %) is routing_imbalance first with where.endpoint and pool, not
 // the decode pool's saturation, decode_slowdown or capacity_drop.
