@@ -261,8 +261,10 @@ Coverage check_coverage(const ParsedExposition& e, DialectId id) {
       any = any && operand;
       series = series && operand;
     }
+    // A feature's family may be declared with no series of it (inferscope's stage histogram has no
+    // route or kv_transfer series outside disaggregated mode): the feature is off.
+    if (b.presence == Presence::kFeature && !series) continue;  // the feature is off: nothing is missing
     if (!any) {
-      if (b.presence == Presence::kFeature) continue;  // the feature is off: nothing is missing
       MissingMetric m{b.role, std::string(b.metric), b.presence};
       (b.presence == Presence::kOptional ? c.optional_missing : c.missing).push_back(std::move(m));
       continue;

@@ -70,6 +70,28 @@ constexpr MetricBinding kInferscopeBindings[] = {
      .unit = U::kRequests, .presence = P::kFeature, .note = "requests whose adapter has no free slot"},
     {.role = R::kLoraLoads, .kind = K::kCounter, .metric = "inferscope_lora_loads_total", .unit = U::kEvents,
      .presence = P::kFeature, .note = "time spent: inferscope_lora_load_seconds_total"},
+    // Disaggregated mode only (serve --prefill-workers N --decode-workers M, docs/disaggregation.md):
+    // absent from a plain serve, so never missing there.
+    {.role = R::kRoute, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="route")", .unit = U::kSeconds, .presence = P::kFeature,
+     .note = "the router's choice of a prefill and a decode worker; disaggregated mode only"},
+    {.role = R::kKvTransfer, .kind = K::kHistogram, .metric = "inferscope_stage_duration_seconds",
+     .matchers = R"(stage="kv_transfer")", .unit = U::kSeconds, .presence = P::kFeature,
+     .note = "prefill worker -> decode worker KV transfer, failed attempts and their retries included"},
+    {.role = R::kKvTransferBytes, .kind = K::kHistogram, .metric = "inferscope_kv_transfer_bytes", .unit = U::kBytes,
+     .presence = P::kFeature, .note = "bytes per transfer; failed attempts: inferscope_kv_transfer_failures_total",
+     .no_model_label = true},
+    {.role = R::kRoutePrefixHit, .kind = K::kHistogram, .metric = "inferscope_router_prefix_hit_ratio",
+     .unit = U::kRatio, .presence = P::kFeature,
+     .note = "per routing decision: share of the prompt's blocks cached on the chosen decode worker; decisions: "
+             "inferscope_router_decisions_total{pool,endpoint}", .no_model_label = true},
+    {.role = R::kPoolWaiting, .kind = K::kGauge, .metric = "inferscope_pool_requests_waiting", .unit = U::kRequests,
+     .presence = P::kFeature, .kind_label = "pool",
+     .note = "waiting in each pool (prefill, decode), router-side pending included; workers taking requests: "
+             "inferscope_pool_workers{pool}", .no_model_label = true},
+    {.role = R::kEndpointLoad, .kind = K::kGauge, .metric = "inferscope_endpoint_requests", .unit = U::kRequests,
+     .presence = P::kFeature, .kind_label = "endpoint",
+     .note = "waiting + running on one worker (labels pool, endpoint: prefill-0, decode-1 ...)", .no_model_label = true},
     {.role = R::kRequests, .kind = K::kCounter, .metric = "inferscope_requests_total", .unit = U::kRequests,
      .presence = P::kLazy, .note = "every finished request, labels route, status_class, finish_reason"},
     {.role = R::kErrors, .kind = K::kCounter, .metric = "inferscope_requests_total",
@@ -607,7 +629,7 @@ constexpr MetricBinding kQueueBindings[] = {
 
 constexpr Dialect kDialects[] = {
     {.id = DialectId::kInferscope, .title = "inferscope serve", .model_label = "model",
-     .prefixes = kInferscopePrefixes, .bindings = kInferscopeBindings,
+     .prefixes = kInferscopePrefixes, .bindings = kInferscopeBindings, .pool_label = "pool",
      .note = "also exposes vllm:* and simulated DCGM_FI_* (simulated=\"true\") by default"},
     {.id = DialectId::kGateway, .title = "inferscope gateway", .model_label = "model",
      .prefixes = kInferscopePrefixes, .bindings = kGatewayBindings,

@@ -39,6 +39,8 @@ struct Hypothesis {
   // Stage name -> seconds of the e2e change it explains. By name: the ranking sums and picks the
   // biggest in name order.
   std::map<std::string, double> portions;
+  // Where its own evidence localizes it (a disaggregated fleet's pool or endpoint); empty = not.
+  Where where = {};
 };
 
 // PerToken is the per-token decode time a family reads: TPOT per request, else ITL.
@@ -61,6 +63,11 @@ struct Found {
   double spec_step_ratio = 1;
   double spec_drop = 0;  // spec_decode_acceptance_drop's strength
   double lora_thrash = 0;  // lora_adapter_thrash's strength
+  // A disaggregated fleet's causes (causes_disaggregation.cpp), read by the engine speed family:
+  // a slower transfer, a saturated pool or one overloaded endpoint slow requests without the
+  // engine getting slower per token.
+  double kv_transfer = 0, prefill_pool = 0, decode_pool = 0, routing = 0;
+  std::string routing_group;  // the endpoints' peer group routing_imbalance weighed (fleet_pools.h)
   // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
   // work takes while it decodes (seconds per request; absent = no bound known).
   std::map<CauseId, double> decode_caps;
@@ -161,6 +168,13 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending);
 // spec_step_ratio.
 std::span<const CauseSpec> engine_feature_causes();
 void evaluate_engine_features(Evaluation& e);
+
+// Disaggregation (docs/disaggregation.md): kv_transfer_slowdown, prefill_pool_saturated,
+// decode_pool_saturated and routing_imbalance, from the fleet's kv_transfer stage, its per-pool
+// waiting and its per-endpoint load (fleet_pools.h); each localized with where.pool / endpoint.
+// Sets Found's kv_transfer, prefill_pool, decode_pool and routing.
+std::span<const CauseSpec> disaggregation_causes();
+void evaluate_disaggregation(Evaluation& e);
 
 // Engine speed: decode_slowdown and prefill_slowdown, what is left of a per-token rise once
 // load, KV, stalls and the engine features are accounted for. Sets Found's decode caps of the

@@ -14,7 +14,7 @@ std::array<CauseSpec, kCauseCount> gather() {
   std::array<CauseSpec, kCauseCount> table{};
   std::array<bool, kCauseCount> placed{};
   for (auto family : {detail::data_presence_causes, detail::load_mix_causes, detail::kv_capacity_causes,
-                      detail::engine_speed_causes, detail::engine_feature_causes, detail::stall_causes, detail::direct_stage_causes,
+                      detail::engine_speed_causes, detail::engine_feature_causes, detail::disaggregation_causes, detail::stall_causes, detail::direct_stage_causes,
                       detail::replica_causes, detail::error_causes, detail::queue_causes, detail::unexplained_causes})
     for (const CauseSpec& c : family()) {
       const auto at = static_cast<std::size_t>(c.id);

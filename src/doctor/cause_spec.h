@@ -29,6 +29,7 @@
 #include "dialect/dialect.h"
 #include "doctor/causes_data_presence.h"
 #include "doctor/causes_direct_stages.h"
+#include "doctor/causes_disaggregation.h"
 #include "doctor/causes_engine_features.h"
 #include "doctor/causes_engine_speed.h"
 #include "doctor/causes_errors.h"
@@ -48,6 +49,7 @@
   INFERSCOPE_DOCTOR_KV_CAPACITY_CAUSES(CAUSE)   \
   INFERSCOPE_DOCTOR_ENGINE_SPEED_CAUSES(CAUSE)  \
   INFERSCOPE_DOCTOR_ENGINE_FEATURE_CAUSES(CAUSE) \
+  INFERSCOPE_DOCTOR_DISAGGREGATION_CAUSES(CAUSE) \
   INFERSCOPE_DOCTOR_STALL_CAUSES(CAUSE)         \
   INFERSCOPE_DOCTOR_DIRECT_STAGE_CAUSES(CAUSE)  \
   INFERSCOPE_DOCTOR_REPLICA_CAUSES(CAUSE)       \

@@ -189,11 +189,15 @@ void evaluate_engine_speed(Evaluation& e) {
   // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
   double s_decode = s_decode_raw;
   if (std::isnan(itl_p50_ratio)) s_decode *= (1 - 0.8 * found.kv) * (1 - 0.9 * found.stall);
+  // A decode pool with fewer workers, or one decode endpoint the router piles requests onto, runs
+  // bigger batches: each token takes longer there with no engine getting slower.
+  s_decode *= (1 - 0.8 * found.decode_pool) * (1 - 0.8 * found.routing);
   // A prompt's prefill runs in steps shared with the running batch's decode, so a slower decode
   // step stretches the measured prefill time per prompt token too: a per-token rise next to a
   // decode slowdown is weaker evidence of its own.
   double s_prefill = s_ppt * (1 - 0.5 * found.prompt) * (1 - 0.5 * found.kv) * (1 - 0.8 * found.stall) *
-                     (1 - 0.5 * s_decode) * (1 - 0.8 * found.prefix_miss);
+                     (1 - 0.5 * s_decode) * (1 - 0.8 * found.prefix_miss) * (1 - 0.8 * found.prefill_pool) *
+                     (1 - 0.8 * found.kv_transfer);
 
   if (per_token.quantity) {
     Hypothesis& h = e.add(CauseId::kDecodeSlowdown);

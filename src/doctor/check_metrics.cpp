@@ -55,8 +55,13 @@ MetricsCheck check_exposition(const std::string& url, const FetchedExposition& f
   for (const RoleSpec& spec : custom ? role_specs_for(custom->table()) : role_specs_for(c.dialects)) {
     bool renamed = false;
     std::string metric = choose_metric(spec, names, renamed);
-    if (!metric.empty())
+    if (!metric.empty()) {
       for (const std::string& series : series_names(spec, metric)) read_series.insert(series);
+      std::string per;
+      if (!spec.by_label.empty())
+        per = " (per " + (spec.group_label.empty() ? std::string() : spec.group_label + " and ") + spec.by_label + ")";
+      c.reads.push_back(spec.id + ": " + metric + (spec.matchers.empty() ? "" : "{" + spec.matchers + "}") + per);
+    }
     // A mapped name is there because someone said the target exposes it: its absence is a mistake.
     if (metric.empty() && (spec.expected || custom)) c.missing.push_back(spec.id + ": " + spec.metrics.front());
     if (renamed) c.renamed.push_back(metric + " (renamed to " + spec.metrics.front() + ")");
@@ -117,6 +122,7 @@ std::string to_text(const MetricsCheck& c) {
   list("exposition problems", c.problems);
   list("exposition warnings (not counted against the verdict)", c.warnings);
   list("roles the mapping does not name (no rules, panels or doctor evidence for them)", c.unmapped);
+  list("roles the doctor reads", c.reads);
   out << "families with the most series:\n";
   for (const auto& [name, n] : c.top_families) out << "  " << n << "\t" << name << "\n";
   return out.str();
@@ -127,7 +133,7 @@ nlohmann::json to_json(const MetricsCheck& c) {
   for (const auto& [name, n] : c.top_families) top.push_back({{"family", name}, {"series", n}});
   return {{"url", c.url},         {"verdict", c.verdict},       {"dialects", c.dialects},
           {"missing", c.missing}, {"renamed", c.renamed},       {"dashboard_gaps", c.dashboard_gaps},
-          {"problems", c.problems}, {"warnings", c.warnings}, {"unmapped", c.unmapped},   {"families", c.families},   {"series", c.series},
+          {"problems", c.problems}, {"warnings", c.warnings}, {"unmapped", c.unmapped}, {"reads", c.reads},   {"families", c.families},   {"series", c.series},
           {"top_families", top}};
 }
 

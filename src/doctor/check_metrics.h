@@ -22,6 +22,9 @@ struct MetricsCheck {
   std::vector<std::string> dialects;
   std::vector<std::string> missing;            // expected role metrics absent (--roles: every mapped one)
   std::vector<std::string> unmapped;           // --roles: usual roles the mapping does not name
+  // The roles the doctor reads from this exposition: "route: dynamo_frontend_stage_duration_seconds{stage=\"route\"}",
+  // "pool_waiting: dynamo_frontend_router_queue_pending_requests (per worker_type)".
+  std::vector<std::string> reads;
   std::vector<std::string> renamed;            // old names still exposed -> current name
   std::vector<std::string> dashboard_gaps;     // old names dashboards may query that are gone
   // Validator findings split by what they cost. problems: what loses data at ingestion (a

@@ -110,7 +110,14 @@ class Reasoner {
   std::string named_in_headline(const Finding& top) const {
     const CauseSpec* cause = spec_named(top.cause);
     const std::string_view names = cause ? cause->headline.names : Headline{}.names;
-    return names.empty() ? std::string() : "; " + fill_headline(names, headline_fields(top));
+    if (names.empty()) return {};
+    // A disaggregated fleet's pool or endpoint its evidence points at.
+    std::string at;
+    if (!top.where.endpoint.empty())
+      at = " at endpoint " + top.where.endpoint + (top.where.pool.empty() ? "" : " (pool " + top.where.pool + ")");
+    else if (!top.where.pool.empty())
+      at = " in pool " + top.where.pool;
+    return "; " + fill_headline(names, headline_fields(top)) + at;
   }
 
   // queue_alone weighs the queue in front when the server gives nothing to compare: workers
@@ -293,6 +300,7 @@ class Reasoner {
     detail::evaluate_kv_capacity(e_);
     detail::evaluate_stalls(e_);
     detail::evaluate_engine_features(e_);
+    detail::evaluate_disaggregation(e_);
     detail::evaluate_engine_speed(e_);
     detail::evaluate_capacity_drop(e_);
     detail::evaluate_direct_stages(e_);
@@ -384,6 +392,7 @@ class Reasoner {
         continue;
       }
       Finding f{cause, reported_stage(h, explained), std::min(1.0, score), share, h.summary, h.evidence, h.next_steps};
+      f.where = h.where;
       d_.findings.push_back(f);
     }
     std::stable_sort(d_.findings.begin(), d_.findings.end(),

@@ -20,15 +20,15 @@ std::string value(double v, const std::string& unit) {
   return unit.empty() || unit == "absent" || unit == "renamed" ? n : n + " " + unit;
 }
 
-nlohmann::json number(double v) {
+nlohmann::json format_json_number(double v) {
   if (std::isnan(v) || std::isinf(v)) return nullptr;
   return v;
 }
 
 nlohmann::json window_json(const WindowStat& w, bool per_request) {
-  nlohmann::json j = {{"mean", number(w.mean)}, {"p50", number(w.p50)}, {"p95", number(w.p95)},
-                      {"p99", number(w.p99)}, {"count", number(w.count)}};
-  if (per_request) j["per_request"] = number(w.per_request);
+  nlohmann::json j = {{"mean", format_json_number(w.mean)}, {"p50", format_json_number(w.p50)}, {"p95", format_json_number(w.p95)},
+                      {"p99", format_json_number(w.p99)}, {"count", format_json_number(w.count)}};
+  if (per_request) j["per_request"] = format_json_number(w.per_request);
   return j;
 }
 
@@ -40,6 +40,8 @@ nlohmann::json where_json(const Where& w) {
   if (!w.instance.empty()) j["instance"] = w.instance;
   if (!w.model.empty()) j["model"] = w.model;
   if (!w.engine.empty()) j["engine"] = w.engine;
+  if (!w.pool.empty()) j["pool"] = w.pool;
+  if (!w.endpoint.empty()) j["endpoint"] = w.endpoint;
   return j;
 }
 
@@ -55,6 +57,8 @@ std::string where_text(const Where& w) {
   add("instance", w.instance);
   add("model", w.model);
   add("engine", w.engine);
+  add("pool", w.pool);
+  add("endpoint", w.endpoint);
   return out;
 }
 
@@ -62,8 +66,8 @@ nlohmann::json examples_json(const std::vector<TraceExample>& examples) {
   nlohmann::json out = nlohmann::json::array();
   for (const TraceExample& e : examples) {
     nlohmann::json stages = nlohmann::json::object();
-    for (const auto& [stage, seconds] : e.stages) stages[stage] = number(seconds);
-    out.push_back({{"trace_id", e.trace_id}, {"duration_s", number(e.duration_s)}, {"stages", stages}});
+    for (const auto& [stage, seconds] : e.stages) stages[stage] = format_json_number(seconds);
+    out.push_back({{"trace_id", e.trace_id}, {"duration_s", format_json_number(e.duration_s)}, {"stages", stages}});
   }
   return out;
 }
@@ -111,24 +115,24 @@ nlohmann::json to_json(const Diagnosis& d) {
   j["source"] = s.source;
   j["dialect"] = s.dialect;
   j["window"] = {{"start", format_time(s.incident_start)}, {"end", format_time(s.incident_end)},
-                 {"seconds", number(s.incident_end - s.incident_start)}};
+                 {"seconds", format_json_number(s.incident_end - s.incident_start)}};
   j["baseline"] = {{"start", format_time(s.baseline_start)}, {"end", format_time(s.baseline_end)},
-                   {"seconds", number(s.baseline_end - s.baseline_start)}};
+                   {"seconds", format_json_number(s.baseline_end - s.baseline_start)}};
   j["e2e"] = {{"baseline", window_json(d.e2e_baseline, false)},
               {"incident", window_json(d.e2e_incident, false)},
-              {"change_seconds", number(d.e2e_change_s)},
-              {"noise_seconds", number(d.e2e_noise_s)},
-              {"unexplained_share", number(d.unexplained_share)}};
+              {"change_seconds", format_json_number(d.e2e_change_s)},
+              {"noise_seconds", format_json_number(d.e2e_noise_s)},
+              {"unexplained_share", format_json_number(d.unexplained_share)}};
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : d.findings) {
     nlohmann::json evidence = nlohmann::json::array();
     for (const auto& e : f.evidence)
-      evidence.push_back({{"metric", e.metric}, {"baseline", number(e.baseline)}, {"incident", number(e.incident)},
+      evidence.push_back({{"metric", e.metric}, {"baseline", format_json_number(e.baseline)}, {"incident", format_json_number(e.incident)},
                           {"unit", e.unit}});
     findings.push_back({{"cause", f.cause},
                         {"stage", f.stage.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.stage)},
                         {"score", std::round(f.score * 1000) / 1000},
-                        {"share", number(f.share)},
+                        {"share", format_json_number(f.share)},
                         {"summary", f.summary},
                         {"evidence", evidence},
                         {"next_steps", f.next_steps},
@@ -141,8 +145,8 @@ nlohmann::json to_json(const Diagnosis& d) {
     stages.push_back({{"stage", r.stage},
                       {"baseline", window_json(r.baseline, true)},
                       {"incident", window_json(r.incident, true)},
-                      {"delta_seconds", number(r.delta_s)},
-                      {"share", number(r.share)}});
+                      {"delta_seconds", format_json_number(r.delta_s)},
+                      {"share", format_json_number(r.share)}});
   j["stages"] = stages;
   nlohmann::json considered = nlohmann::json::array();
   for (const auto& c : d.considered)
@@ -153,9 +157,20 @@ nlohmann::json to_json(const Diagnosis& d) {
   for (const auto* group : {&s.signals, &s.latency}) {
     for (const auto& [id, q] : *group)
       signals.push_back({{"id", id}, {"metric", q.metric}, {"unit", q.unit},
-                         {"baseline", number(q.baseline.mean)}, {"incident", number(q.incident.mean)},
-                         {"baseline_max", number(q.baseline.max)}, {"incident_max", number(q.incident.max)},
-                         {"baseline_p50", number(q.baseline.p50)}, {"incident_p50", number(q.incident.p50)}});
+                         {"baseline", format_json_number(q.baseline.mean)}, {"incident", format_json_number(q.incident.mean)},
+                         {"baseline_max", format_json_number(q.baseline.max)}, {"incident_max", format_json_number(q.incident.max)},
+                         {"baseline_p50", format_json_number(q.baseline.p50)}, {"incident_p50", format_json_number(q.incident.p50)}});
+  }
+  // A disaggregated fleet's per-pool waiting and per-endpoint load, as signals named by their slice.
+  for (const auto& [pool, q] : s.pools)
+    signals.push_back({{"id", "pool_waiting"}, {"pool", pool}, {"metric", q.metric}, {"unit", q.unit},
+                       {"baseline", format_json_number(q.baseline.mean)}, {"incident", format_json_number(q.incident.mean)},
+                       {"baseline_max", format_json_number(q.baseline.max)}, {"incident_max", format_json_number(q.incident.max)}});
+  for (const auto& [key, q] : s.endpoints) {
+    auto [pool, endpoint] = split_endpoint_key(key);
+    signals.push_back({{"id", "endpoint_load"}, {"pool", pool}, {"endpoint", endpoint}, {"metric", q.metric},
+                       {"unit", q.unit}, {"baseline", format_json_number(q.baseline.mean)}, {"incident", format_json_number(q.incident.mean)},
+                       {"baseline_max", format_json_number(q.baseline.max)}, {"incident_max", format_json_number(q.incident.max)}});
   }
   j["signals"] = signals;
   j["notes"] = d.notes;

@@ -9,7 +9,7 @@ namespace inferscope::doctor {
 namespace {
 
 bool matches(const metrics::ParsedSample& sample, const RoleSpec& spec, const std::string& model,
-             const std::string& key) {
+             const std::string& key, const std::string& group) {
   if (!spec.matchers.empty() && !dialect::matchers_hold(spec.matchers, sample.labels)) return false;
   if (!model.empty() && !spec.model_label.empty()) {
     auto v = metrics::label_value(sample, spec.model_label);
@@ -18,6 +18,10 @@ bool matches(const metrics::ParsedSample& sample, const RoleSpec& spec, const st
   if (!spec.by_label.empty()) {
     auto v = metrics::label_value(sample, spec.by_label);
     if (!v || *v != key) return false;
+  }
+  if (!spec.group_label.empty()) {
+    auto v = metrics::label_value(sample, spec.group_label);
+    if (std::string_view(v ? *v : std::string_view()) != group) return false;
   }
   return true;
 }
@@ -44,11 +48,11 @@ struct Aggregate {
 };
 
 double aggregate(const ScrapeRound& round, const std::string& series, const RoleSpec& spec, const std::string& model,
-                 const std::string& key, Aggregation how) {
+                 const std::string& key, const std::string& group, Aggregation how) {
   Aggregate agg;
   for (const auto& e : round.expositions)
     for (const auto* s : metrics::find_samples(e, series))
-      if (matches(*s, spec, model, key)) agg.add(s->value);
+      if (matches(*s, spec, model, key, group)) agg.add(s->value);
   return agg.value(how);
 }
 
@@ -57,7 +61,7 @@ void fill_buckets(RoleSamples& r, const std::vector<ScrapeRound>& rounds, const 
     std::map<double, double> by_le;
     for (const auto& e : rounds[i].expositions)
       for (const auto* s : metrics::find_samples(e, r.metric + "_bucket"))
-        if (matches(*s, r.spec, model, r.key)) {
+        if (matches(*s, r.spec, model, r.key, r.group)) {
           auto le = metrics::label_value(*s, "le");
           if (!le) continue;
           auto bound = metrics::parse_exposition_float(*le);
@@ -117,42 +121,48 @@ SampledRoles sample_rounds(const std::vector<ScrapeRound>& rounds, const std::st
       continue;
     }
     if (renamed) report.renamed.push_back(metric + " -> " + spec.metrics.front());
-    std::vector<std::string> keys{""};
+    // (group, key) pairs: one quantity per value of by_label (within its group_label's value).
+    std::vector<std::pair<std::string, std::string>> keys{{"", ""}};
     if (!spec.by_label.empty()) {
-      std::set<std::string> values;
+      std::set<std::pair<std::string, std::string>> values;
+      const std::string counted = spec.kind == RoleKind::kHistogram ? metric + "_count" : metric;
       for (const auto& round : rounds)
         for (const auto& e : round.expositions)
-          for (const auto* s : metrics::find_samples(e, metric + "_count"))
-            if (auto v = metrics::label_value(*s, spec.by_label)) values.insert(std::string(*v));
+          for (const auto* s : metrics::find_samples(e, counted))
+            if (auto v = metrics::label_value(*s, spec.by_label)) {
+              auto g = spec.group_label.empty() ? std::nullopt : metrics::label_value(*s, spec.group_label);
+              values.insert({std::string(g ? *g : std::string_view()), std::string(*v)});
+            }
       keys.assign(values.begin(), values.end());
     }
-    for (const auto& key : keys) {
+    for (const auto& [group, key] : keys) {
       RoleSamples r;
       r.spec = spec;
       r.metric = metric;
       r.key = key;
+      r.group = group;
       for (const auto& round : rounds) {
         switch (spec.kind) {
           case RoleKind::kHistogram:
-            r.primary.push_back(aggregate(round, metric + "_sum", spec, model, key, Aggregation::kSum));
-            r.secondary.push_back(aggregate(round, metric + "_count", spec, model, key, Aggregation::kSum));
+            r.primary.push_back(aggregate(round, metric + "_sum", spec, model, key, group, Aggregation::kSum));
+            r.secondary.push_back(aggregate(round, metric + "_count", spec, model, key, group, Aggregation::kSum));
             break;
           case RoleKind::kCounterRatio:
-            r.primary.push_back(aggregate(round, metric, spec, model, key, Aggregation::kSum));
-            r.secondary.push_back(aggregate(round, spec.denominator, spec, model, key, Aggregation::kSum));
+            r.primary.push_back(aggregate(round, metric, spec, model, key, group, Aggregation::kSum));
+            r.secondary.push_back(aggregate(round, spec.denominator, spec, model, key, group, Aggregation::kSum));
             break;
           case RoleKind::kCounter:
-            r.primary.push_back(aggregate(round, metric, spec, model, key, Aggregation::kSum));
+            r.primary.push_back(aggregate(round, metric, spec, model, key, group, Aggregation::kSum));
             break;
           case RoleKind::kBusyFromIdle: {
             RoleSpec every_mode = spec;
             every_mode.matchers.clear();
-            r.primary.push_back(aggregate(round, metric, spec, model, key, Aggregation::kSum));
-            r.secondary.push_back(aggregate(round, metric, every_mode, model, key, Aggregation::kSum));
+            r.primary.push_back(aggregate(round, metric, spec, model, key, group, Aggregation::kSum));
+            r.secondary.push_back(aggregate(round, metric, every_mode, model, key, group, Aggregation::kSum));
             break;
           }
           case RoleKind::kGauge:
-            r.primary.push_back(aggregate(round, metric, spec, model, key, spec.aggregation));
+            r.primary.push_back(aggregate(round, metric, spec, model, key, group, spec.aggregation));
             break;
         }
       }

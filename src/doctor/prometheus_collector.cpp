@@ -30,11 +30,13 @@ std::string agg_name(Aggregation a) {
 }
 
 std::string selector_for(const std::string& name, const std::string& base, const RoleSpec& spec,
-                         const std::string& key, const std::string& model) {
+                         const std::string& key, const std::string& model, const std::string& group = {}) {
   std::vector<std::string> parts;
   if (!base.empty()) parts.push_back(base);
   if (!spec.matchers.empty()) parts.push_back(spec.matchers);
   if (!key.empty()) parts.push_back(spec.by_label + "=" + dialect::promql_string(key));
+  // An endpoint's pool: `pool=""` matches the series without the label, as a scrape does.
+  if (!key.empty() && !spec.group_label.empty()) parts.push_back(spec.group_label + "=" + dialect::promql_string(group));
   if (!model.empty() && !spec.model_label.empty())
     parts.push_back(spec.model_label + "=" + dialect::promql_string(model));
   std::string out = "{__name__=\"" + name + "\"";
@@ -123,13 +125,13 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   ++queries;
   if (!series) return series.error();
   std::set<std::string> names;
-  std::map<std::string, std::set<std::string>> label_values;  // "metric/label" -> values
+  // Each series name's label sets: the values a role split by a label (dependency, pool, endpoint) reads.
+  std::map<std::string, std::vector<const std::map<std::string, std::string>*>> series_labels;
   for (const auto& labels : *series) {
     auto n = labels.find("__name__");
     if (n == labels.end()) continue;
     names.insert(n->second);
-    auto dep = labels.find("dependency");
-    if (dep != labels.end()) label_values[n->second + "/dependency"].insert(dep->second);
+    series_labels[n->second].push_back(&labels);
   }
   auto dialects = w.custom ? std::vector<std::string>{"custom"} : detect_dialects(names);
   for (std::size_t i = 0; i < dialects.size(); ++i) snap.dialect += (i ? "+" : "") + dialects[i];
@@ -160,18 +162,28 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
     if (spec.id == "e2e")
       for (const std::string& n : series_names(spec, metric)) e2e_series.emplace(n, spec.model_label);
     if (renamed) snap.renamed.push_back(metric + " -> " + spec.metrics.front());
-    std::vector<std::string> keys{""};
+    // (group, key) pairs: one quantity per value of by_label (within its group_label's value).
+    std::vector<std::pair<std::string, std::string>> keys{{"", ""}};
     if (!spec.by_label.empty()) {
-      auto& values = label_values[metric + "_count/" + spec.by_label];
+      std::set<std::pair<std::string, std::string>> values;
+      const std::string counted = spec.kind == RoleKind::kHistogram ? metric + "_count" : metric;
+      for (const auto* labels : series_labels[counted]) {
+        auto v = labels->find(spec.by_label);
+        if (v == labels->end()) continue;
+        auto g = spec.group_label.empty() ? labels->end() : labels->find(spec.group_label);
+        values.insert({g == labels->end() ? std::string() : g->second, v->second});
+      }
       keys.assign(values.begin(), values.end());
     }
-    for (const auto& key : keys) {
+    for (const auto& [group_value, key_value] : keys) {
+      const std::string key = key_value, group = group_value;
       RoleSamples r;
       r.spec = spec;
       r.metric = metric;
       r.key = key;
+      r.group = group;
       std::size_t index = sampled.roles.size();
-      auto sel = [&](const std::string& name) { return selector_for(name, *inner, r.spec, key, w.model); };
+      auto sel = [&](const std::string& name) { return selector_for(name, *inner, r.spec, key, w.model, group); };
       switch (spec.kind) {
         case RoleKind::kHistogram:
           plan.push_back({index, 0, "sum(" + sel(metric + "_sum") + ")"});
@@ -188,7 +200,7 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
           RoleSpec every_mode = spec;
           every_mode.matchers.clear();
           plan.push_back({index, 0, "sum(" + sel(metric) + ")"});
-          plan.push_back({index, 1, "sum(" + selector_for(metric, *inner, every_mode, key, w.model) + ")"});
+          plan.push_back({index, 1, "sum(" + selector_for(metric, *inner, every_mode, key, w.model, group) + ")"});
           break;
         }
       }

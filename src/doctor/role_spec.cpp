@@ -74,9 +74,11 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kQueueOldestAge: return signal(SignalId::kQueueOldestAge, group, id);
     case Role::kQueueInProgress: return signal(SignalId::kQueueInProgress, group, id);
     // A disaggregated fleet's transfer size (time per byte is kv_transfer / this) and the router's
-    // prefix hit. Per-pool queues and per-endpoint load need a split by label: not read yet.
+    // prefix hit; per-pool queues and per-endpoint load are split by their label (append_specs).
     case Role::kKvTransferBytes: return signal(SignalId::kKvTransferBytes, group, id);
     case Role::kRoutePrefixHit: return signal(SignalId::kRoutePrefixHit, group, id);
+    case Role::kPoolWaiting: group = RoleGroup::kPool; id = "pool_waiting"; return true;
+    case Role::kEndpointLoad: group = RoleGroup::kEndpoint; id = "endpoint_load"; return true;
     default: return false;
   }
 }
@@ -199,7 +201,9 @@ void append_specs(const dialect::Dialect& d, std::vector<RoleSpec>& out) {
       s.scale = b.scale;
       s.unit = unit_of(b, s.kind);
       s.model_label = b.no_model_label ? std::string() : std::string(d.model_label);
-      s.by_label = b.role == Role::kDependencyCall ? std::string(b.kind_label) : std::string();
+      const bool split = b.role == Role::kDependencyCall || b.role == Role::kPoolWaiting || b.role == Role::kEndpointLoad;
+      s.by_label = split ? std::string(b.kind_label) : std::string();
+      if (b.role == Role::kEndpointLoad && d.pool_label != b.kind_label) s.group_label = std::string(d.pool_label);
       s.expected = expected_role(b.role) && b.presence != dialect::Presence::kOptional &&
                    b.presence != dialect::Presence::kFeature;
       switch (b.aggregation) {

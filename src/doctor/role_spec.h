@@ -16,7 +16,9 @@
 namespace inferscope::doctor {
 
 // RoleGroup says where a role lands in the Snapshot.
-enum class RoleGroup { kLatency, kStage, kSignal, kDependency };
+// kPool and kEndpoint are a disaggregated fleet's per-pool waiting and per-endpoint load, one
+// quantity per value of by_label (Snapshot::pools, Snapshot::endpoints).
+enum class RoleGroup { kLatency, kStage, kSignal, kDependency, kPool, kEndpoint };
 
 // RoleKind is how the role's metric is read.
 enum class RoleKind {
@@ -37,7 +39,8 @@ struct RoleSpec {
   std::vector<std::string> metrics;  // first present wins; later ones are deprecated/renamed names
   std::string matchers;              // fixed PromQL matchers without braces (`stage="prefill"`), or 
   std::string denominator;           // kCounterRatio only
-  std::string by_label;              // kDependency: one quantity per value of this label
+  std::string by_label;              // kDependency, kPool, kEndpoint: one quantity per value of this label
+  std::string group_label;           // kEndpoint: the label naming the endpoint's pool ("" = none)
   Aggregation aggregation = Aggregation::kSum;
   double scale = 1;                  // raw value * scale = value in `unit` (DCGM %: 0.01)
   std::string unit;

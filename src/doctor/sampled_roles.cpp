@@ -1,5 +1,7 @@
 #include "doctor/sampled_roles.h"
 
+#include "doctor/fleet_pools.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -317,6 +319,8 @@ void add_derived_quantities(Snapshot& snap) {
       per_request(stage.incident, e2e->incident);
     }
   }
+  // A disaggregated fleet's time per transferred MB, per-kind pools of one llm-d pool, load spread.
+  add_fleet_quantities(snap);
 }
 
 Snapshot build_snapshot(const SampledRoles& sampled, TimeRange baseline, TimeRange incident) {
@@ -338,6 +342,8 @@ Snapshot build_snapshot(const SampledRoles& sampled, TimeRange baseline, TimeRan
       case RoleGroup::kStage: snap.stages[role.spec.id] = std::move(q); break;
       case RoleGroup::kSignal: snap.signals[role.spec.id] = std::move(q); break;
       case RoleGroup::kDependency: snap.dependencies[role.key] = std::move(q); break;
+      case RoleGroup::kPool: snap.pools[role.key] = std::move(q); break;
+      case RoleGroup::kEndpoint: snap.endpoints[endpoint_key(role.group, role.key)] = std::move(q); break;
     }
   }
   // A stage without observations in either window did not happen; keep the table short.

@@ -20,7 +20,8 @@ namespace inferscope::doctor {
 struct RoleSamples {
   RoleSpec spec;
   std::string metric;    // the metric name actually found
-  std::string key;       // kDependency: the label value (dependency name); else empty
+  std::string key;       // kDependency, kPool, kEndpoint: the by_label value (dependency, pool, endpoint); else empty
+  std::string group;     // kEndpoint: its pool (group_label value; "" without one)
   std::vector<double> primary;    // histogram _sum, counter, gauge, ratio numerator
   std::vector<double> secondary;  // histogram _count, ratio denominator
   std::map<double, std::vector<double>> buckets;  // histogram: le -> cumulative count

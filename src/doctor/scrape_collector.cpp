@@ -41,18 +41,21 @@ WindowStat stat_from(const nlohmann::json& j) {
   return w;
 }
 
-const char* const kGroups[] = {"latency", "stages", "signals", "dependencies"};
+const char* const kGroups[] = {"latency", "stages", "signals", "dependencies", "pools", "endpoints"};
 
 std::map<std::string, Quantity>& group(Snapshot& s, const std::string& name) {
   if (name == "latency") return s.latency;
   if (name == "stages") return s.stages;
   if (name == "signals") return s.signals;
+  if (name == "pools") return s.pools;
+  if (name == "endpoints") return s.endpoints;
   return s.dependencies;
 }
 
 bool derived(const std::string& group_name, const std::string& id, const Quantity& q) {
   if (group_name == "signals" && (id == "error_ratio" || id == "prefix_hit_rate" || id == "spec_acceptance" ||
-                                  id == "client_error_ratio" ||
+                                  id == "client_error_ratio" || id == "kv_transfer_time_per_mb" ||
+                                  id == "endpoint_load_spread" ||
                                   id == "arrival_rate")) return true;
   return q.metric.find(" - ") != std::string::npos;
 }

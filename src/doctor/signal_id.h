@@ -69,6 +69,9 @@ enum class SignalId : std::uint8_t {
   kLoraSlots,           // adapter slots
   kLoraWaiting,         // requests waiting because their adapter has no slot
   kLoraLoadRate,        // adapter loads per second
+  // Disaggregated fleets, derived (appended; fleet_pools.h).
+  kKvTransferTimePerMb, // kv_transfer seconds per transfer / MB per transfer: a slower link at any size
+  kEndpointLoadSpread,  // busiest endpoint's load / its pool peers' mean, in the most uneven pool
 };
 
 // to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.

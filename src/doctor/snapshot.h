@@ -46,16 +46,30 @@ struct Quantity {
 
 // Where names a slice of the data: the job, the instance (its instance label; host:port for
 // direct scrapes), the model and the engine (a data-parallel rank of that instance: vLLM's
-// `engine` label). Empty fields: not narrowed on that axis. A Finding's `where`
+// `engine` label); on a disaggregated fleet the pool (prefill, decode: the dialect's pool label)
+// and the endpoint (one worker of it). Empty fields: not narrowed on that axis. A Finding's `where`
 // says where its evidence is localized; Snapshot::sources lists where the latency came from.
 struct Where {
   std::string job;
   std::string instance;
   std::string model;
   std::string engine;
-  bool empty() const { return job.empty() && instance.empty() && model.empty() && engine.empty(); }
+  std::string pool = {};
+  std::string endpoint = {};
+  bool empty() const {
+    return job.empty() && instance.empty() && model.empty() && engine.empty() && pool.empty() && endpoint.empty();
+  }
   auto operator<=>(const Where&) const = default;
 };
+
+// endpoint_key is Snapshot::endpoints' key: "pool/endpoint" ("/endpoint" without a pool label).
+inline std::string endpoint_key(const std::string& pool, const std::string& endpoint) { return pool + "/" + endpoint; }
+// split_endpoint_key is its inverse: {pool, endpoint} (pool names carry no '/').
+inline std::pair<std::string, std::string> split_endpoint_key(const std::string& key) {
+  auto slash = key.find('/');
+  if (slash == std::string::npos) return {std::string(), key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
 
 // Snapshot is the whole input of diagnose().
 struct Snapshot {
@@ -79,6 +93,11 @@ struct Snapshot {
   std::map<std::string, Quantity> signals;
   // Dependency call latency by dependency name.
   std::map<std::string, Quantity> dependencies;
+  // A disaggregated fleet (docs/disaggregation.md): requests waiting in each pool, by the pool
+  // label's value ("prefill", "decode"; an llm-d InferencePool's name), and the load of each
+  // endpoint (worker), by endpoint_key(pool, endpoint).
+  std::map<std::string, Quantity> pools;
+  std::map<std::string, Quantity> endpoints;
 
   int targets_total = 0;                 // 0 = unknown (no target list)
   std::vector<std::string> targets_down;  // "job/instance: last error"

@@ -314,6 +314,51 @@ TEST(DetectTest, InferscopeServe) {
   EXPECT_TRUE(gpu.missing.empty()) << ::testing::PrintToString(missing_names(gpu.missing));
 }
 
+// Tests inferscope serve's disaggregated series (docs/disaggregation.md): a plain serve declares the
+// stage histogram but has no route / kv_transfer series and no pool gauges, and none of them is
+// present, missing or "no series yet"; a disaggregated one (constructed here with the series29 names)
+// has each of them present with series.
+TEST(DetectTest, InferscopeServeDisaggregatedRolesAreFeatures) {
+  const Role disagg[] = {Role::kRoute, Role::kKvTransfer, Role::kKvTransferBytes, Role::kRoutePrefixHit,
+                         Role::kPoolWaiting, Role::kEndpointLoad};
+  const Coverage plain = check_coverage(load("inferscope-serve-metrics.txt"), DialectId::kInferscope);
+  for (Role role : disagg) {
+    EXPECT_FALSE(contains(plain.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(plain.without_series, role)) << to_string(role);
+    for (const auto* list : {&plain.missing, &plain.optional_missing})
+      for (const MissingMetric& m : *list) EXPECT_NE(m.role, role) << to_string(role);
+  }
+  // Constructed: serve --prefill-workers 1 --decode-workers 2 after a few requests.
+  const ParsedExposition e = parse(R"(# TYPE inferscope_stage_duration_seconds histogram
+inferscope_stage_duration_seconds_bucket{model="sim",stage="route",le="+Inf"} 4
+inferscope_stage_duration_seconds_sum{model="sim",stage="route"} 0.002
+inferscope_stage_duration_seconds_count{model="sim",stage="route"} 4
+inferscope_stage_duration_seconds_bucket{model="sim",stage="kv_transfer",le="+Inf"} 4
+inferscope_stage_duration_seconds_sum{model="sim",stage="kv_transfer"} 0.08
+inferscope_stage_duration_seconds_count{model="sim",stage="kv_transfer"} 4
+# TYPE inferscope_kv_transfer_bytes histogram
+inferscope_kv_transfer_bytes_bucket{le="+Inf"} 4
+inferscope_kv_transfer_bytes_sum 4.2e7
+inferscope_kv_transfer_bytes_count 4
+# TYPE inferscope_router_prefix_hit_ratio histogram
+inferscope_router_prefix_hit_ratio_bucket{le="+Inf"} 4
+inferscope_router_prefix_hit_ratio_sum 1.2
+inferscope_router_prefix_hit_ratio_count 4
+# TYPE inferscope_pool_requests_waiting gauge
+inferscope_pool_requests_waiting{pool="prefill"} 1
+inferscope_pool_requests_waiting{pool="decode"} 0
+# TYPE inferscope_endpoint_requests gauge
+inferscope_endpoint_requests{pool="prefill",endpoint="prefill-0"} 2
+inferscope_endpoint_requests{pool="decode",endpoint="decode-0"} 1
+inferscope_endpoint_requests{pool="decode",endpoint="decode-1"} 1
+)");
+  const Coverage c = check_coverage(e, DialectId::kInferscope);
+  for (Role role : disagg) {
+    EXPECT_TRUE(contains(c.present, role)) << to_string(role);
+    EXPECT_FALSE(contains(c.without_series, role)) << to_string(role);
+  }
+}
+
 // Tests an idle `inferscope serve` (no request yet): request families are declared without
 // series, which is "present, no series yet", not missing.
 TEST(DetectTest, InferscopeServeIdle) {

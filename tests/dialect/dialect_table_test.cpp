@@ -119,8 +119,30 @@ TEST(DialectTableTest, DisaggregationRoles) {
   EXPECT_EQ(e2e->metric, "llm_d_router_epp_request_duration_seconds");
   ASSERT_EQ(e2e->legacy.size(), 1u);
   EXPECT_EQ(e2e->legacy[0].name, "inference_objective_request_duration_seconds");
+  // inferscope serve's disaggregated mode (docs/disaggregation.md): the stage histogram's route and
+  // kv_transfer values and its pool/endpoint gauges, all features (absent from a plain serve).
+  EXPECT_EQ(dialect(DialectId::kInferscope).pool_label, "pool");
+  const struct {
+    Role role;
+    std::string_view metric, matchers, kind_label;
+  } inferscope_disagg[] = {
+      {Role::kRoute, "inferscope_stage_duration_seconds", R"(stage="route")", ""},
+      {Role::kKvTransfer, "inferscope_stage_duration_seconds", R"(stage="kv_transfer")", ""},
+      {Role::kKvTransferBytes, "inferscope_kv_transfer_bytes", "", ""},
+      {Role::kRoutePrefixHit, "inferscope_router_prefix_hit_ratio", "", ""},
+      {Role::kPoolWaiting, "inferscope_pool_requests_waiting", "", "pool"},
+      {Role::kEndpointLoad, "inferscope_endpoint_requests", "", "endpoint"},
+  };
+  for (const auto& want : inferscope_disagg) {
+    const MetricBinding* b = find_binding(DialectId::kInferscope, want.role);
+    ASSERT_NE(b, nullptr) << to_string(want.role);
+    EXPECT_EQ(b->metric, want.metric) << to_string(want.role);
+    EXPECT_EQ(b->matchers, want.matchers) << to_string(want.role);
+    EXPECT_EQ(b->kind_label, want.kind_label) << to_string(want.role);
+    EXPECT_EQ(b->presence, Presence::kFeature) << to_string(want.role);
+  }
   // A KV transfer is measured where the backend measures it: only while P/D is on.
-  for (DialectId id : {DialectId::kVllm, DialectId::kDynamo}) {
+  for (DialectId id : {DialectId::kVllm, DialectId::kDynamo, DialectId::kInferscope}) {
     const MetricBinding* kv = find_binding(id, Role::kKvTransfer);
     ASSERT_NE(kv, nullptr) << to_string(id);
     EXPECT_EQ(kv->presence, Presence::kFeature) << to_string(id);

@@ -244,7 +244,33 @@ TEST(RoleSpecTest, LlmdConstructed) {
   MetricsCheck old = check_exposition("gie", load("llm-d-gie-2025-constructed-metrics.txt"));
   ASSERT_EQ(old.dialects, std::vector<std::string>{"llm-d"});
   EXPECT_TRUE(old.missing.empty()) << to_text(old);
-  EXPECT_EQ(old.renamed.size(), 9u) << to_text(old);  // the pool queue is no doctor signal yet
+  EXPECT_EQ(old.renamed.size(), 10u) << to_text(old);  // the pool queue (inference_pool_average_queue_size) too
+}
+
+// Tests that --check-metrics lists the roles the doctor reads on Dynamo's and llm-d's constructed
+// fleets: the disaggregated stages, the per-pool waiting and per-endpoint load by their labels.
+TEST(RoleSpecTest, CheckMetricsListsFleetRolesRead) {
+  auto has = [](const MetricsCheck& c, const std::string& line) {
+    return std::find(c.reads.begin(), c.reads.end(), line) != c.reads.end();
+  };
+  MetricsCheck dynamo = check_exposition("dynamo", load("dynamo-2026-frontend-kv-router-constructed-metrics.txt"));
+  for (const char* line : {"e2e: dynamo_frontend_request_duration_seconds", "route: dynamo_frontend_stage_duration_seconds{stage=\"route\"}",
+                           "pool_waiting: dynamo_frontend_router_queue_pending_requests (per worker_type)",
+                           "endpoint_load: dynamo_frontend_worker_active_decode_blocks (per worker_type and worker_id)",
+                           "route_prefix_hit: dynamo_component_router_kv_hit_rate"})
+    EXPECT_TRUE(has(dynamo, line)) << line << "\n" << to_text(dynamo);
+  MetricsCheck worker = check_exposition("trtllm", load("dynamo-2026-trtllm-prefill-worker-constructed-metrics.txt"));
+  EXPECT_TRUE(has(worker, "kv_transfer: trtllm_kv_transfer_latency_seconds")) << to_text(worker);
+  EXPECT_TRUE(has(worker, "kv_transfer_bytes: trtllm_kv_transfer_bytes")) << to_text(worker);
+  MetricsCheck llmd = check_exposition("llm-d", load("llm-d-router-2026-constructed-metrics.txt"));
+  for (const char* line : {"e2e: llm_d_router_epp_request_duration_seconds",
+                           "route: inference_extension_scheduler_e2e_duration_seconds",
+                           "pool_waiting: llm_d_router_epp_average_queue_size (per name)",
+                           "endpoint_load: inference_pool_per_pod_queue_size (per name and model_server_pod)",
+                           "route_prefix_hit: inference_extension_prefix_indexer_hit_ratio"})
+    EXPECT_TRUE(has(llmd, line)) << line << "\n" << to_text(llmd);
+  EXPECT_NE(to_text(llmd).find("roles the doctor reads:"), std::string::npos);
+  EXPECT_EQ(to_json(llmd)["reads"].size(), llmd.reads.size());
 }
 
 // Tests that the doctor reads a disaggregated fleet's series in direct-scrape mode: two scrapes of
