@@ -113,6 +113,26 @@ TEST(ServeDisaggTest, KvTransferGrowsWithThePromptAndTheFault) {
   EXPECT_LT(slowed, 7 * long_prompt) << long_prompt << " " << slowed;
 }
 
+// Tests kv_link: only transfers into the degraded decode worker slow down (route_skew pins the
+// requests on one worker or the other).
+TEST(ServeDisaggTest, KvLinkSlowsOnlyItsDecodeWorker) {
+  ServerOptions o = disagg_options(1, 2);
+  o.disagg.kv_link_gb_per_s = 1;
+  o.faults.kv_link = KvLink{1, 6};
+  TestServer server(o);
+  ASSERT_TRUE(server.ok());
+  std::uint64_t recorded = 0;
+  ASSERT_EQ(server.post("/admin/faults", R"({"route_skew": {"endpoint": "decode-0", "weight": 1}})").status, 200);
+  const double healthy = disagg_mean_kv_transfer(server, recorded, "h", 1000, 3);
+  ASSERT_EQ(server.post("/admin/faults", R"({"route_skew": {"endpoint": "decode-1", "weight": 1}})").status, 200);
+  auto before = server.scrape();
+  const double degraded = disagg_mean_kv_transfer(server, recorded, "d", 1000, 3);
+  auto after = server.scrape();
+  EXPECT_EQ(disagg_delta(before, after, "inferscope_router_decisions_total", {{"endpoint", "decode-1"}}), 3.0);
+  EXPECT_GT(degraded, 4 * healthy) << healthy << " " << degraded;
+  EXPECT_LT(degraded, 8 * healthy) << healthy << " " << degraded;
+}
+
 // Tests kv_transfer_failure: failed attempts are counted and their time stays in kv_transfer.
 TEST(ServeDisaggTest, FailedTransfersAreRetriedInsideTheStage) {
   ServerOptions o = disagg_options(1, 1);
