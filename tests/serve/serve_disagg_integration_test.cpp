@@ -69,7 +69,8 @@ TEST(ServeDisaggTest, StagesAddUpToE2ePerRequest) {
     const double e2e = disagg_delta(before, after, "inferscope_request_duration_seconds_sum");
     EXPECT_GT(e2e, 0) << i;
     // Only the moment between preprocessed and handed to the router belongs to no stage.
-    EXPECT_NEAR(stages, e2e, 2e-4) << i;
+    EXPECT_LE(stages, e2e + 1e-9) << i;
+    EXPECT_NEAR(stages, e2e, 1e-3) << i;
     for (std::string_view stage : {"route", "queue", "prefill", "kv_transfer", "decode"}) {
       EXPECT_EQ(stage_totals(after, stage).count - stage_totals(before, stage).count, 1.0) << stage << " " << i;
       EXPECT_GT(disagg_stage_delta(before, after, stage), 0) << stage << " " << i;
@@ -93,6 +94,7 @@ double disagg_mean_kv_transfer(TestServer& server, std::uint64_t& recorded, cons
 // the kv_transfer fault, and that its bytes histogram follows the prompt.
 TEST(ServeDisaggTest, KvTransferGrowsWithThePromptAndTheFault) {
   ServerOptions o = disagg_options(1, 1);
+  o.engine.time_scale = 2;        // transfers of tens of real ms: timer and scheduling noise stays small
   o.disagg.kv_link_gb_per_s = 1;  // slow link: a 1,500-token prompt's KV takes ~0.2 model seconds
   o.disagg.kv_link_latency_ms = 1;
   TestServer server(o);
@@ -117,6 +119,7 @@ TEST(ServeDisaggTest, KvTransferGrowsWithThePromptAndTheFault) {
 // requests on one worker or the other).
 TEST(ServeDisaggTest, KvLinkSlowsOnlyItsDecodeWorker) {
   ServerOptions o = disagg_options(1, 2);
+  o.engine.time_scale = 2;
   o.disagg.kv_link_gb_per_s = 1;
   o.faults.kv_link = KvLink{1, 6};
   TestServer server(o);
@@ -136,19 +139,25 @@ TEST(ServeDisaggTest, KvLinkSlowsOnlyItsDecodeWorker) {
 // Tests kv_transfer_failure: failed attempts are counted and their time stays in kv_transfer.
 TEST(ServeDisaggTest, FailedTransfersAreRetriedInsideTheStage) {
   ServerOptions o = disagg_options(1, 1);
+  o.engine.time_scale = 4;
   o.disagg.kv_link_gb_per_s = 1;
+  o.disagg.kv_link_latency_ms = 2;
   TestServer server(o);
   ASSERT_TRUE(server.ok());
   std::uint64_t recorded = 0;
-  const double clean = disagg_mean_kv_transfer(server, recorded, "f", 800, 4);
   ASSERT_EQ(server.post("/admin/faults", R"({"kv_transfer_failure": 0.6})").status, 200);
   auto before = server.scrape();
   const double failing = disagg_mean_kv_transfer(server, recorded, "g", 800, 12);
   auto after = server.scrape();
   const double failures = disagg_delta(before, after, "inferscope_kv_transfer_failures_total");
   EXPECT_GT(failures, 0);
-  EXPECT_GT(failing, clean * (1 + failures / 12 * 0.5)) << clean << " " << failing << " " << failures;
   EXPECT_EQ(disagg_delta(before, after, "trtllm_kv_transfer_success_total"), 12.0);
+  // One attempt takes (latency + bytes / bandwidth) / time_scale of real time, and timers never
+  // fire early: the stage holds at least the failed attempts plus the successful one.
+  const double bytes = disagg_delta(before, after, "inferscope_kv_transfer_bytes_sum") / 12;
+  const double attempt = (0.002 + bytes / 1e9) / 4;
+  EXPECT_GE(failing, attempt * (1 + failures / 12) * 0.99) << attempt << " " << failing << " " << failures;
+  EXPECT_LT(failing, attempt * (1 + failures / 12) * 3 + 0.05) << attempt << " " << failing << " " << failures;
 }
 
 // disagg_load sends `n` concurrent requests on their own threads and returns them to join.
@@ -190,7 +199,8 @@ TEST(ServeDisaggTest, PrefillPoolCutToOneSaturatesWhileDecodeIdles) {
   }));
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 12);
-  EXPECT_LE(decode_peak, 1.0);
+  EXPECT_LE(decode_peak, 2.0);
+  EXPECT_GE(prefill_peak, 3 * decode_peak);
   EXPECT_EQ(server.server().engine(1).stats().prompt_tokens_total, 0u);  // prefill-1 took nothing
 }
 
@@ -214,7 +224,8 @@ TEST(ServeDisaggTest, DecodePoolCutToOneSaturatesWhilePrefillIdles) {
   }));
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 12);
-  EXPECT_LE(prefill_peak, 2.0);
+  EXPECT_LE(prefill_peak, 3.0);
+  EXPECT_GE(decode_peak, 2 * prefill_peak);
   EXPECT_EQ(server.server().engine(3).stats().generation_tokens_total, 0u);  // decode-1 took nothing
 }
 
