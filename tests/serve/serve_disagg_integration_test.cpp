@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "dialect/detect.h"
 #include "serve/serve_metrics.h"
 #include "serve_test_support.h"
 #include "support/temp_dir.h"
@@ -302,6 +303,13 @@ TEST(ServeDisaggTest, EverySeriesOfTheContractIsPresent) {
   EXPECT_EQ(metric(e, "trtllm_kv_transfer_success_total", trt), 1.0);
   for (const auto& family : e.families) EXPECT_NE(family.name.rfind("vllm:", 0), 0u) << family.name;
   EXPECT_FALSE(e.families.empty());
+  // `up` and --check-metrics read it as an inferscope target, with Dynamo's names also found.
+  const dialect::Detection detection = dialect::detect_dialects(e);
+  ASSERT_TRUE(detection.primary.has_value()) << detection.evidence;
+  EXPECT_EQ(*detection.primary, dialect::DialectId::kInferscope) << detection.evidence;
+  EXPECT_TRUE(std::any_of(detection.found.begin(), detection.found.end(),
+                          [](const dialect::DetectedDialect& d) { return d.id == dialect::DialectId::kDynamo; }))
+      << detection.evidence;
 }
 
 // Tests the one-line errors: a pool without the other, mixing with data parallelism, seed-mock,
