@@ -64,14 +64,21 @@ std::uint32_t served_engines(const ServerOptions& o) {
   return o.disagg.enabled() ? o.disagg.prefill_workers + o.disagg.decode_workers : o.data_parallel_size;
 }
 
+// engines_flag names what sets the engine count, for engine_slowdown's range error.
+std::string engines_flag(const ServerOptions& o) {
+  if (o.disagg.enabled())
+    return "--prefill-workers " + std::to_string(o.disagg.prefill_workers) + " + --decode-workers " +
+           std::to_string(o.disagg.decode_workers) + ": prefill workers first";
+  return "--data-parallel-size " + std::to_string(o.data_parallel_size);
+}
+
 }  // namespace
 
 Result<void> ServerState::check_fault_ranks(const FaultSet& faults) const {
   if (faults.engine_slowdown.active() &&
       static_cast<std::uint32_t>(faults.engine_slowdown.engine) >= served_engines(options)) {
     return make_error("cannot parse faults from request: engine_slowdown.engine: rank " +
-                      std::to_string(faults.engine_slowdown.engine) + " is not served (--data-parallel-size " +
-                      std::to_string(options.data_parallel_size) + ")");
+                      std::to_string(faults.engine_slowdown.engine) + " is not served (" + engines_flag(options) + ")");
   }
   return check_disagg_faults(faults, options.disagg, "cannot parse faults from request");
 }
@@ -146,7 +153,7 @@ Result<void> validate(const ServerOptions& o) {
   if (!o.faults.engine_slowdown.active()) return trace::validate_trace_settings(o.tracing);
   if (static_cast<std::uint32_t>(o.faults.engine_slowdown.engine) >= served_engines(o))
     return make_error("--fault engine_slowdown: rank " + std::to_string(o.faults.engine_slowdown.engine) +
-                      " is not served (--data-parallel-size " + std::to_string(o.data_parallel_size) + ")");
+                      " is not served (" + engines_flag(o) + ")");
   return trace::validate_trace_settings(o.tracing);
 }
 

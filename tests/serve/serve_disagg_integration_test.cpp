@@ -345,6 +345,10 @@ TEST(ServeDisaggTest, BadFlagsAndFaultsFailWithOneLine) {
   EXPECT_EQ(skew.status, 400) << skew.body;
   HttpReply pool = server.post("/admin/faults", R"({"pool_workers": {"pool": "gpu", "count": 1}})");
   EXPECT_EQ(pool.status, 400) << pool.body;
+  HttpReply rank = server.post("/admin/faults", R"({"engine_slowdown": {"engine": 3, "factor": 4}})");
+  EXPECT_EQ(rank.status, 400) << rank.body;
+  EXPECT_NE(rank.body.find("rank 3 is not served (--prefill-workers 1 + --decode-workers 2"), std::string::npos)
+      << rank.body;
   HttpReply link = server.post("/admin/faults", R"({"kv_link": {"worker": 1, "factor": 4}})");
   EXPECT_EQ(link.status, 200) << link.body;
   HttpReply listed = server.get("/admin/faults");
