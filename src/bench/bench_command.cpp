@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
 #include <fstream>
+#include <optional>
+#include <thread>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +19,7 @@
 #include "bench/request_log.h"
 #include "bench/run_stats.h"
 #include "bench/run_verdict.h"
+#include "bench/server_stages.h"
 
 namespace inferscope::bench {
 namespace {
@@ -59,6 +63,13 @@ void run_bench(const BenchOptions& o) {
     metrics = std::move(*m);
     std::fprintf(stderr, "inferscope bench: client metrics on http://127.0.0.1:%u/metrics\n", metrics->port());
   }
+  const net::TlsOptions server_tls{o.ca_file, !o.insecure};
+  std::optional<ServerStageTotals> stages_before;
+  if (!o.server_metrics.empty()) {
+    auto scraped = scrape_server_stages(o.server_metrics, server_tls);
+    if (!scraped) fail(scraped.error().message);
+    stages_before = std::move(*scraped);
+  }
   loadgen::RequestBuilder builder(setup->config.target, setup->request);
   loadgen::RequestRunner runner(setup->config, *setup->workload, builder);
   ProgressLine progress(stderr, isatty(STDERR_FILENO) != 0);
@@ -72,6 +83,18 @@ void run_bench(const BenchOptions& o) {
   setup->info.interrupted = result->interrupted;
   RunStats stats = compute_stats(*result, setup->slo);
   std::fputs(format_summary(stats, setup->info).c_str(), stdout);
+  if (stages_before) {
+    // The server records a request after its last byte, so one the client just finished may not
+    // be counted yet: scrape again (up to ~2 s) until it has counted every request of the run.
+    const auto expected = static_cast<double>(result->records.size());
+    auto scraped = scrape_server_stages(o.server_metrics, server_tls);
+    for (int tries = 0; scraped && scraped->e2e_count - stages_before->e2e_count < expected && tries < 40; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      scraped = scrape_server_stages(o.server_metrics, server_tls);
+    }
+    if (!scraped) fail(scraped.error().message);
+    std::fputs(format_server_stages(*stages_before, *scraped).c_str(), stdout);
+  }
   std::fflush(stdout);
   if (!o.json_path.empty()) {
     std::ofstream out(o.json_path);
@@ -133,6 +156,8 @@ void add_flags(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--header", o.headers, "Extra request header 'Name: value' (repeatable)");
   cmd->add_option("--api-key-env", o.api_key_env, "Environment variable holding the API key");
   cmd->add_option("--api-key-file", o.api_key_file, "File holding the API key");
+  cmd->add_option("--server-metrics", o.server_metrics,
+                  "The server's /metrics URL: print its stage table (inferscope_stage_duration_seconds) for the run");
   cmd->add_option("--json,--save-result", o.json_path, "Write the summary JSON here");
   cmd->add_option("--csv", o.csv_path, "Write one CSV row per request here");
   cmd->add_option("--jsonl", o.jsonl_path, "Write one JSON object per request here");

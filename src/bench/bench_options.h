@@ -44,6 +44,9 @@ struct BenchOptions {
   std::string api_key_env, api_key_file;
   std::string json_path, csv_path, jsonl_path;
   int metrics_port = -1;                // -1 = off
+  // server_metrics: the server's /metrics URL; set, the run ends with the server's stage table
+  // (bench/server_stages.h): its inferscope_stage_duration_seconds between a scrape before and after.
+  std::string server_metrics;
   std::uint32_t io_threads = 1;         // threads reading and stamping responses
   double fail_under_goodput = -1;       // -1 = off; else exit 3 when SLO attainment is below it
 };

@@ -21,6 +21,7 @@
 #include "net/async_signal.h"
 #include "net/connection.h"
 #include "serve/engine/engine_types.h"
+#include "serve/disagg_fleet.h"
 #include "serve/engine/faults.h"
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
@@ -42,6 +43,12 @@ class CompletionCall {
   std::optional<net::ApiError> prepare();
   boost::asio::awaitable<void> inject_http_faults();
   std::optional<net::ApiError> submit();
+  void open_channel();
+  // disaggregated (completion_disagg.cpp): route, prefill on a prefill worker, KV transfer, then
+  // submit to the decode worker with the KV present; an error before the decode submit.
+  boost::asio::awaitable<std::optional<net::ApiError>> serve_disaggregated_front();
+  boost::asio::awaitable<std::optional<net::ApiError>> run_prefill();
+  boost::asio::awaitable<void> transfer_kv();
   boost::asio::awaitable<bool> reject(const net::ApiError& error);
   boost::asio::awaitable<bool> serve_stream();
   boost::asio::awaitable<bool> serve_whole();
@@ -71,6 +78,12 @@ class CompletionCall {
   std::string text_;  // non-streaming: the whole output
   SequenceId sequence_ = 0;
   std::uint32_t engine_rank_ = 0;  // the data-parallel rank running sequence_
+  // Disaggregated: the router's choice, the prefill worker's sequence while it runs.
+  std::optional<RouteDecision> route_decision_;
+  std::shared_ptr<RequestChannel> prefill_channel_;
+  SequenceId prefill_sequence_ = 0;
+  bool prefill_live_ = false;
+  bool fleet_counted_ = false;  // counted in dynamo_frontend_active_requests
   bool submitted_ = false;
   bool finished_ = false;  // engine sent on_finished, or we aborted
   bool role_sent_ = false;

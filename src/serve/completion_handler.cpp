@@ -68,6 +68,8 @@ CompletionCall::CompletionCall(net::Connection& connection, ServerState& state, 
 
 CompletionCall::~CompletionCall() {
   if (channel_) channel_->attach(nullptr);  // a late wake-up must not touch our dead signal
+  if (prefill_channel_) prefill_channel_->attach(nullptr);
+  if (prefill_live_) state_.engines[route_decision_->prefill]->abort(prefill_sequence_);
   if (submitted_ && !finished_) abort_sequence();
   record(0);  // a coroutine cut short (server stop) still ends its in-flight count
 }
@@ -85,7 +87,11 @@ asio::awaitable<bool> CompletionCall::run() {
   if (faults_.error_rate > 0 && std::uniform_real_distribution<double>(0, 1)(fault_rng()) < faults_.error_rate) {
     co_return co_await reject(net::ApiError::server_error("simulated internal error (fault error_rate)"));
   }
-  if (auto error = submit()) co_return co_await reject(*error);
+  if (state_.disagg) {
+    if (auto error = co_await serve_disaggregated_front()) co_return co_await reject(*error);
+  } else if (auto error = submit()) {
+    co_return co_await reject(*error);
+  }
   if (request_.stream) co_return co_await serve_stream();
   co_return co_await serve_whole();
 }
@@ -141,7 +147,7 @@ asio::awaitable<void> CompletionCall::inject_http_faults() {
   }
 }
 
-std::optional<net::ApiError> CompletionCall::submit() {
+void CompletionCall::open_channel() {
   formatter_.emplace(endpoint_, make_response_id(endpoint_),
                      std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count(),
@@ -149,6 +155,10 @@ std::optional<net::ApiError> CompletionCall::submit() {
   channel_ = std::make_shared<RequestChannel>(connection_.executor());
   channel_->attach(&signal_);
   timeline_.reserve_outputs(std::min<std::size_t>(generation_.max_tokens, 4096));
+}
+
+std::optional<net::ApiError> CompletionCall::submit() {
+  open_channel();
   timeline_.mark(timeline::Moment::kEnqueued, Clock::now());
   engine_rank_ = state_.pick_engine();
   Engine& engine = *state_.engines[engine_rank_];
@@ -182,6 +192,11 @@ void CompletionCall::record(int http_status) {
   outcome.http_status = http_status;
   outcome.max_tokens = request_.max_tokens.value_or(0);
   outcome.engine = engine_rank_;
+  outcome.stream = request_.stream;
+  if (state_.disagg) {
+    if (route_decision_) state_.disagg->release(*route_decision_);
+    if (fleet_counted_) state_.disagg->end_request(model_);
+  }
   record_request(state_, timeline_, outcome, trace_ ? &*trace_ : nullptr);
 }
 

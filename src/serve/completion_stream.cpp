@@ -43,7 +43,8 @@ void CompletionCall::apply_batch(std::string* sse) {
 void CompletionCall::apply(const EngineEvent& event, const EngineEvent* next, std::string* sse) {
   switch (event.kind) {
     case EngineEvent::Kind::kScheduled:
-      timeline_.mark(timeline::Moment::kScheduled, event.when);
+      timeline_.mark(timeline::Moment::kScheduled, event.when);  // kept from the prefill worker when disaggregated
+      if (route_decision_) timeline_.mark(timeline::Moment::kDecodeScheduled, event.when);
       return;
     case EngineEvent::Kind::kPrefillDone:
     case EngineEvent::Kind::kPreempted:

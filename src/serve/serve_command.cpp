@@ -141,6 +141,17 @@ void add_serve_command(CLI::App& app) {
                   "engines (ranks) behind this API server, each with its own simulated GPU; requests go to "
                   "the least loaded (waiting*4+running), vllm:* series carry engine=\"<rank>\"")
       ->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--prefill-workers", o.disagg.prefill_workers,
+                  "disaggregated serving: prefill workers (with --decode-workers); a router picks the workers, the "
+                  "prompt's KV moves prefill -> decode over a simulated link (docs/disaggregation.md)")
+      ->check(CLI::Range(1, 32));
+  cmd->add_option("--decode-workers", o.disagg.decode_workers, "disaggregated serving: decode workers (with --prefill-workers)")
+      ->check(CLI::Range(1, 32));
+  cmd->add_option("--kv-link-gb-per-s", o.disagg.kv_link_gb_per_s, "disaggregated serving: KV link bandwidth, GB/s")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--kv-link-latency-ms", o.disagg.kv_link_latency_ms,
+                  "disaggregated serving: KV link latency per transfer, model milliseconds")
+      ->check(CLI::Range(0.0, 60000.0))->capture_default_str();
   cmd->add_option("--lora-modules", o.lora_modules,
                   "LoRA adapter names served beside the base model (NAME,NAME,...); a request names one in `model`")
       ->delimiter(',');

@@ -54,6 +54,7 @@ struct RequestOutcome {
   std::uint32_t max_tokens = 0; // request's max_tokens (0 = not given: vllm:request_params_max_tokens skipped)
   std::uint32_t n = 1;          // request's n
   std::uint32_t engine = 0;     // data-parallel rank that ran it (vllm:* engine label)
+  bool stream = false;          // streamed (Dynamo's request_type "stream" vs "unary")
   // trace_id: the exported trace's id (32 hex) or empty; the inferscope_* latency histograms then
   // carry it as an exemplar stamped exemplar_time (timeline::RequestLabels).
   std::string_view trace_id{};

@@ -7,6 +7,7 @@
 
 #include <inferscope/timeline/timeline_summary.h>
 
+#include "serve/disagg_fleet.h"
 #include "serve/engine/engine.h"
 #include "serve/request_recording.h"
 #include "serve/serve_metrics.h"
@@ -24,9 +25,13 @@ Result<void> bind_serve_metrics(ServerState& state) {
   options.lora_names = o.lora_modules;
   options.max_loras = o.lora_modules.empty() ? 0 : o.engine.max_loras;
   options.dialects = o.dialects;
+  // A disaggregated server is a Dynamo-like frontend: no vllm:* (its workers would be separate
+  // targets), so `up` reads it as an inferscope target (docs/disaggregation.md).
+  if (o.disagg.enabled()) std::erase(options.dialects, std::string("vllm"));
   options.max_model_len = o.engine.max_model_len;
   options.speculative_tokens = o.engine.speculative_tokens;
-  options.data_parallel_size = o.data_parallel_size;
+  options.data_parallel_size = o.disagg.enabled() ? o.disagg.prefill_workers + o.disagg.decode_workers
+                                                  : o.data_parallel_size;
   options.time_scale = o.engine.time_scale;
   try {
     state.metrics = std::make_unique<ServeMetrics>(state.registry, std::move(options));
@@ -95,6 +100,7 @@ void record_request(ServerState& state, timeline::RequestTimeline& timeline, con
     recorded.exemplar_time = trace::wall_time(timeline.end());
   }
   state.metrics->record_request(timeline, summary, recorded);
+  if (state.disagg) state.disagg->record_request(timeline, summary, recorded, outcome.stream);
 }
 
 std::optional<trace::RequestTrace> begin_request_trace(const ServerState& state, std::string_view traceparent) {

@@ -19,6 +19,16 @@ namespace inferscope::serve {
 // StreamShape selects how a streamed response carries finish_reason (see ServerOptions).
 enum class StreamShape { kOpenAi, kVllm };
 
+// DisaggOptions turns serve into a disaggregated prefill/decode fleet behind one router
+// (--prefill-workers N --decode-workers M, both >= 1; docs/disaggregation.md).
+struct DisaggOptions {
+  std::uint32_t prefill_workers = 0, decode_workers = 0;
+  double kv_link_gb_per_s = 25;    // KV link bandwidth, GB/s (1e9 bytes per second)
+  double kv_link_latency_ms = 2;   // per transfer, model milliseconds
+  double route_overhead_ms = 0.2;  // the router's own work per request, model milliseconds
+  bool enabled() const { return prefill_workers > 0 || decode_workers > 0; }
+};
+
 // ServerOptions holds every knob of Server::start; Server::start validates them.
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -31,6 +41,7 @@ struct ServerOptions {
   // --data-parallel-size; each has its own simulated GPU, KV cache and steps, and every vllm:*
   // series carries engine="<rank>". A request goes to the least loaded rank (waiting*4+running).
   std::uint32_t data_parallel_size = 1;
+  DisaggOptions disagg;  // prefill and decode pools instead of data-parallel ranks
   // lora_modules: LoRA adapter names (vLLM's --lora-modules), served beside the base model: a
   // request whose `model` names one runs with that adapter, which must hold one of
   // engine.max_loras GPU slots (vLLM's --max-loras) while it runs.

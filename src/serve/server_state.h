@@ -28,6 +28,7 @@ namespace inferscope::serve {
 
 class Engine;
 class ServeMetrics;
+class DisaggFleet;
 
 struct ServerState {
   // Constructor and destructor live in server.cpp, where Engine and ServeMetrics are complete.
@@ -48,7 +49,8 @@ struct ServerState {
   // pick_engine chooses the rank for a new request like vLLM's data-parallel coordinator: the
   // least loaded by waiting*4 + running, ties going to the first from a start index that rotates
   // per request (so equal ranks take turns). One rank: 0, no stats read.
-  std::uint32_t pick_engine();
+  // first/count restrict the choice to engines first..first+count-1 (count 0: all).
+  std::uint32_t pick_engine(std::uint32_t first = 0, std::uint32_t count = 0);
 
   // served_model returns the configured name equal to `requested` (the first one for an empty
   // request), or an empty view when it is not served.
@@ -81,6 +83,9 @@ struct ServerState {
   metrics::Registry registry;
   std::unique_ptr<ServeMetrics> metrics;
   std::vector<std::unique_ptr<Engine>> engines;  // one per data-parallel rank, index = rank
+  // A disaggregated server (options.disagg): the router and KV link over `engines`, which are
+  // then the prefill workers followed by the decode workers. Null otherwise.
+  std::unique_ptr<DisaggFleet> disagg;
   std::unique_ptr<trace::SpanExporter> tracer;  // null when --otlp-endpoint is not given
   Tokenizer tokenizer;
   TextGenerator text;

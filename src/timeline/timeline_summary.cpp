@@ -27,7 +27,15 @@ std::array<Bounds, kStageCount> stage_bounds(const RequestTimeline& t) {
   set(Stage::kPreprocess, either(at(Moment::kAdmitted), arrival), at(Moment::kPreprocessed));
   set(Stage::kPostprocess, last, at(Moment::kPostprocessed));
   set(Stage::kSend, either(at(Moment::kPostprocessed), last), at(Moment::kSent));
-  if (t.role() == Role::kServer) {
+  if (t.role() == Role::kServer && at(Moment::kRouted)) {
+    // Disaggregated: route, the prefill pool's queue, prefill on the prefill worker, the KV
+    // transfer, the decode pool's queue (StageIntervals::decode_queue), decode on the decode worker.
+    set(Stage::kRoute, either(at(Moment::kEnqueued), at(Moment::kPreprocessed)), at(Moment::kRouted));
+    set(Stage::kQueue, at(Moment::kRouted), at(Moment::kScheduled));
+    set(Stage::kPrefill, at(Moment::kScheduled), either(at(Moment::kPrefilled), first));
+    set(Stage::kKvTransfer, at(Moment::kPrefilled), at(Moment::kKvTransferred));
+    set(Stage::kDecode, either(at(Moment::kDecodeScheduled), first), last);
+  } else if (t.role() == Role::kServer) {
     set(Stage::kQueue, either(at(Moment::kEnqueued), at(Moment::kPreprocessed)), at(Moment::kScheduled));
     set(Stage::kPrefill, at(Moment::kScheduled), first);
     set(Stage::kDecode, first, last);
@@ -49,6 +57,13 @@ std::optional<Stage> in_progress_stage(const RequestTimeline& t) {
   if (has(Moment::kSent)) return std::nullopt;
   if (has(Moment::kPostprocessed)) return Stage::kSend;
   if (t.first_output()) return std::nullopt;
+  if (t.role() == Role::kServer && has(Moment::kRouted)) {
+    if (has(Moment::kDecodeScheduled)) return Stage::kDecode;
+    if (has(Moment::kKvTransferred)) return std::nullopt;  // the decode pool's queue: decode_queue
+    if (has(Moment::kPrefilled)) return Stage::kKvTransfer;
+    if (has(Moment::kScheduled)) return Stage::kPrefill;
+    return Stage::kQueue;
+  }
   if (t.role() == Role::kServer) {
     if (has(Moment::kScheduled)) return Stage::kPrefill;
     if (has(Moment::kPreprocessed) || has(Moment::kEnqueued)) return Stage::kQueue;
@@ -68,6 +83,14 @@ StageIntervals stage_intervals(const RequestTimeline& t) noexcept {
   for (std::size_t i = 0; i < kStageCount; ++i) {
     if (bounds[i].start && bounds[i].end) {
       out.stages[i] = StageInterval{*bounds[i].start, std::max(*bounds[i].start, *bounds[i].end)};
+    }
+  }
+  if (const auto transferred = t.moment(Moment::kKvTransferred); transferred && t.moment(Moment::kRouted)) {
+    // The decode pool's wait ends at admission, or at the end for a request cut short there.
+    const auto admitted = t.moment(Moment::kDecodeScheduled);
+    if (admitted || !t.first_output()) {
+      const TimePoint end = admitted ? *admitted : t.end();
+      out.decode_queue = StageInterval{*transferred, std::max(*transferred, end)};
     }
   }
   if (const auto stage = in_progress_stage(t)) {
@@ -106,6 +129,10 @@ TimelineSummary summarize(const RequestTimeline& t, const StageIntervals& interv
 
   for (std::size_t i = 0; i < kStageCount; ++i) {
     if (const auto& interval = intervals.stages[i]) s.stage_seconds[i] = seconds_between(interval->start, interval->end);
+  }
+  if (intervals.decode_queue) {
+    auto& queue = s.stage_seconds[static_cast<std::size_t>(Stage::kQueue)];
+    queue = queue.value_or(0) + seconds_between(intervals.decode_queue->start, intervals.decode_queue->end);
   }
   s.truncated_stage = intervals.truncated_stage;
   if (!t.dependencies().empty()) {

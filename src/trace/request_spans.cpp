@@ -39,9 +39,12 @@ void double_if(SpanWriter& out, std::string_view key, std::optional<double> seco
 struct ChildSpan {
   timeline::TimePoint start;
   timeline::TimePoint end;
-  std::size_t order = 0;                             // stage index, then kStageCount + dependency index
+  std::size_t order = 0;  // stage index, then kStageCount + dependency index; kDecodeQueueOrder: the decode pool's queue
   const timeline::DependencyCall* call = nullptr;    // set for a dependency call
 };
+
+// kDecodeQueueOrder marks the second `queue` span of a disaggregated request (the decode pool's).
+constexpr std::size_t kDecodeQueueOrder = ~std::size_t{0};
 
 }  // namespace
 
@@ -144,6 +147,7 @@ void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timel
   for (std::size_t i = 0; i < timeline::kStageCount; ++i) {
     if (const auto& interval = intervals.stages[i]) children.push_back({interval->start, interval->end, i, nullptr});
   }
+  if (intervals.decode_queue) children.push_back({intervals.decode_queue->start, intervals.decode_queue->end, kDecodeQueueOrder, nullptr});
   const auto& calls = t.dependencies();
   for (std::size_t i = 0; i < calls.size(); ++i) {
     children.push_back({calls[i].start, calls[i].end, timeline::kStageCount + i, &calls[i]});
@@ -152,7 +156,10 @@ void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timel
     return x.start != y.start ? x.start < y.start : x.order < y.order;
   });
   for (const ChildSpan& child : children) {
-    const Stage stage = child.call != nullptr ? Stage::kDependency : static_cast<Stage>(child.order);
+    const bool decode_queue = child.order == kDecodeQueueOrder;
+    const Stage stage = child.call != nullptr ? Stage::kDependency
+                        : decode_queue        ? Stage::kQueue
+                                              : static_cast<Stage>(child.order);
     const std::uint64_t start = unix_nanos(child.start);
     out.open(trace.trace_id, random_span_id(), trace.root_span_id, timeline::to_string(stage), SpanKind::kInternal,
              start, unix_nanos(std::max(child.start, child.end)));
@@ -160,7 +167,9 @@ void write_request_spans(SpanWriter& out, const RequestTrace& trace, const timel
     if (child.call != nullptr) {
       out.string_attribute("inferscope.dependency", child.call->name);
     } else {
-      if (intervals.truncated_stage == stage) out.bool_attribute("inferscope.stage.truncated", true);
+      if (intervals.truncated_stage == stage && !decode_queue) out.bool_attribute("inferscope.stage.truncated", true);
+      // A disaggregated request waits twice: in the prefill pool's queue, then in the decode pool's.
+      if (stage == Stage::kQueue && intervals.decode_queue) out.string_attribute("inferscope.pool", decode_queue ? "decode" : "prefill");
       if (stage == Stage::kDecode || stage == Stage::kStream) {
         out.int_attribute("gen_ai.usage.output_tokens", s.output_tokens);
       }

@@ -143,6 +143,27 @@ TEST(EngineCoreTest, PrefillThenOneTokenPerStep) {
   EXPECT_EQ(stats_of(core).prompt_tokens_total, 100u);
 }
 
+// Tests kv_present (a disaggregated decode worker): the first step computes one token, not the
+// prompt, yet the prompt's blocks are allocated; the prefix-cache counters count no hit for it.
+TEST(EngineCoreTest, TransferredKvSkipsThePrefill) {
+  EngineCore core(CoreConfig{}, simple_profile());
+  GenerationRequest r = request(100, 3);
+  r.kv_present = true;
+  ASSERT_TRUE(core.submit(1, std::move(r)));
+  StepPlan plan = core.plan_step();
+  EXPECT_EQ(plan.first_scheduled, std::vector<SequenceId>{1});
+  EXPECT_EQ(plan.prefill_tokens, 1u);
+  EXPECT_NEAR(plan.model_seconds, 0.01 + 0.001, 1e-9);
+  EXPECT_EQ(stats_of(core).kv_blocks_used, (100u + 15u) / 16u);
+  StepResult result = core.finish_step();
+  ASSERT_EQ(result.events.size(), 1u);
+  EXPECT_TRUE(result.events[0].prefill_done);
+  EXPECT_EQ(result.events[0].token_count, 1u);
+  EXPECT_EQ(run_to_end(core), 2);
+  EXPECT_EQ(stats_of(core).generation_tokens_total, 3u);
+  EXPECT_EQ(stats_of(core).prefix_hit_tokens, 0u);
+}
+
 // Tests that max_num_seqs caps the running batch and the rest wait in FCFS order.
 TEST(EngineCoreTest, MaxNumSeqsCapsTheBatch) {
   CoreConfig config;

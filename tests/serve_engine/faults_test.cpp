@@ -146,5 +146,42 @@ TEST(FaultsTest, DependencySamplerMatchesMeanAndP99) {
   EXPECT_GT(xs.front(), 0);
 }
 
+// Tests the disaggregated fleet's faults: parse, round trip (two pool cuts included), clear,
+// and the one-line errors for bad values.
+TEST(FaultsTest, DisaggregationFaults) {
+  auto f = parse_faults(json::parse(R"({"kv_transfer": 5, "kv_link": {"worker": 1, "factor": 4},
+    "kv_transfer_failure": 0.2, "pool_workers": [{"pool": "prefill", "count": 1}, {"pool": "decode", "count": 2}],
+    "route_skew": {"endpoint": "decode-3", "weight": 0.9}})"), FaultSet{});
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->kv_transfer, 5);
+  EXPECT_EQ(f->kv_link, (KvLink{1, 4}));
+  EXPECT_EQ(f->kv_transfer_failure, 0.2);
+  ASSERT_EQ(f->pool_workers.size(), 2u);
+  EXPECT_EQ(f->pool_workers[1], (PoolWorkers{"decode", 2}));
+  EXPECT_EQ(f->route_skew, (RouteSkew{"decode-3", 0.9}));
+  auto again = parse_faults(to_json(*f), FaultSet{});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *f);
+  // A second cut of the same pool replaces the first.
+  auto recut = parse_faults(json::parse(R"({"pool_workers": {"pool": "prefill", "count": 2}})"), *f);
+  ASSERT_TRUE(recut);
+  ASSERT_EQ(recut->pool_workers.size(), 2u);
+  EXPECT_EQ(recut->pool_workers[1], (PoolWorkers{"prefill", 2}));
+  auto cleared = parse_faults(json::parse(R"({"kv_transfer": null, "kv_link": null, "kv_transfer_failure": null,
+    "pool_workers": null, "route_skew": null})"), *f);
+  ASSERT_TRUE(cleared);
+  EXPECT_FALSE(cleared->any());
+  for (const char* bad : {R"({"kv_transfer": 0})", R"({"kv_transfer_failure": 1})", R"({"kv_link": {"factor": 2}})",
+                          R"({"pool_workers": {"pool": "gpu", "count": 1}})", R"({"pool_workers": {"pool": "decode"}})",
+                          R"({"pool_workers": {"pool": "decode", "count": 0}})",
+                          R"({"route_skew": {"endpoint": "prefill-0", "weight": 0.5}})",
+                          R"({"route_skew": {"endpoint": "decode-0", "weight": 0}})"}) {
+    auto r = parse_faults(json::parse(bad), FaultSet{});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().message.rfind("cannot parse faults from request: ", 0), 0u) << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace inferscope::serve

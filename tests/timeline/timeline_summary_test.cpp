@@ -317,5 +317,67 @@ TEST(TimelineSummaryTest, DependencyStageSumsCalls) {
   EXPECT_NEAR(stage(s, Stage::kDependency), 0.015, kSummaryTol);
 }
 
+// disagg_request: a disaggregated request. preprocess 0-10, enqueued (to the router) 10, routed
+// 12, scheduled on the prefill worker 20, prefilled 50, KV transferred 58, admitted by the decode
+// worker 63, tokens 70/80/90, postprocessed 92, sent 95.
+RequestTimeline disagg_request() {
+  RequestTimeline t(kT0);
+  t.mark(Moment::kPreprocessed, at_ms(10));
+  t.mark(Moment::kEnqueued, at_ms(10));
+  t.mark(Moment::kRouted, at_ms(12));
+  t.mark(Moment::kScheduled, at_ms(20));
+  t.mark(Moment::kPrefilled, at_ms(50));
+  t.mark(Moment::kKvTransferred, at_ms(58));
+  t.mark(Moment::kDecodeScheduled, at_ms(63));
+  for (int ms : {70, 80, 90}) t.add_output(at_ms(ms), 1);
+  t.mark(Moment::kPostprocessed, at_ms(92));
+  t.mark(Moment::kSent, at_ms(95));
+  t.finish(FinishReason::kStop, at_ms(95));
+  return t;
+}
+
+// Tests the disaggregated stages: route, queue = prefill pool's wait + decode pool's wait,
+// prefill on the prefill worker, kv_transfer, decode from the decode worker's admission; they
+// add up to e2e, and the decode pool's wait is its own interval.
+TEST(TimelineSummaryTest, DisaggregatedStagesAddUpToE2e) {
+  const RequestTimeline t = disagg_request();
+  const StageIntervals intervals = stage_intervals(t);
+  const TimelineSummary s = summarize(t, intervals);
+  const auto check = [&s](Stage st, double want_ms) {
+    EXPECT_NEAR(stage(s, st), want_ms / 1000, kSummaryTol) << to_string(st) << ": got " << stage(s, st);
+  };
+  check(Stage::kPreprocess, 10);
+  check(Stage::kRoute, 2);
+  check(Stage::kQueue, 8 + 5);
+  check(Stage::kPrefill, 30);
+  check(Stage::kKvTransfer, 8);
+  check(Stage::kDecode, 27);
+  check(Stage::kPostprocess, 2);
+  check(Stage::kSend, 3);
+  double total = 0;
+  for (const auto& v : s.stage_seconds) total += v.value_or(0);
+  EXPECT_NEAR(total, s.e2e_seconds, kSummaryTol);
+  ASSERT_TRUE(intervals.decode_queue.has_value());
+  EXPECT_EQ(intervals.decode_queue->start, at_ms(58));
+  EXPECT_EQ(intervals.decode_queue->end, at_ms(63));
+  EXPECT_NEAR(*s.ttft_seconds, 0.070, kSummaryTol);
+}
+
+// Tests a disaggregated request cut short during the KV transfer: kv_transfer is the truncated
+// stage and ends at the request's end; no decode stage exists.
+TEST(TimelineSummaryTest, DisaggregatedRequestCutDuringTransfer) {
+  RequestTimeline t(kT0);
+  t.mark(Moment::kPreprocessed, at_ms(10));
+  t.mark(Moment::kEnqueued, at_ms(10));
+  t.mark(Moment::kRouted, at_ms(12));
+  t.mark(Moment::kScheduled, at_ms(20));
+  t.mark(Moment::kPrefilled, at_ms(50));
+  t.finish(FinishReason::kAbort, at_ms(55));
+  const TimelineSummary s = summarize(t);
+  EXPECT_EQ(s.truncated_stage, Stage::kKvTransfer);
+  EXPECT_NEAR(stage(s, Stage::kKvTransfer), 0.005, kSummaryTol);
+  EXPECT_LT(stage(s, Stage::kDecode), 0);
+}
+
 }  // namespace
 }  // namespace inferscope::timeline

@@ -124,6 +124,39 @@ TEST(RequestSpansTest, OneChildPerStageWithTheHistogramsDuration) {
   EXPECT_EQ(attr(spans[2], "inferscope.dependency"), AttributeValue(std::string("embedding")));
 }
 
+// Tests a disaggregated request's spans: route, a queue per pool (inferscope.pool), prefill,
+// kv_transfer and decode on one time axis, their lengths adding up to the request's e2e.
+TEST(RequestSpansTest, DisaggregatedRequestHasFiveStagesOnOneAxis) {
+  const RequestTrace trace = RequestTrace::begin(std::nullopt, 1.0);
+  RequestTimeline t(kT0);
+  t.mark(Moment::kPreprocessed, at_ms(2));
+  t.mark(Moment::kEnqueued, at_ms(2));
+  t.mark(Moment::kRouted, at_ms(3));
+  t.mark(Moment::kScheduled, at_ms(10));
+  t.mark(Moment::kPrefilled, at_ms(40));
+  t.mark(Moment::kKvTransferred, at_ms(47));
+  t.mark(Moment::kDecodeScheduled, at_ms(50));
+  for (int ms : {60, 70, 80}) t.add_output(at_ms(ms), 1);
+  t.mark(Moment::kPostprocessed, at_ms(81));
+  t.mark(Moment::kSent, at_ms(83));
+  t.finish(FinishReason::kStop, at_ms(83));
+  const auto spans = request_spans(trace, t, {.operation = "chat", .response_model = "m", .http_status = 200});
+  std::vector<std::string> names;
+  std::vector<std::string> pools;
+  std::uint64_t total_ns = 0;
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    names.push_back(spans[i].name);
+    total_ns += spans[i].end_unix_ns - spans[i].start_unix_ns;
+    EXPECT_GE(spans[i].start_unix_ns, spans[i - 1].start_unix_ns);
+    if (spans[i].name == "queue") pools.push_back(std::get<std::string>(attr(spans[i], "inferscope.pool")));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"preprocess", "route", "queue", "prefill", "kv_transfer", "queue",
+                                              "decode", "postprocess", "send"}));
+  EXPECT_EQ(pools, (std::vector<std::string>{"prefill", "decode"}));
+  EXPECT_NEAR(static_cast<double>(total_ns) / 1e6, 83.0, 1e-3);
+  EXPECT_EQ(spans[5].end_unix_ns - spans[5].start_unix_ns, 7'000'000u);  // kv_transfer 40 -> 47 ms
+}
+
 // Tests that a 5xx is an error span (status, error.type) and an aborted prefill a truncated stage.
 TEST(RequestSpansTest, ErrorsAndTruncatedStages) {
   RequestTimeline t(kT0);

@@ -39,10 +39,16 @@ enum class Moment : std::uint8_t {
   kUpstreamRequestSent,   // gateway: request fully written upstream
   kPostprocessed,         // response body or final chunk built
   kSent,                  // response fully written to the client
+  // A disaggregated fleet (serve --prefill-workers/--decode-workers; docs/disaggregation.md):
+  // kEnqueued is handed to the router, kScheduled left the prefill pool's queue.
+  kRouted,                // the router chose the prefill and decode workers
+  kPrefilled,             // the prefill worker computed the prompt (its first token)
+  kKvTransferred,         // the prompt's KV cache reached the decode worker
+  kDecodeScheduled,       // left the decode pool's queue (admitted with its KV present)
 };
 
 // kMomentCount is the number of Moment values.
-inline constexpr std::size_t kMomentCount = 10;
+inline constexpr std::size_t kMomentCount = 14;
 
 // FinishReason says how a request ended. Client disconnects and cancellations are kAbort.
 enum class FinishReason : std::uint8_t { kStop, kLength, kAbort, kError };

@@ -16,7 +16,7 @@ namespace inferscope::timeline {
 
 // Stage is one bounded interval of a request's life. Server stages first, gateway-only after kSend,
 // then the stages of a disaggregated fleet (a router in front, prefill and decode on different
-// workers): no timeline of serve or gateway marks them yet; docs/disaggregation.md.
+// workers), marked by `serve --prefill-workers/--decode-workers`; docs/disaggregation.md.
 enum class Stage : std::uint8_t {
   kGatewayQueue,     // waiting for admission (gateway or admission-controlled server)
   kPreprocess,       // parse, validate, apply chat template, tokenize

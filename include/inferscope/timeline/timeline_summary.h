@@ -46,6 +46,10 @@ struct StageInterval {
 // kDependency is never set: it is the sum of the dependency calls (timeline.dependencies()).
 struct StageIntervals {
   std::array<std::optional<StageInterval>, kStageCount> stages{};
+  // decode_queue: a disaggregated request's wait in the decode pool (kKvTransferred ->
+  // kDecodeScheduled), the second part of kQueue (stages[kQueue] is the prefill pool's wait);
+  // summarize() adds it to the queue stage's seconds.
+  std::optional<StageInterval> decode_queue;
   std::optional<Stage> truncated_stage;  // the stage cut short by the request's end (it ends there)
 };
 

@@ -38,6 +38,7 @@ struct EngineCore::Sequence {
   std::vector<std::uint64_t> hashes;   // chain hashes of the full blocks of `tokens`
   std::size_t committed_blocks = 0;    // leading blocks offered to the prefix cache
   bool ever_scheduled = false, prefill_reported = false, running = false;
+  bool kv_present = false;  // GenerationRequest::kv_present, until the first admission or a preemption
   std::uint32_t outputs() const { return static_cast<std::uint32_t>(tokens.size()) - prompt_len; }
   std::uint32_t num_tokens() const { return static_cast<std::uint32_t>(tokens.size()); }
 };
@@ -78,6 +79,7 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
   seq->lora = config_.max_loras > 0 ? std::min(request.lora, kMaxLoraAdapters) : 0;
+  seq->kv_present = request.kv_present;
   if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
     seq->hash_salt = mix64(id) | 1;
   std::uint32_t limit = std::min({request.max_tokens, config_.max_model_len - seq->prompt_len,
@@ -247,7 +249,9 @@ void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepSha
     PrefixMatch match;
     std::size_t max_blocks = (num_tokens - 1) / bs;  // at least one token is always computed
     if (config_.enable_prefix_caching) match = kv_.match(std::span(hashes_for(seq, max_blocks)).first(max_blocks));
-    const auto hit_tokens = static_cast<std::uint32_t>(match.blocks * bs);
+    const auto cached_tokens = static_cast<std::uint32_t>(match.blocks * bs);
+    // Transferred KV (a disaggregated decode worker): everything but the last token is present.
+    const std::uint32_t hit_tokens = seq.kv_present ? std::max(cached_tokens, num_tokens - 1) : cached_tokens;
     const std::uint32_t num_new = std::min(num_tokens - hit_tokens, budget);
     const std::size_t fresh = blocks_for(hit_tokens + num_new, bs) - match.blocks;
     if (!kv_.can_take(match.revive + fresh)) break;  // FCFS: nobody overtakes the head
@@ -257,8 +261,9 @@ void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepSha
     seq.committed_blocks = match.blocks;
     if (config_.enable_prefix_caching) {
       prefix_queries_ += num_tokens;
-      prefix_hits_ += hit_tokens;
+      prefix_hits_ += cached_tokens;
     }
+    seq.kv_present = false;
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(at));
     running_.push_back(&seq);
     seq.running = true;
@@ -281,6 +286,7 @@ bool EngineCore::allocate_for(Sequence& seq, std::uint32_t num_new) {
 void EngineCore::preempt(Sequence& seq, StepPlan& plan) {
   kv_.release(seq.blocks);
   seq.computed = 0;
+  seq.kv_present = false;
   seq.committed_blocks = 0;
   seq.running = false;
   waiting_.push_front(&seq);

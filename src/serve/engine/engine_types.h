@@ -44,6 +44,11 @@ struct GenerationRequest {
   bool ignore_eos = false;                   // true: generate exactly max_tokens (finish "length")
   std::uint64_t seed = 0;                    // decides the natural (EOS) length and the token ids
   std::uint32_t lora = 0;                    // LoRA adapter 1..N (--lora-modules order); 0 = base model
+  // kv_present: the prompt's KV cache was transferred here (a decode worker of a disaggregated
+  // fleet): on admission its blocks are allocated and every prompt token but the last counts as
+  // computed, so the first step computes one token (the first output), as vLLM's decode instance
+  // does with a KV connector. A preempted sequence recomputes its prompt locally.
+  bool kv_present = false;
 };
 
 // SequenceObserver receives one sequence's events ON THE ENGINE THREAD; implementations must be

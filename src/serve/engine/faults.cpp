@@ -181,6 +181,93 @@ Result<void> apply_one(FaultSet& f, const std::string& key, const nlohmann::json
     f.engine_slowdown = e;
     return {};
   }
+  if (key == "kv_transfer") return set_factor(f.kv_transfer, 1.0);
+  if (key == "kv_transfer_failure") {
+    if (clear) { f.kv_transfer_failure = 0; return {}; }
+    auto x = number(v, key, 0, 0.95, false);
+    if (!x) return x.error();
+    f.kv_transfer_failure = *x;
+    return {};
+  }
+  if (key == "kv_link") {
+    if (clear) { f.kv_link = {}; return {}; }
+    if (!v.is_object()) return bad(key, "expected {\"worker\": <decode index>, \"factor\": <x>}");
+    KvLink link;
+    for (const auto& [k, value] : v.items()) {
+      if (k == "worker") {
+        if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > 1024)
+          return bad("kv_link.worker", "not a decode worker index in 0..1024");
+        link.worker = value.get<int>();
+      } else if (k == "factor") {
+        auto x = number(value, "kv_link.factor", 0, 1e6, true);
+        if (!x) return x.error();
+        link.factor = *x;
+      } else {
+        return bad(key, "unknown field " + k);
+      }
+    }
+    if (link.worker < 0) return bad("kv_link.worker", "missing");
+    f.kv_link = link;
+    return {};
+  }
+  if (key == "pool_workers") {
+    if (clear) { f.pool_workers.clear(); return {}; }
+    if (v.is_array()) {  // one cut per pool, as to_json writes two
+      for (const auto& item : v) {
+        if (item.is_null()) return bad(key, "null in a list");
+        if (auto one = apply_one(f, key, item); !one) return one;
+      }
+      return {};
+    }
+    if (!v.is_object()) return bad(key, "expected {\"pool\": \"prefill\"|\"decode\", \"count\": <n>}");
+    PoolWorkers cut;
+    bool has_count = false;
+    for (const auto& [k, value] : v.items()) {
+      if (k == "pool") {
+        if (!value.is_string() || (value.get<std::string>() != "prefill" && value.get<std::string>() != "decode"))
+          return bad("pool_workers.pool", "not \"prefill\" or \"decode\"");
+        cut.pool = value.get<std::string>();
+      } else if (k == "count") {
+        if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > 1024)
+          return bad("pool_workers.count", "not a worker count in 1..1024");
+        cut.count = value.get<std::uint32_t>();
+        has_count = true;
+      } else {
+        return bad(key, "unknown field " + k);
+      }
+    }
+    if (cut.pool.empty()) return bad("pool_workers.pool", "missing");
+    if (!has_count) return bad("pool_workers.count", "missing");
+    std::erase_if(f.pool_workers, [&](const PoolWorkers& p) { return p.pool == cut.pool; });
+    f.pool_workers.push_back(cut);
+    return {};
+  }
+  if (key == "route_skew") {
+    if (clear) { f.route_skew = {}; return {}; }
+    if (!v.is_object()) return bad(key, "expected {\"endpoint\": \"decode-<i>\", \"weight\": <0..1>}");
+    RouteSkew skew;
+    bool has_weight = false;
+    for (const auto& [k, value] : v.items()) {
+      if (k == "endpoint") {
+        const std::string name = value.is_string() ? value.get<std::string>() : std::string();
+        if (name.size() < 8 || name.size() > 12 || name.rfind("decode-", 0) != 0 ||
+            !std::all_of(name.begin() + 7, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+          return bad("route_skew.endpoint", "not a decode endpoint name (decode-<i>)");
+        skew.endpoint = name;
+      } else if (k == "weight") {
+        auto x = number(value, "route_skew.weight", 0, 1, true);
+        if (!x) return x.error();
+        skew.weight = *x;
+        has_weight = true;
+      } else {
+        return bad(key, "unknown field " + k);
+      }
+    }
+    if (skew.endpoint.empty()) return bad("route_skew.endpoint", "missing");
+    if (!has_weight) return bad("route_skew.weight", "missing");
+    f.route_skew = skew;
+    return {};
+  }
   if (key == "metrics_down") {
     if (clear) { f.metrics_down = false; return {}; }
     if (!v.is_boolean()) return bad(key, "not a boolean");
@@ -274,6 +361,17 @@ nlohmann::json to_json(const FaultSet& f) {
   if (f.spec_acceptance >= 0) out["spec_acceptance"] = f.spec_acceptance;
   if (f.engine_slowdown.active())
     out["engine_slowdown"] = {{"engine", f.engine_slowdown.engine}, {"factor", f.engine_slowdown.factor}};
+  if (f.kv_transfer != 1.0) out["kv_transfer"] = f.kv_transfer;
+  if (f.kv_link.active()) out["kv_link"] = {{"worker", f.kv_link.worker}, {"factor", f.kv_link.factor}};
+  if (f.kv_transfer_failure != 0) out["kv_transfer_failure"] = f.kv_transfer_failure;
+  if (f.pool_workers.size() == 1) {
+    out["pool_workers"] = {{"pool", f.pool_workers[0].pool}, {"count", f.pool_workers[0].count}};
+  } else if (!f.pool_workers.empty()) {
+    nlohmann::json cuts = nlohmann::json::array();
+    for (const auto& p : f.pool_workers) cuts.push_back({{"pool", p.pool}, {"count", p.count}});
+    out["pool_workers"] = std::move(cuts);
+  }
+  if (f.route_skew.active()) out["route_skew"] = {{"endpoint", f.route_skew.endpoint}, {"weight", f.route_skew.weight}};
   if (f.metrics_down) out["metrics_down"] = true;
   if (!f.hide_metrics.empty()) out["hide_metrics"] = f.hide_metrics;
   if (f.gpu_memory_other != 0) out["gpu_memory_other"] = f.gpu_memory_other;

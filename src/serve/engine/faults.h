@@ -67,6 +67,31 @@ struct EngineSlowdown {
   bool operator==(const EngineSlowdown&) const = default;
 };
 
+// Faults of a disaggregated fleet (serve --prefill-workers/--decode-workers; docs/disaggregation.md);
+// the server checks worker indexes and pool sizes (check_fault_ranks).
+// KvLink degrades the link into one decode worker: its transfers take `factor` times longer.
+struct KvLink {
+  int worker = -1;     // decode worker index; -1 = off
+  double factor = 1.0; // > 0
+  bool active() const { return worker >= 0; }
+  bool operator==(const KvLink&) const = default;
+};
+// PoolWorkers cuts one pool to its first `count` workers (the others take no new requests).
+struct PoolWorkers {
+  std::string pool;        // "prefill" or "decode"; empty = off
+  std::uint32_t count = 0; // >= 1
+  bool active() const { return !pool.empty(); }
+  bool operator==(const PoolWorkers&) const = default;
+};
+// RouteSkew makes the router favour one decode endpoint: its load term is multiplied by
+// (1 - weight), so requests pile onto it.
+struct RouteSkew {
+  std::string endpoint;  // "decode-<i>"; empty = off
+  double weight = 0;     // 0 < weight <= 1
+  bool active() const { return !endpoint.empty(); }
+  bool operator==(const RouteSkew&) const = default;
+};
+
 // FaultSet holds every fault; FaultSet{} is "no fault".
 struct FaultSet {
   double decode_slowdown = 1.0;   // factor > 0 on the decode part of each step
@@ -89,6 +114,12 @@ struct FaultSet {
   double spec_acceptance = -1;
   EngineSlowdown engine_slowdown;  // one data-parallel rank slowed (the server checks the rank)
   std::uint32_t max_loras = 0;     // >0 cuts the LoRA adapter slots to this (at most --max-loras)
+  // Disaggregated fleet (docs/serve-faults.md):
+  double kv_transfer = 1.0;          // factor > 0 on every KV transfer's time
+  KvLink kv_link;                    // one decode worker's link degraded
+  double kv_transfer_failure = 0;    // 0..0.95: share of transfer attempts that fail (and are retried)
+  std::vector<PoolWorkers> pool_workers;  // at most one per pool
+  RouteSkew route_skew;
   // Monitoring faults (what a fire drill causes; docs/serve-faults.md):
   bool metrics_down = false;              // GET /metrics answers 503: the scrape fails (target down)
   std::vector<std::string> hide_metrics;  // metric families left out of /metrics (a rename after an upgrade)
@@ -107,6 +138,8 @@ struct FaultSet {
 // "mean_ms": 30, "p99_ms": 120} | [ ... ], "error_rate": 0.05, "network_delay_ms": 20,
 // "kv_capacity": 0.25, "max_num_seqs": 4, "worker_stall": {...}, "prefill_slowdown": 2,
 // "prefix_cache_scramble": 0.8, "spec_acceptance": 0.3, "engine_slowdown": {"engine": 2, "factor": 4}, "max_loras": 1,
+// "kv_transfer": 5, "kv_link": {"worker": 1, "factor": 5}, "kv_transfer_failure": 0.2,
+// "pool_workers": {"pool": "prefill", "count": 1}, "route_skew": {"endpoint": "decode-0", "weight": 0.9},
 // "metrics_down": true, "hide_metrics": ["inferscope_request_ttft_seconds", ...], "gpu_memory_other": 0.97.
 Result<FaultSet> parse_faults(const nlohmann::json& json, FaultSet base);
 
