@@ -14,6 +14,7 @@ namespace inferscope::doctor {
 namespace {
 
 using testing::FleetDialect;
+using testing::FleetEndpoint;
 using testing::FleetState;
 using testing::fleet_snapshot;
 using testing::healthy_fleet;
