@@ -60,6 +60,8 @@ Result<void> validate(const RulesConfig& config) {
                                     {"throughput_drop_ratio", s.throughput_drop_ratio, true},
                                     {"prefix_hit_drop_ratio", s.prefix_hit_drop_ratio, true},
                                     {"acceptance_drop_ratio", s.acceptance_drop_ratio, true},
+                                    {"kv_bandwidth_drop_ratio", s.kv_bandwidth_drop_ratio, true},
+                                    {"endpoint_spread_ratio", s.endpoint_spread_ratio, false},
                                     {"queue_wait", s.queue_wait_seconds, false},
                                     {"queue_depth", s.queue_depth, false},
                                     {"queue_failure_ratio", s.queue_failure_ratio, true}}) {
@@ -116,7 +118,8 @@ std::chrono::milliseconds default_for(const std::string& alert) {
       {kKvCacheFull, 5min},     {kPreemptionsRising, 5min}, {kGpuMemoryHigh, 5min},
       {kThroughputHalved, 15min}, {kTargetDown, 1min},   {kLatencyMetricsAbsent, 5min},
       {kPrefixCacheHitRateHalved, 15min}, {kSpecDecodeAcceptanceFell, 15min}, {kLoraRequestsWaiting, 5min},
-      {kEngineRankSlow, 10min},
+      {kEngineRankSlow, 10min}, {kKvTransferBandwidthHalved, 15min}, {kPoolRequestsWaiting, 5min},
+      {kEndpointLoadSkewed, 10min},
       {kNotificationsFailing, 0min}, {kWatchdog, 0min},
       {kQueueNotConsumed, 5min}, {kQueueBacklogGrowing, 5min}, {kQueueWaitHigh, 5min},
       {kQueueJobFailuresHigh, 5min}, {kQueueWorkersStale, 5min}, {kRedisEvictingKeys, 0min}};

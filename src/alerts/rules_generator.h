@@ -41,6 +41,10 @@ inline constexpr const char* kPrefixCacheHitRateHalved = "InferscopePrefixCacheH
 inline constexpr const char* kSpecDecodeAcceptanceFell = "InferscopeSpecDecodeAcceptanceFell";
 inline constexpr const char* kLoraRequestsWaiting = "InferscopeLoraRequestsWaitingForAdapters";
 inline constexpr const char* kEngineRankSlow = "InferscopeEngineRankSlow";
+// Disaggregated prefill/decode fleets (a router in front of prefill and decode pools).
+inline constexpr const char* kKvTransferBandwidthHalved = "InferscopeKvTransferBandwidthHalved";
+inline constexpr const char* kPoolRequestsWaiting = "InferscopePoolRequestsWaiting";
+inline constexpr const char* kEndpointLoadSkewed = "InferscopeEndpointLoadSkewed";
 inline constexpr const char* kNotificationsFailing = "InferscopeNotificationsFailing";
 inline constexpr const char* kWatchdog = "InferscopeWatchdog";
 // Queue targets (redis, src/queue's inferscope_queue_* series).
@@ -56,7 +60,7 @@ inline constexpr const char* kTargetAlerts[] = {
     kTargetDown,    kLatencyMetricsAbsent, kE2eP99OverSlo,      kE2eP95OverSlo,  kTtftP95OverSlo,
     kTpotP95OverSlo, kRequestsWaiting,     kErrorRatioHigh,     kKvCacheFull,    kPreemptionsRising,
     kGpuMemoryHigh, kThroughputHalved, kPrefixCacheHitRateHalved, kSpecDecodeAcceptanceFell, kLoraRequestsWaiting,
-    kEngineRankSlow};
+    kEngineRankSlow, kKvTransferBandwidthHalved, kPoolRequestsWaiting, kEndpointLoadSkewed};
 
 // kEngineFeatureAlerts are the per-target alerts on engine features (prefix caching, speculative
 // decoding, LoRA, data-parallel ranks). The drill has no case for them yet: each needs serve to
@@ -64,6 +68,12 @@ inline constexpr const char* kTargetAlerts[] = {
 // cover their rules.
 inline constexpr const char* kEngineFeatureAlerts[] = {kPrefixCacheHitRateHalved, kSpecDecodeAcceptanceFell,
                                                        kLoraRequestsWaiting, kEngineRankSlow};
+
+// kDisaggregationAlerts are the per-target alerts on a disaggregated fleet's KV transfers, pools
+// and endpoints. The drill has no case for them yet: each needs serve running as a disaggregated
+// fleet (--prefill-workers/--decode-workers); promtool tests cover their rules.
+inline constexpr const char* kDisaggregationAlerts[] = {kKvTransferBandwidthHalved, kPoolRequestsWaiting,
+                                                        kEndpointLoadSkewed};
 
 // kQueueAlerts lists the alerts of a queue target in the order its file carries them (after
 // kTargetDown, which a queue target also has: its collector cannot reach Redis).

@@ -31,6 +31,12 @@ struct SloThresholds {
   double min_prefix_hit_ratio = 0.1;
   double acceptance_drop_ratio = 0.7;
   double rank_tail_ratio = 2.0;
+  // Disaggregated fleets: KV transfer bandwidth (bytes over transfer time) below half of its own
+  // value feature_baseline_offset ago (a link fallen back to TCP, a congested NIC); the busiest
+  // endpoint of a pool over 1.5x the pool's mean load (with two endpoints: a 3:1 split), while the
+  // pool's mean is at least one unit of its load series (an idle pool's spread is noise).
+  double kv_bandwidth_drop_ratio = 0.5;
+  double endpoint_spread_ratio = 1.5;
   // Queue targets (redis): `slo.queue_wait` (oldest waiting job or wait p95), the depth above
   // which a rising queue is a backlog, the failed share of ended jobs.
   double queue_wait_seconds = 60;

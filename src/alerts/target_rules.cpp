@@ -141,8 +141,10 @@ void record_traffic_and_capacity(RuleGroupWriter& g, const Context& c) {
 }
 
 // rename_label moves label `from` to `to` (Dynamo's worker_type and llm-d's pool `name` both
-// become `pool`), dropping `from`.
+// become `pool`), dropping `from`; a label already named `to` (inferscope serve's pool) stays as it
+// is, since dropping `from` would then drop the label itself.
 std::string rename_label(const std::string& expr, std::string_view from, std::string_view to) {
+  if (from == to) return expr;
   return fmt::format("max without ({0}) (label_replace({1}, \"{2}\", \"$1\", \"{0}\", \"(.*)\"))", from, expr, to);
 }
 
@@ -157,11 +159,18 @@ void record_disaggregation(RuleGroupWriter& g, const Context& c) {
   const MetricBinding* bytes = dialect::find_binding(c.table, Role::kKvTransferBytes);
   if (bytes != nullptr) {
     if (auto mean = mean_of(*bytes)) g.record("inferscope:kv_transfer_bytes:mean", normalise(c, *mean));
-    // Mean bytes over mean seconds: the bandwidth the transfers achieved (a degraded link or a NIC
-    // fallen back to TCP shows here before the TTFT does).
-    if (dialect::supports(c.table, Role::kKvTransfer)) {
-      g.record("inferscope:kv_transfer_bytes_per_second:mean", recorded("inferscope:kv_transfer_bytes:mean", c) + " / " +
-                                                                  recorded("inferscope:kv_transfer_seconds:mean", c));
+    // Mean bytes over mean seconds per job: the bandwidth the transfers achieved (a degraded link
+    // or a NIC fallen back to TCP shows here before the TTFT does). Per job, not per model: the
+    // byte and time histograms of one fleet need not carry the same model label (serve's bytes
+    // carry none), and a division of per-model series would then match nothing.
+    if (const MetricBinding* seconds = dialect::find_binding(c.table, Role::kKvTransfer)) {
+      const auto by_job = scope(c, {"job"});
+      auto job_mean = [&](const MetricBinding& b) {
+        return or_legacy(b, [&](const MetricBinding& x) { return dialect::mean_expr(x, by_job); });
+      };
+      if (auto moved = job_mean(*bytes), took = job_mean(*seconds); moved && took) {
+        g.record("inferscope:kv_transfer_bytes_per_second:mean", "(" + *moved + ") / (" + *took + ")");
+      }
     }
   }
   if (const MetricBinding* hit = dialect::find_binding(c.table, Role::kRoutePrefixHit)) {
@@ -489,6 +498,64 @@ void engine_feature_alerts(Alerts& a) {
   }
 }
 
+// disaggregation_alerts: a fleet with a router in front of prefill and decode pools. Each only
+// where the dialect has the series (docs/disaggregation.md lists them per dialect).
+void disaggregation_alerts(Alerts& a) {
+  const Context& c = a.c;
+  const SloThresholds& slo = c.config.slo;
+  const dialect::Dialect& t = c.table;
+  const std::string fleet = "{{ $labels.job }}";
+  if (dialect::supports(t, Role::kKvTransferBytes) && dialect::supports(t, Role::kKvTransfer)) {
+    feature_ratio_alert(
+        a, kKvTransferBandwidthHalved, "inferscope:kv_transfer_bytes_per_second:mean", slo.kv_bandwidth_drop_ratio, "",
+        "KV transfer bandwidth of " + fleet,
+        "Prefill -> decode KV transfers move {{ $value | humanize1024 }}B/s: each request's transfer takes longer for "
+        "the same bytes, and its TTFT with it.",
+        "Same bytes, slower transfers: the link between the prefill and decode workers (an RDMA path fallen back to "
+        "TCP, a congested or flapping NIC, a transfer backend change in the last deploy); compare "
+        "inferscope:kv_transfer_seconds:p99 with the bytes per transfer, and the failed transfers. Then `inferscope "
+        "doctor` (cause kv_transfer_slowdown).");
+  } else {
+    a.lack(kKvTransferBandwidthHalved, fmt::format("{} exposes no KV transfer time and bytes", t.title));
+  }
+  if (dialect::supports(t, Role::kPoolWaiting)) {
+    a.add({.name = kPoolRequestsWaiting,
+           .expr = recorded("inferscope:pool_waiting", c) + " > " + dialect::format_number(slo.waiting_requests),
+           .severity = "warning",
+           .summary = "requests wait in the {{ $labels.pool }} pool of " + fleet,
+           .description = fmt::format("{{{{ $value }}}} requests wait in the {{{{ $labels.pool }}}} pool (threshold {}, "
+                                      "from {}).",
+                                      dialect::format_number(slo.waiting_requests),
+                                      dialect::find_binding(t, Role::kPoolWaiting)->metric),
+           .runbook = "One pool's queue growing while the other's stays flat is a prefill:decode ratio that no longer "
+                      "fits the traffic: long prompts load the prefill pool, long answers the decode pool. Check the "
+                      "pool's workers (one may have left), the prompt and answer lengths against a day ago, then move "
+                      "workers between the pools or scale the short one. Then `inferscope doctor` (causes "
+                      "prefill_pool_saturated, decode_pool_saturated)."});
+  } else {
+    a.lack(kPoolRequestsWaiting, fmt::format("{} exposes no per-pool waiting requests", t.title));
+  }
+  if (dialect::supports(t, Role::kEndpointLoad)) {
+    const std::string load = recorded("inferscope:endpoint_load", c);
+    a.add({.name = kEndpointLoadSkewed,
+           .expr = fmt::format("{} > {} and on (job, pool) (avg by (job, pool) ({}) >= 1)",
+                               recorded("inferscope:endpoint_load:spread", c),
+                               dialect::format_number(slo.endpoint_spread_ratio), load),
+           .severity = "warning",
+           .summary = "one endpoint of the {{ $labels.pool }} pool of " + fleet + " carries more than its share",
+           .description = fmt::format("The busiest endpoint of the {{{{ $labels.pool }}}} pool carries {{{{ $value | "
+                                      "printf \"%.2f\" }}}}x the pool's mean load (threshold {}x, from {}).",
+                                      dialect::format_number(slo.endpoint_spread_ratio),
+                                      dialect::find_binding(t, Role::kEndpointLoad)->metric),
+           .runbook = "Peers of one pool should share its load: look at the router's decisions per endpoint (a "
+                      "prefix-affinity or session pin sending one hot prefix to one worker, an endpoint the router "
+                      "still thinks is idle), and whether the busiest endpoint is also slower. inferscope:endpoint_load "
+                      "shows each endpoint. Then `inferscope doctor` (cause routing_imbalance)."});
+  } else {
+    a.lack(kEndpointLoadSkewed, fmt::format("{} exposes no per-endpoint load", t.title));
+  }
+}
+
 void target_down_alert(Alerts& a) {
   a.add({.name = kTargetDown,
          .expr = fmt::format("up{{{}}} == 0", a.c.job_matcher),
@@ -610,6 +677,7 @@ TargetRules build_target_rules(const RulesTarget& target, const RulesConfig& con
     gpu_alert(a);
     throughput_alert(a);
     engine_feature_alerts(a);
+    disaggregation_alerts(a);
   } else if (gpu_table(c) != nullptr) {
     gpu_alert(a);
   }

@@ -437,6 +437,10 @@ Result<DrillReport> run_drill(const DrillOptions& o) {
       report.skipped.emplace_back(alert, "no drill case yet: it needs serve running the engine feature under a load "
                                          "that uses it; promtool tests cover the rule");
     }
+    for (const char* alert : alerts::kDisaggregationAlerts) {
+      report.skipped.emplace_back(alert, "no drill case yet: it needs serve running as a disaggregated fleet "
+                                         "(--prefill-workers/--decode-workers); promtool tests cover the rule");
+    }
   }
   // Rows in catalog order, whichever lane ran them.
   for (const DrillCase& c : cases) {

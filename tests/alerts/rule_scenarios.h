@@ -393,6 +393,85 @@ inline Scenario rank_slow_scenario(const Target& t) {
   return s;
 }
 
+// KV transfers of 64 MiB, 1 per second, each taking 31.25 ms (2 GiB/s); 125 ms (512 MiB/s) during
+// a 1m dip at 7m and from 16m to 28m. The bandwidth is a ratio against its own value 5m ago like
+// the feature ratios: firing from 20m.
+inline Scenario kv_bandwidth_scenario(const Target& t) {
+  const MetricBinding& seconds = *dialect::find_binding(t.id, Role::kKvTransfer);
+  const MetricBinding& bytes = *dialect::find_binding(t.id, Role::kKvTransferBytes);
+  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
+  Scenario s{kKvTransferBandwidthHalved,
+             {counter(std::string(seconds.metric) + "_sum", t.series_labels(seconds),
+                      [&](int step) { return 15 * (dropped(step) ? 0.125 : 0.03125); }),
+              counter(std::string(seconds.metric) + "_count", t.series_labels(seconds), [](int) { return 15.0; }),
+              counter(std::string(bytes.metric) + "_sum", t.series_labels(bytes), [](int) { return 15 * 67108864.0; }),
+              counter(std::string(bytes.metric) + "_count", t.series_labels(bytes), [](int) { return 15.0; })},
+             {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+             {{"job", t.job}, {"severity", "warning"}},
+             {}};
+  s.annotations = {
+      {"summary", "KV transfer bandwidth of " + t.job + " fell below 50 % of 5m ago"},
+      {"description", "Prefill -> decode KV transfers move 512MiB/s: each request's transfer takes longer for the "
+                      "same bytes, and its TTFT with it."},
+      {"runbook", "Same bytes, slower transfers: the link between the prefill and decode workers (an RDMA path fallen "
+                  "back to TCP, a congested or flapping NIC, a transfer backend change in the last deploy); compare "
+                  "inferscope:kv_transfer_seconds:p99 with the bytes per transfer, and the failed transfers. Then "
+                  "`inferscope doctor` (cause kv_transfer_slowdown)."}};
+  return s;
+}
+
+// The prefill pool holds 30 waiting requests while bad (2 otherwise); the decode pool none.
+inline Scenario pool_waiting_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kPoolWaiting);
+  const std::string pool_label(b.kind_label);
+  Labels prefill = t.series_labels(b), decode = t.series_labels(b);
+  prefill[pool_label] = "prefill";
+  decode[pool_label] = "decode";
+  Scenario s{kPoolRequestsWaiting,
+             {gauge(std::string(b.metric), prefill, [](int step) { return standard_bad(step) ? 30.0 : 2.0; }),
+              gauge(std::string(b.metric), decode, [](int) { return 0.0; })},
+             standard_checks(),
+             {{"job", t.job}, {"pool", "prefill"}, {"severity", "warning"}},
+             {}};
+  s.annotations = {
+      {"summary", "requests wait in the prefill pool of " + t.job},
+      {"description", "30 requests wait in the prefill pool (threshold 20, from " + std::string(b.metric) + ")."},
+      {"runbook", "One pool's queue growing while the other's stays flat is a prefill:decode ratio that no longer fits "
+                  "the traffic: long prompts load the prefill pool, long answers the decode pool. Check the pool's "
+                  "workers (one may have left), the prompt and answer lengths against a day ago, then move workers "
+                  "between the pools or scale the short one. Then `inferscope doctor` (causes prefill_pool_saturated, "
+                  "decode_pool_saturated)."}};
+  return s;
+}
+
+// Two decode endpoints share 6 units of load evenly (spread 1); while bad, all of it is on the
+// first (busiest / mean = 2, over the 1.5 threshold). The prefill endpoint is alone in its pool.
+inline Scenario endpoint_skew_scenario(const Target& t) {
+  const MetricBinding& b = *dialect::find_binding(t.id, Role::kEndpointLoad);
+  const std::string pool_label(dialect::dialect(t.id).pool_label), endpoint_label(b.kind_label);
+  Scenario s{kEndpointLoadSkewed, {}, standard_checks(), {{"job", t.job}, {"pool", "decode"}, {"severity", "warning"}}, {}};
+  for (auto [pool, endpoint] : {std::pair{"decode", "e0"}, std::pair{"decode", "e1"}, std::pair{"prefill", "e2"}}) {
+    Labels labels = t.series_labels(b);
+    labels[pool_label] = pool;
+    labels[endpoint_label] = endpoint;
+    const bool first = std::string_view(endpoint) == "e0";
+    const bool prefill = std::string_view(pool) == "prefill";
+    s.series.push_back(gauge(std::string(b.metric), labels, [=](int step) {
+      if (prefill) return 4.0;
+      return standard_bad(step) ? (first ? 6.0 : 0.0) : 3.0;
+    }));
+  }
+  s.annotations = {
+      {"summary", "one endpoint of the decode pool of " + t.job + " carries more than its share"},
+      {"description", "The busiest endpoint of the decode pool carries 2.00x the pool's mean load (threshold 1.5x, from " +
+                          std::string(b.metric) + ")."},
+      {"runbook", "Peers of one pool should share its load: look at the router's decisions per endpoint (a "
+                  "prefix-affinity or session pin sending one hot prefix to one worker, an endpoint the router still "
+                  "thinks is idle), and whether the busiest endpoint is also slower. inferscope:endpoint_load shows "
+                  "each endpoint. Then `inferscope doctor` (cause routing_imbalance)."}};
+  return s;
+}
+
 inline Scenario down_scenario(const Target& t) {
   Scenario s{kTargetDown, {up_series(t, standard_bad)}, standard_checks(),
              {{"job", t.job}, {"instance", kInstance}, {"severity", "critical"}}, {}};
@@ -460,6 +539,9 @@ inline std::optional<Scenario> scenario_for(const Target& t, const std::string& 
   if (alert == kSpecDecodeAcceptanceFell) return acceptance_scenario(t);
   if (alert == kLoraRequestsWaiting) return lora_waiting_scenario(t);
   if (alert == kEngineRankSlow) return rank_slow_scenario(t);
+  if (alert == kKvTransferBandwidthHalved) return kv_bandwidth_scenario(t);
+  if (alert == kPoolRequestsWaiting) return pool_waiting_scenario(t);
+  if (alert == kEndpointLoadSkewed) return endpoint_skew_scenario(t);
   if (alert == kTargetDown) return down_scenario(t);
   if (alert == kLatencyMetricsAbsent) return absent_scenario(t);
   return std::nullopt;

@@ -61,7 +61,9 @@ TEST(RulesGeneratorTest, VllmUsesItsOwnNames) {
   EXPECT_TRUE(contains(text, "vllm:time_per_output_token_seconds_count"));  // absent check accepts the old name
   EXPECT_FALSE(contains(text, "inferscope_request_duration_seconds"));
   // vLLM names the waiting adapters in a label of vllm:lora_requests_info, it does not count the requests.
-  EXPECT_EQ(lacking_names(rules, "v"), (std::vector<std::string>{kGpuMemoryHigh, kLoraRequestsWaiting}));
+  // Nor pools and endpoints: a vLLM instance is one worker of a disaggregated fleet, not its router.
+  EXPECT_EQ(lacking_names(rules, "v"), (std::vector<std::string>{kGpuMemoryHigh, kLoraRequestsWaiting,
+                                                                  kPoolRequestsWaiting, kEndpointLoadSkewed}));
   EXPECT_TRUE(contains(text, "# InferscopeGpuMemoryHigh is not generated for this target"));
 }
 
@@ -199,6 +201,31 @@ TEST(RulesGeneratorTest, InferscopeGpuFromDcgmNames) {
   EXPECT_TRUE(lacking_names(rules, "serve").empty());
   EXPECT_TRUE(contains(text, "record: inferscope:stage_seconds:p95"));
   EXPECT_TRUE(contains(text, "sum by (le, job, model, stage)"));
+}
+
+// Tests that the disaggregation alerts go to every dialect with the series: serve's, Dynamo's
+// and llm-d's fleets get all three, vLLM's NIXL transfers the bandwidth one; that serve's `pool`
+// label survives the renaming the other dialects' pool labels go through; and that the bandwidth
+// divides per-job means (serve's bytes carry no model label, its transfer times do).
+TEST(RulesGeneratorTest, DisaggregationAlertsWhereTheSeriesAre) {
+  const auto rules = generate_for({{"serve", DialectId::kInferscope}, {"dyn", DialectId::kDynamo},
+                                   {"llmd", DialectId::kLlmd}, {"v", DialectId::kVllm}});
+  for (const char* job : {"serve", "dyn", "llmd"}) {
+    const std::string& text = file_named(rules, std::string("target-") + job + ".rules.yml")->text;
+    for (const char* alert : kDisaggregationAlerts) {
+      if (std::string_view(job) == "llmd" && std::string_view(alert) == kKvTransferBandwidthHalved) continue;
+      EXPECT_TRUE(contains(text, std::string("alert: ") + alert)) << job << " " << alert;
+    }
+  }
+  // llm-d's router sees no transfers: they run between the pods.
+  EXPECT_FALSE(contains(file_named(rules, "target-llmd.rules.yml")->text, std::string("alert: ") + kKvTransferBandwidthHalved));
+  EXPECT_TRUE(contains(file_named(rules, "target-v.rules.yml")->text, std::string("alert: ") + kKvTransferBandwidthHalved));
+  const std::string& serve = file_named(rules, "target-serve.rules.yml")->text;
+  EXPECT_FALSE(contains(serve, "max without (pool)"));
+  EXPECT_TRUE(contains(serve, "sum by (job, pool) (inferscope_pool_requests_waiting{job=\"serve\"})") ||
+              contains(serve, "max by (job, pool) (inferscope_pool_requests_waiting{job=\"serve\"})"))
+      << serve;
+  EXPECT_TRUE(contains(serve, "sum by (job) (rate(inferscope_kv_transfer_bytes_sum{job=\"serve\"}[5m]))")) << serve;
 }
 
 // Tests validation errors: they name the field.
