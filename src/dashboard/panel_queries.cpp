@@ -126,12 +126,13 @@ bool has_ranks(const Selection& selection) noexcept {
 }
 
 // recorded_query reads the series up's recording rules keep (target_rules.cpp) for `binding`:
-// restricted to the job and, where the recorded series carries it, the model (normalised to `model`
-// by the rules), one series per `by`/`shown` label.
+// restricted to the job and, where the recorded series carries it (a per-model record, split by
+// `model`, of a metric with the model label), the model (normalised to `model` by the rules), one
+// series per `by`/`shown` label. Per-pool, per-endpoint and per-rank records have no model label.
 void recorded_query(const SeriesSpec& spec, const dialect::Dialect& table, const MetricBinding& binding,
                     const Selection& selection, PanelQuery& q) {
   std::string matchers;
-  const bool model = spec.source == Source::kSelected && !table.model_label.empty() && !binding.no_model_label;
+  const bool model = spec.by == "model" && !table.model_label.empty() && !binding.no_model_label;
   if (selection.grafana) {
     matchers = R"(job=~"$job")";
     if (model) matchers += R"(,model=~"$model")";
