@@ -141,8 +141,8 @@ void record_traffic_and_capacity(RuleGroupWriter& g, const Context& c) {
 }
 
 // rename_label moves label `from` to `to` (Dynamo's worker_type and llm-d's pool `name` both
-// become `pool`), dropping `from`; a label already named `to` (inferscope serve's pool) stays as it
-// is, since dropping `from` would then drop the label itself.
+// become `pool`), dropping `from`; a label already named `to` (inferscope serve's pool and
+// endpoint) stays as it is, since dropping `from` would then drop the label itself.
 std::string rename_label(const std::string& expr, std::string_view from, std::string_view to) {
   if (from == to) return expr;
   return fmt::format("max without ({0}) (label_replace({1}, \"{2}\", \"$1\", \"{0}\", \"(.*)\"))", from, expr, to);
@@ -159,17 +159,19 @@ void record_disaggregation(RuleGroupWriter& g, const Context& c) {
   const MetricBinding* bytes = dialect::find_binding(c.table, Role::kKvTransferBytes);
   if (bytes != nullptr) {
     if (auto mean = mean_of(*bytes)) g.record("inferscope:kv_transfer_bytes:mean", normalise(c, *mean));
-    // Mean bytes over mean seconds per job: the bandwidth the transfers achieved (a degraded link
-    // or a NIC fallen back to TCP shows here before the TTFT does). Per job, not per model: the
-    // byte and time histograms of one fleet need not carry the same model label (serve's bytes
-    // carry none), and a division of per-model series would then match nothing.
-    if (const MetricBinding* seconds = dialect::find_binding(c.table, Role::kKvTransfer)) {
-      const auto by_job = scope(c, {"job"});
-      auto job_mean = [&](const MetricBinding& b) {
-        return or_legacy(b, [&](const MetricBinding& x) { return dialect::mean_expr(x, by_job); });
-      };
-      if (auto moved = job_mean(*bytes), took = job_mean(*seconds); moved && took) {
-        g.record("inferscope:kv_transfer_bytes_per_second:mean", "(" + *moved + ") / (" + *took + ")");
+    // Mean bytes over mean seconds: the bandwidth the transfers achieved (a degraded link or a NIC
+    // fallen back to TCP shows here before the TTFT does).
+    if (const MetricBinding* transfer = dialect::find_binding(c.table, Role::kKvTransfer)) {
+      if (bytes->no_model_label == transfer->no_model_label) {
+        g.record("inferscope:kv_transfer_bytes_per_second:mean", recorded("inferscope:kv_transfer_bytes:mean", c) + " / " +
+                                                                    recorded("inferscope:kv_transfer_seconds:mean", c));
+      } else {
+        // One of the two carries no model label (serve's bytes histogram beside its per-model
+        // stage): per model the two records never match, so both means are taken per job.
+        const auto by_job = scope(c, {"job"});
+        auto b = or_legacy(*bytes, [&](const MetricBinding& x) { return dialect::mean_expr(x, by_job); });
+        auto t = or_legacy(*transfer, [&](const MetricBinding& x) { return dialect::mean_expr(x, by_job); });
+        if (b && t) g.record("inferscope:kv_transfer_bytes_per_second:mean", "(" + *b + ") / (" + *t + ")");
       }
     }
   }

@@ -318,6 +318,7 @@ Result<std::string> DashboardData::compute(double range_s, std::string_view targ
   const detail::Presence presence = detail::explain_empty_series(client_, aligned, batch.stage_table, selection,
                                                                  range_s, grid, batch.missing);
   detail::timeseries_panels(rows, aligned, batch.missing, grid, panels);
+  out["rows"] = detail::row_states(rows, batch, presence, selection, selection_problem, panels);
   panels["stage_p95"] = detail::stage_table_panel(batch, results, presence, selection, selection_problem);
   panels["alerts"] = detail::alerts_panel(results[batch.alerts_index], results[batch.alerts_index + 1]);
   out["panels"] = panels;

@@ -28,6 +28,7 @@ std::string grafana_unit(std::string_view unit) {
   if (unit == "req/s") return "reqps";
   if (unit == "ratio") return "percentunit";
   if (unit == "bytes") return "bytes";
+  if (unit == "bytes/s") return "Bps";
   if (unit == "celsius") return "celsius";
   if (unit == "watts") return "watt";
   return "short";

@@ -1,6 +1,7 @@
 // The rows of issue 11, top to bottom: overview, where the time goes, first token and decode,
 // request mix, queue and capacity (each with e2e p99 on the right axis: "p99 up with the queue up"
-// and "p99 up with the queue flat" mean different things), engine features (issue 28), the job queue in front of the server
+// and "p99 up with the queue flat" mean different things), engine features (issue 28), the
+// disaggregated fleet's pools, endpoints, KV transfers and router (issue 29), the job queue in front of the server
 // (issue 17: only with a queue target; depth beside e2e p99 tells queueing from slowness, the GPU
 // beside the workers tells "workers down" from "server saturated"), GPU, host, alerts, doctor.
 #include "dashboard/panel_catalog.h"
@@ -77,6 +78,49 @@ constexpr SeriesSpec kSpecDecode[] = {
     {"drafts proposed", Role::kSpecDraftTokens, S::kRate},
     {"drafts accepted", Role::kSpecAcceptedTokens, S::kRate},
 };
+// Their ratios and the other feature series, as up's rules record them (target_rules.cpp,
+// record_engine_features): per model, absent while nothing is asked (never 0/0).
+constexpr SeriesSpec kPrefixHitRate[] = {
+    {"hit rate", Role::kPrefixCacheHits, S::kRecorded, Source::kSelected, false, "model", {},
+     "inferscope:prefix_cache_hit:ratio"},
+};
+constexpr SeriesSpec kSpecAcceptance[] = {
+    {"acceptance", Role::kSpecAcceptedTokens, S::kRecorded, Source::kSelected, false, "model", {},
+     "inferscope:spec_decode_acceptance:ratio"},
+};
+constexpr SeriesSpec kLora[] = {
+    {"adapters loaded", Role::kLoraAdaptersLoaded, S::kValue},
+    {"slots", Role::kLoraSlots, S::kValue},
+    {"requests waiting for a slot", Role::kLoraWaitingRequests, S::kValue},
+};
+// One series per data-parallel rank (vLLM's engine label): one rank's tail above its peers' is
+// what InferscopeEngineRankSlow alerts on.
+constexpr SeriesSpec kRankE2e[] = {
+    {"rank", Role::kE2e, S::kRecorded, Source::kRanks, false, "engine", {}, "inferscope:engine_e2e_seconds:p99"},
+};
+// Disaggregated fleets (issue 29), from record_disaggregation's series: `pool` and `endpoint` are
+// the recorded labels whatever the dialect calls them (Dynamo's worker_type and worker_id, llm-d's
+// name and model_server_pod).
+constexpr std::array<std::string_view, 2> kPoolShown = {"pool", ""};
+constexpr SeriesSpec kPoolWaiting[] = {
+    {"waiting", Role::kPoolWaiting, S::kRecorded, Source::kSelected, false, "pool", {}, "inferscope:pool_waiting"},
+};
+constexpr SeriesSpec kEndpointLoad[] = {
+    {"", Role::kEndpointLoad, S::kRecorded, Source::kSelected, false, "endpoint", kPoolShown, "inferscope:endpoint_load"},
+};
+constexpr SeriesSpec kKvTransferTime[] = {
+    {"p50", Role::kKvTransfer, S::kRecorded, Source::kSelected, false, "model", {}, "inferscope:kv_transfer_seconds:p50"},
+    {"p95", Role::kKvTransfer, S::kRecorded, Source::kSelected, false, "model", {}, "inferscope:kv_transfer_seconds:p95"},
+    {"transfers/s", Role::kKvTransfer, S::kRate, Source::kSelected, true},
+};
+constexpr SeriesSpec kKvTransferBandwidth[] = {
+    {"bytes/s", Role::kKvTransferBytes, S::kRecorded, Source::kSelected, false, "model", {},
+     "inferscope:kv_transfer_bytes_per_second:mean"},
+};
+constexpr SeriesSpec kRoutePrefixHit[] = {
+    {"prefix hit (mean)", Role::kRoutePrefixHit, S::kRecorded, Source::kSelected, false, "model", {},
+     "inferscope:route_prefix_hit:mean"},
+};
 constexpr SeriesSpec kGpuUtil[] = {{"GPU", Role::kGpuUtilization, S::kValue, Source::kGpu, false, "gpu"}};
 constexpr SeriesSpec kGpuMemory[] = {
     {"used", Role::kGpuMemoryUsed, S::kValue, Source::kGpu, false, "gpu"},
@@ -135,9 +179,32 @@ constexpr PanelSpec kQueueCapacity[] = {
 constexpr PanelSpec kEngineFeatures[] = {
     {"prefix_cache", "Prefix cache: prompt tokens looked up and found", PanelKind::kTimeseries, "tokens/s", "",
      "hit rate = found / looked up; a fall at the same prompt length and rate is a prefix-cache miss", kPrefixCache},
+    {"prefix_hit_rate", "Prefix cache hit rate", PanelKind::kTimeseries, "ratio", "",
+     "prompt tokens found / looked up, per model (InferscopePrefixCacheHitRateHalved watches it)", kPrefixHitRate},
     {"spec_decode", "Speculative decoding: draft tokens proposed and accepted", PanelKind::kTimeseries, "tokens/s", "",
      "only while speculation is on; acceptance = accepted / proposed, tokens per step = 1 + accepted / drafts",
      kSpecDecode},
+    {"spec_acceptance", "Speculative decoding: draft acceptance", PanelKind::kTimeseries, "ratio", "",
+     "draft tokens accepted / proposed, per model (InferscopeSpecDecodeAcceptanceFell watches it)", kSpecAcceptance},
+    {"lora", "LoRA adapters", PanelKind::kTimeseries, "count", "",
+     "adapters held in GPU slots, the slots, and requests passed over because their adapter has no slot",
+     kLora},
+    {"rank_e2e_p99", "e2e p99 per data-parallel rank", PanelKind::kTimeseries, "s", "",
+     "vLLM's engine label: one rank's tail above its peers' is that rank's problem, not the load's", kRankE2e},
+};
+constexpr PanelSpec kDisaggregated[] = {
+    {"pool_waiting", "Requests waiting per pool", PanelKind::kTimeseries, "requests", "",
+     "one pool's queue growing while the other's stays flat is a prefill:decode imbalance", kPoolWaiting},
+    {"endpoint_load", "Load per endpoint", PanelKind::kTimeseries, "load", "",
+     "per worker (pool in parentheses): inferscope waiting + running requests, Dynamo active decode KV blocks, "
+     "llm-d waiting requests; compare endpoints within a pool", kEndpointLoad},
+    {"kv_transfer_time", "KV transfer time and rate", PanelKind::kTimeseries, "s", "events/s",
+     "prefill worker -> decode worker, per model; transfers per second on the right axis", kKvTransferTime},
+    {"kv_transfer_bandwidth", "KV transfer bytes per second", PanelKind::kTimeseries, "bytes/s", "",
+     "mean bytes per transfer / mean transfer time: a degraded link shows here before TTFT does",
+     kKvTransferBandwidth},
+    {"route_prefix_hit", "Router prefix hit", PanelKind::kTimeseries, "ratio", "",
+     "share of the prompt's prefix the chosen worker holds, mean per routing decision", kRoutePrefixHit},
 };
 constexpr PanelSpec kGpu[] = {
     {"gpu_util", "GPU utilization", PanelKind::kTimeseries, "ratio", "", "", kGpuUtil},
@@ -173,7 +240,12 @@ constexpr RowSpec kRows[] = {
     {"first_token", "First token and decode", kFirstToken},
     {"mix", "Request mix", kRequestMix},
     {"capacity", "Queue and capacity", kQueueCapacity},
-    {"features", "Engine features", kEngineFeatures},
+    {"features", "Engine features", kEngineFeatures, false,
+     "they appear only while a feature is on: prefix caching, speculative decoding (serve --speculative-tokens, "
+     "vLLM's speculative config), LoRA adapters (--lora-modules), data-parallel ranks (vLLM's engine label)"},
+    {"disagg", "Disaggregated fleet", kDisaggregated, false,
+     "they come from a disaggregated prefill/decode fleet: inferscope serve --prefill-workers N --decode-workers M, "
+     "NVIDIA Dynamo, llm-d (docs/disaggregation.md)"},
     {"jobqueue", "Queue", kJobQueue, true},
     {"gpu", "GPU", kGpu},
     {"host", "Host", kHost},

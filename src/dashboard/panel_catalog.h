@@ -35,6 +35,9 @@ enum class Statistic : std::uint8_t {
   kErrorRatio,    // failed / all requests (dialect's error accounting)
   kSuccessRatio,  // 1 - error ratio
   kStageMean,     // mean per stage: one series per stage the dialect exposes
+  kRecorded,      // the series up's recording rules record from the role's metric (SeriesSpec::recorded,
+                  // src/alerts/target_rules.cpp): ratios, per-pool and per-rank series; absent where the
+                  // dialect has no binding for the role
 };
 
 // Source says which targets a series reads.
@@ -44,6 +47,8 @@ enum class Source : std::uint8_t {
   kGpu,       // every GPU exporter (dialect kDcgm): simulated or real
   kHost,      // every node-exporter (dialect kNode)
   kQueue,     // every queue target of up (its Redis queue collector: dialect::queue_bindings())
+  kRanks,     // the selected target's per-rank series (vLLM's `engine` label): vLLM's own, and the
+              // vllm:* families inferscope serve exposes beside its own; no other dialect has them
 };
 
 // SeriesSpec is one line of a panel.
@@ -56,6 +61,9 @@ struct SeriesSpec {
   std::string_view by = {}; // one label to split by (gpu, instance), or empty for one series
   // labels kept beside `by` and shown after its value ("default (rq, jobs)"): system and job of a queue
   std::array<std::string_view, 2> shown = {};
+  // kRecorded: the recorded series' name ("inferscope:pool_waiting"); it carries `job`, `model`
+  // where the binding has the model label, and the labels named in `by`/`shown`.
+  std::string_view recorded = {};
 };
 
 // PanelSpec is one chart, table or list.
@@ -76,6 +84,9 @@ struct RowSpec {
   std::string_view title;
   std::span<const PanelSpec> panels;
   bool queue_targets_only = false;  // shown only when up has a queue (redis) target
+  // Non-empty: the row collapses to one line when the selected target exposes none of its series
+  // (features that are off, a server that is not a disaggregated fleet); this says where they come from.
+  std::string_view collapse_note = {};
 };
 
 // dashboard_rows returns every row in page order. Never fails.

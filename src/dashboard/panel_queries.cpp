@@ -36,7 +36,7 @@ std::optional<std::string> expression_for(const MetricBinding& binding, Statisti
     case Statistic::kP50: expr = dialect::quantile_expr(binding, 0.5, scope); break;
     case Statistic::kP95: expr = dialect::quantile_expr(binding, 0.95, scope); break;
     case Statistic::kP99: expr = dialect::quantile_expr(binding, 0.99, scope); break;
-    case Statistic::kErrorRatio: case Statistic::kSuccessRatio: break;  // handled by the caller
+    case Statistic::kErrorRatio: case Statistic::kSuccessRatio: case Statistic::kRecorded: break;  // by the caller
   }
   if (!expr) {
     why = std::string(binding.metric) + " is a " + std::string(dialect::to_string(binding.kind)) +
@@ -72,6 +72,9 @@ std::string regex_alternation(const std::vector<std::string>& names) {
 DialectId dialect_of(Source source, const Selection& selection) noexcept {
   switch (source) {
     case Source::kSelected: return selection.dialect;
+    case Source::kRanks:
+      // vLLM's families carry the engine label; inferscope serve exposes them beside its own.
+      return selection.dialect == DialectId::kInferscope ? DialectId::kVllm : selection.dialect;
     case Source::kGateway: return DialectId::kGateway;
     case Source::kGpu: return DialectId::kDcgm;
     case Source::kHost: return DialectId::kNode;
@@ -116,6 +119,39 @@ void add_stage_means(const SeriesSpec& spec, const Selection& selection, std::ve
   }
 }
 
+// has_ranks: the selected target's series carry vLLM's per-rank `engine` label (vLLM, and inferscope
+// serve's vllm:* families); up records inferscope:engine_e2e_seconds:p99 for no other dialect.
+bool has_ranks(const Selection& selection) noexcept {
+  return !selection.custom && (selection.dialect == DialectId::kVllm || selection.dialect == DialectId::kInferscope);
+}
+
+// recorded_query reads the series up's recording rules keep (target_rules.cpp) for `binding`:
+// restricted to the job and, where the recorded series carries it (a per-model record, split by
+// `model`, of a metric with the model label), the model (normalised to `model` by the rules), one
+// series per `by`/`shown` label. Per-pool, per-endpoint and per-rank records have no model label.
+void recorded_query(const SeriesSpec& spec, const dialect::Dialect& table, const MetricBinding& binding,
+                    const Selection& selection, PanelQuery& q) {
+  std::string matchers;
+  const bool model = spec.by == "model" && !table.model_label.empty() && !binding.no_model_label;
+  if (selection.grafana) {
+    matchers = R"(job=~"$job")";
+    if (model) matchers += R"(,model=~"$model")";
+  } else {
+    if (!selection.job.empty()) matchers = "job=" + dialect::promql_string(selection.job);
+    if (model && !selection.model.empty()) {
+      matchers += (matchers.empty() ? "" : ",") + std::string("model=") + dialect::promql_string(selection.model);
+    }
+  }
+  std::string by;
+  for (std::string_view label : {spec.by, spec.shown[0], spec.shown[1]}) {
+    if (!label.empty()) by += (by.empty() ? "" : ", ") + std::string(label);
+  }
+  // max: one series per label set even where several jobs match (Grafana's "All").
+  q.expr = (by.empty() ? std::string("max") : "max by (" + by + ")") + " (" + std::string(spec.recorded) + "{" +
+           matchers + "})";
+  q.recorded = std::string(spec.recorded);
+}
+
 }  // namespace
 
 const dialect::Dialect& queue_table() noexcept {
@@ -140,8 +176,8 @@ std::string series_label(const PanelQuery& query, const std::map<std::string, st
   };
   std::string text = query.label;
   if (!query.split_label.empty()) {
-    const std::string value = value_of(query.split_label);
-    text = text.empty() ? value : text + " " + value;
+    const std::string value = value_of(query.split_label);  // absent (no model label): the label alone
+    text = text.empty() ? value : value.empty() ? text : text + " " + value;
   }
   std::string shown;
   for (const std::string& name : query.shown_labels) {
@@ -161,6 +197,11 @@ std::string selection_matchers(Source source, const Selection& selection) {
     if (selection.grafana) return R"(job=~"$queue_job")";
     if (selection.queue_jobs.empty()) return out;
     return "job=~" + dialect::promql_string(regex_alternation(selection.queue_jobs));
+  }
+  if (source == Source::kRanks) {  // recorded by (job, engine): no model label
+    if (selection.grafana) return R"(job=~"$job")";
+    if (!selection.job.empty()) add("job", selection.job);
+    return out;
   }
   const auto& d = table_of(source, selection);
   if (selection.grafana) {
@@ -210,9 +251,21 @@ std::vector<PanelQuery> build_panel_queries(const PanelSpec& panel, const Select
       out.push_back(std::move(q));
       continue;
     }
+    if (spec.source == Source::kRanks && !has_ranks(selection)) {
+      const dialect::Dialect& selected = table_of(Source::kSelected, selection);
+      q.dialect_title = std::string(selected.title);
+      q.missing = std::string(selected.title) + " exposes no per-rank series (vLLM's engine label; vLLM and "
+                  "inferscope serve's vllm:* families have it)";
+      out.push_back(std::move(q));
+      continue;
+    }
+    if (spec.source == Source::kRanks) q.dialect_title = std::string(table_of(Source::kSelected, selection).title);
     const MetricBinding* binding = dialect::find_binding(table, spec.role);
     if (binding == nullptr) {
       q.missing = missing_reason(table, spec.role);
+    } else if (spec.statistic == Statistic::kRecorded) {
+      recorded_query(spec, table, *binding, selection, q);
+      note_metrics(*binding, q);
     } else {
       q.expr = expression_for(*binding, spec.statistic, scope, q.missing);
       if (!q.expr && (spec.statistic == Statistic::kP95 || spec.statistic == Statistic::kP50 ||

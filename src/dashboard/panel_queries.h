@@ -45,6 +45,7 @@ struct PanelQuery {
   std::vector<std::string> legacy;  // older names of those metrics (renamed-metric reasons)
   std::string fixed_matchers;       // the binding's own matchers on metrics[0] (stage="queue"), or empty
   std::string dialect_title;        // title of the dialect the query reads
+  std::string recorded;             // Statistic::kRecorded: the recorded series `expr` reads (metrics: its source)
 };
 
 // build_panel_queries returns the queries of a time-series or stacked panel (empty for tables,
@@ -71,12 +72,12 @@ StageTable build_stage_table_queries(const Selection& selection, std::string_vie
 
 // selection_matchers returns the matchers (without braces) restricting a query of `source` to the
 // selection: job and model for the selected dialect, model for gateways, the queue jobs for queue
-// series, nothing for GPU/host.
+// series, the job for per-rank series, nothing for GPU/host.
 std::string selection_matchers(Source source, const Selection& selection);
 
 // table_of returns the table a series of `source` reads: the custom mapping for a custom
-// selected target, queue_table() for kQueue, else the dialect of the source (the selected one,
-// gateway, dcgm-exporter, node-exporter).
+// selected target, queue_table() for kQueue, vLLM's for kRanks of a vLLM or inferscope target,
+// else the dialect of the source (the selected one, gateway, dcgm-exporter, node-exporter).
 const dialect::Dialect& table_of(Source source, const Selection& selection) noexcept;
 
 // queue_table is up's Redis queue collector as a table (dialect::queue_bindings(), no model label).

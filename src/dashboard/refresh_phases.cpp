@@ -51,6 +51,10 @@ std::string empty_reason(const PanelQuery& q, const Presence& presence, const st
              " (none observed yet)";
     }
   }
+  if (!q.recorded.empty()) {
+    return "metric " + metric + " is exposed but up's recorded series " + q.recorded + " has no samples in the last " +
+           range_name(range_s) + " (its rule needs traffic on " + metric + ")";
+  }
   return "metric " + metric + " is exposed but had no observations in the last " + range_name(range_s) +
          (q.dialect_title == queue_table().title ? " (no job seen starting?)" : " (no finished requests?)");
 }
@@ -92,7 +96,7 @@ QueryBatch plan_queries(const std::vector<const RowSpec*>& rows, const Selection
     for (const PanelSpec& p : row->panels) {
       for (PanelQuery& q : build_panel_queries(p, selection)) {
         const bool selected_source = std::any_of(p.series.begin(), p.series.end(), [](const SeriesSpec& s) {
-          return s.source == Source::kSelected;
+          return s.source == Source::kSelected || s.source == Source::kRanks;
         });
         if (!selection_problem.empty() && selected_source && q.dialect_title == dialect::dialect(selection.dialect).title) {
           batch.missing[std::string(p.id)].push_back({"", selection_problem});
@@ -230,6 +234,47 @@ void timeseries_panels(const std::vector<const RowSpec*>& rows, AlignedSeries& a
       panels[id] = {{"status", "ok"}, {"timeseries", {{"timestamps", timestamps}, {"series", js}}}, {"notes", notes}};
     }
   }
+}
+
+json row_states(const std::vector<const RowSpec*>& rows, const QueryBatch& batch, const Presence& presence,
+                const Selection& selection, const std::string& selection_problem, const json& panels) {
+  json out = json::object();
+  const std::string selected_title(table_of(Source::kSelected, selection).title);
+  // exposed: Prometheus holds the query's metric (its selector with fixed matchers, or an older
+  // name) for the selected job, or, for a series not restricted to it, for any job.
+  auto exposed = [&](const PanelQuery& q) {
+    if (q.metrics.empty()) return true;
+    const bool restricted = !selection.job.empty() && q.dialect_title == selected_title;
+    auto has = [&](const std::string& key) {
+      auto it = presence.find(key);
+      return it != presence.end() && (restricted ? it->second.count(selection.job) > 0 : !it->second.empty());
+    };
+    if (has(q.fixed_matchers.empty() ? q.metrics.front() : presence_key(q))) return true;
+    return std::any_of(q.legacy.begin(), q.legacy.end(), has);
+  };
+  for (const RowSpec* row : rows) {
+    if (row->collapse_note.empty()) continue;
+    const std::string id(row->id);
+    bool empty = selection_problem.empty();
+    bool queried = false;
+    for (const PanelSpec& p : row->panels) {
+      const auto it = panels.find(std::string(p.id));
+      if (it == panels.end() || it->value("status", "") != "no_data") empty = false;
+      for (const PendingQuery& item : batch.pending) {
+        if (item.panel != p.id) continue;
+        queried = true;
+        if (exposed(item.query)) empty = false;
+      }
+    }
+    if (!empty) {
+      out[id] = {{"status", "shown"}};
+      continue;
+    }
+    const std::string who = queried ? "target job=" + selection.job : selected_title;
+    out[id] = {{"status", "collapsed"},
+               {"reason", who + " exposes none of this row's series: " + std::string(row->collapse_note)}};
+  }
+  return out;
 }
 
 json stage_table_panel(const QueryBatch& batch, const QueryResults& results, const Presence& presence,

@@ -1,4 +1,4 @@
-// Tests the disaggregation recording rules of the `dynamo` and `llm-d` dialects with Debian's
+// Tests the disaggregation recording rules of the `inferscope`, `dynamo` and `llm-d` dialects with Debian's
 // promtool: `promtool test rules` feeds series in each dialect's own names (Dynamo's frontend,
 // router and TRT-LLM worker series; llm-d's EPP series, new and GIE-era names) and checks the
 // recorded KV-transfer time, bytes and bandwidth, route time, router prefix hit, per-pool queue
@@ -53,6 +53,60 @@ class DisaggRulesPromtoolTest : public ::testing::Test {
 };
 
 // Values are powers of two so that promtool's exact comparison holds after rate() arithmetic.
+
+// Tests inferscope serve's disaggregated mode, whose series already carry `pool` and `endpoint`
+// (the renames must keep them) and whose bytes histogram has no model label while the
+// kv_transfer stage has one (the bandwidth is taken per job): 64 MiB per 31.25 ms transfer is
+// 2 GiB/s; the prefill pool's queue grows by one request per scrape, the decode pool's stays
+// empty; decode-0 holds 3 requests and decode-1 one (spread 1.5).
+TEST_F(DisaggRulesPromtoolTest, ServeKeepsPoolAndEndpointLabelsAndRecordsBandwidth) {
+  const std::string j = R"(job="t-serve",instance="127.0.0.1:9000")";
+  const std::string tests = R"(  - interval: 15s
+    input_series:
+      - series: 'inferscope_stage_duration_seconds_sum{)" + j + R"(,model="m",stage="kv_transfer"}'
+        values: '0+0.03125x60'
+      - series: 'inferscope_stage_duration_seconds_count{)" + j + R"(,model="m",stage="kv_transfer"}'
+        values: '0+1x60'
+      - series: 'inferscope_kv_transfer_bytes_sum{)" + j + R"(}'
+        values: '0+67108864x60'
+      - series: 'inferscope_kv_transfer_bytes_count{)" + j + R"(}'
+        values: '0+1x60'
+      - series: 'inferscope_pool_requests_waiting{)" + j + R"(,pool="prefill"}'
+        values: '0+1x60'
+      - series: 'inferscope_pool_requests_waiting{)" + j + R"(,pool="decode"}'
+        values: '0x60'
+      - series: 'inferscope_endpoint_requests{)" + j + R"(,pool="decode",endpoint="decode-0"}'
+        values: '3x60'
+      - series: 'inferscope_endpoint_requests{)" + j + R"(,pool="decode",endpoint="decode-1"}'
+        values: '1x60'
+    promql_expr_test:
+      - expr: inferscope:kv_transfer_bytes_per_second:mean
+        eval_time: 10m
+        exp_samples:
+          - labels: 'inferscope:kv_transfer_bytes_per_second:mean{job="t-serve"}'
+            value: 2147483648
+      - expr: inferscope:pool_waiting
+        eval_time: 10m
+        exp_samples:
+          - labels: 'inferscope:pool_waiting{job="t-serve",pool="decode"}'
+            value: 0
+          - labels: 'inferscope:pool_waiting{job="t-serve",pool="prefill"}'
+            value: 40
+      - expr: inferscope:endpoint_load
+        eval_time: 10m
+        exp_samples:
+          - labels: 'inferscope:endpoint_load{endpoint="decode-0",job="t-serve",pool="decode"}'
+            value: 3
+          - labels: 'inferscope:endpoint_load{endpoint="decode-1",job="t-serve",pool="decode"}'
+            value: 1
+      - expr: inferscope:endpoint_load:spread
+        eval_time: 10m
+        exp_samples:
+          - labels: 'inferscope:endpoint_load:spread{job="t-serve",pool="decode"}'
+            value: 1.5
+)";
+  run(DialectId::kInferscope, "t-serve", tests);
+}
 
 // Tests Dynamo: 1 request per 15 s, each with a 31.25 ms KV transfer of 64 MiB (2 GiB/s) and a
 // 1.95 ms route stage, 25 % predicted prefix overlap; the prefill pool's router queue grows by one request

@@ -8,8 +8,10 @@
 // RQ workers (python3-rq) whose jobs call serve: the Queue row appears and every chart in it draws.
 // A third: before any serving target is scraped, one banner says what is missing and each panel
 // says "no data" once. A fourth sends serve's spans to up's OTLP receiver and opens a slow
-// request's waterfall from the "Slow requests" table during a decode fault. Screenshots go to
-// the build dir.
+// request's waterfall from the "Slow requests" table during a decode fault. A fifth runs serve as
+// a disaggregated prefill/decode fleet: the Disaggregated fleet row draws (a plain serve's page
+// collapses it, as the first test checks, with the features row drawn). Screenshots go to the
+// build dir.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -17,7 +19,9 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +87,22 @@ std::optional<int> prometheus_pid(const std::string& api) {
   return std::nullopt;
 }
 
+// panel_of returns the panel `id` of a page_check verdict (null when the page has none).
+nlohmann::json panel_of(const nlohmann::json& verdict, const std::string& id) {
+  for (const auto& p : verdict.value("panels", nlohmann::json::array())) {
+    if (p.value("id", "") == id) return p;
+  }
+  return nullptr;
+}
+
+// row_of returns the row `id` of a page_check verdict ({id, state: shown|collapsed, reason}), or {}.
+nlohmann::json row_of(const nlohmann::json& verdict, const std::string& id) {
+  for (const auto& r : verdict.value("rows", nlohmann::json::array())) {
+    if (r.value("id", "") == id) return r;
+  }
+  return nlohmann::json::object();
+}
+
 // Tests that the page draws every panel from a loaded server, shows a fault's alert (and the
 // doctor's finding), and says "unreachable" on every panel when Prometheus stops answering.
 TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
@@ -93,9 +113,10 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   std::filesystem::create_directories(artifacts);
   up::testing::TempDir dir;
 
-  // Speculative decoding on, so the engine-features row has data to draw like every other chart.
+  // Speculative decoding and LoRA adapters on, so the engine-features row has data to draw like
+  // every other chart (the prefix cache and the one data-parallel rank are always there).
   UpProcess serve({"serve", "--port", "0", "--enable-admin", "--max-num-seqs", "32", "--duration", "240",
-                   "--speculative-tokens", "2"});
+                   "--speculative-tokens", "2", "--lora-modules", "support-bot"});
   ASSERT_TRUE(serve.started()) << serve.start_error();
   const std::string serve_url = url_of_serve(serve);
   ASSERT_FALSE(serve_url.empty()) << serve.output();
@@ -125,6 +146,20 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   }
   EXPECT_EQ(slow_requests, "no traces received yet — point --otlp-endpoint at " + ready->api + "/v1/traces")
       << data.dump(1);
+  // The engine-features row draws every chart with the features on; the disaggregated row, whose
+  // series a plain serve does not expose, is collapsed with its reason said once.
+  for (const char* id : {"prefix_cache", "prefix_hit_rate", "spec_decode", "spec_acceptance", "lora", "rank_e2e_p99"}) {
+    const auto panel = panel_of(data, id);
+    ASSERT_FALSE(panel.is_null()) << id << " missing from the page: " << data.dump(1);
+    EXPECT_EQ(panel.value("state", ""), "ok") << panel.dump();
+    EXPECT_GT(panel.value("canvas", 0), 0) << panel.dump();
+  }
+  EXPECT_EQ(row_of(data, "features").value("state", ""), "shown") << data["rows"].dump();
+  const auto disagg = row_of(data, "disagg");
+  EXPECT_EQ(disagg.value("state", ""), "collapsed") << data["rows"].dump();
+  EXPECT_EQ(disagg.value("reason", "").rfind("no data: target job=serve exposes none of this row's series: ", 0), 0u)
+      << disagg.dump();
+  EXPECT_NE(disagg.value("reason", "").find("--prefill-workers"), std::string::npos) << disagg.dump();
 
   // The doctor compares the fault with a healthy baseline: give the load 40 s before the fault.
   std::this_thread::sleep_until(bench_started + 40s);
@@ -146,14 +181,6 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   EXPECT_TRUE(down.value("ok", false)) << down.dump(1);
 }
 
-// panel_of returns the panel `id` of a page_check verdict (null when the page has none).
-nlohmann::json panel_of(const nlohmann::json& verdict, const std::string& id) {
-  for (const auto& p : verdict.value("panels", nlohmann::json::array())) {
-    if (p.value("id", "") == id) return p;
-  }
-  return nullptr;
-}
-
 // Tests that with a redis target the page gains the Queue row and that, with a real redis-server,
 // RQ workers and jobs that call serve, every chart of it (depth beside e2e p99, oldest age and
 // wait p95, workers by state, the GPU) draws data, as every other chart of the page does.
@@ -168,7 +195,8 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
   qt::RedisServer redis;
   ASSERT_TRUE(redis.ok()) << redis.error();
 
-  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "240", "--speculative-tokens", "2"});
+  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "240", "--speculative-tokens", "2",
+                   "--lora-modules", "support-bot"});
   ASSERT_TRUE(serve.started()) << serve.start_error();
   const std::string serve_url = url_of_serve(serve);
   ASSERT_FALSE(serve_url.empty()) << serve.output();
@@ -221,6 +249,73 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
   }
   EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return l.ends_with("(rq, jobs)") && (l.starts_with("idle") || l.starts_with("busy")); }))
       << body["panels"]["jobqueue_workers"].dump();
+  ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
+  EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
+}
+
+// Tests the Disaggregated fleet row against `serve --prefill-workers 2 --decode-workers 2` under
+// load: the row is shown (not collapsed) and each of its five charts draws data, from up's
+// recorded series: waiting per pool (prefill and decode), load per endpoint with its pool, KV
+// transfer p50/p95 and transfers/s, KV bytes/s, the router's prefix hit.
+TEST(DashboardPageIntegrationTest, DisaggregatedRowDrawsForAServeFleet) {
+  ASSERT_TRUE(up::testing::stack_binaries_installed());
+  ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kChromium}));
+  const std::filesystem::path artifacts = INFERSCOPE_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  up::testing::TempDir dir;
+
+  UpProcess serve({"serve", "--port", "0", "--max-num-seqs", "32", "--duration", "180", "--prefill-workers", "2",
+                   "--decode-workers", "2"});
+  ASSERT_TRUE(serve.started()) << serve.start_error();
+  const std::string serve_url = url_of_serve(serve);
+  ASSERT_FALSE(serve_url.empty()) << serve.output();
+
+  const auto config = dir.path() / "up.yaml";
+  std::ofstream(config) << "scrape_interval: 1s\n";
+  UpProcess up({"up", "--config", config.string(), "--target", "serve=" + serve_url + "/metrics", "--port", "0",
+                "--prometheus-port", "0", "--alertmanager-port", "0", "--state-dir", (dir.path() / "state").string()});
+  ASSERT_TRUE(up.started()) << up.start_error();
+  auto ready = up.wait_ready(60s);
+  ASSERT_TRUE(ready) << up.output();
+
+  UpProcess bench(bench_args(serve_url, "90s:rate=4"));
+  ASSERT_TRUE(bench.started()) << bench.start_error();
+
+  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-disagg.png").string(), true, "", "",
+                             {"--rows", "disagg"});
+  EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output();
+  EXPECT_EQ(row_of(data, "disagg").value("state", ""), "shown") << data["rows"].dump();
+  for (const char* id : {"pool_waiting", "endpoint_load", "kv_transfer_time", "kv_transfer_bandwidth", "route_prefix_hit"}) {
+    const auto panel = panel_of(data, id);
+    ASSERT_FALSE(panel.is_null()) << id << " missing from the page: " << data.dump(1);
+    EXPECT_EQ(panel.value("state", ""), "ok") << panel.dump();
+    EXPECT_GT(panel.value("canvas", 0), 0) << panel.dump();
+  }
+  // The series the row drew are the fleet's, per pool and per endpoint: ask the page's own data endpoint.
+  auto reply = net::blocking_http_request("GET", ready->api + "/api/dashboard/data?range=15m", {}, {}, 20s);
+  ASSERT_TRUE(reply && reply->status == 200) << (reply ? reply->body : reply.error().message);
+  const auto body = nlohmann::json::parse(reply->body, nullptr, false);
+  ASSERT_FALSE(body.is_discarded());
+  const auto rows = body.value("rows", nlohmann::json::object());
+  EXPECT_EQ(rows.value("disagg", nlohmann::json::object()).value("status", ""), "shown") << rows.dump();
+  std::vector<std::string> labels;
+  const auto panels = body.value("panels", nlohmann::json::object());
+  for (const char* id : {"pool_waiting", "endpoint_load", "kv_transfer_time", "kv_transfer_bandwidth"}) {
+    const auto panel = panels.value(id, nlohmann::json::object());
+    const auto series = panel.value("timeseries", nlohmann::json::object()).value("series", nlohmann::json::array());
+    for (const auto& s : series) labels.push_back(s.value("label", ""));
+  }
+  std::string drawn;
+  for (const auto& l : labels) drawn += "'" + l + "' ";
+  for (const char* label : {"waiting prefill", "waiting decode", "prefill-0 (prefill)", "prefill-1 (prefill)",
+                            "decode-0 (decode)", "decode-1 (decode)", "transfers/s"}) {
+    EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label << " in " << drawn;
+  }
+  // Per model where the recorded series has one (the transfer time); serve's bytes/s is per job.
+  for (const char* prefix : {"p50 ", "p95 ", "bytes/s"}) {
+    EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& l) { return l.starts_with(prefix); }))
+        << prefix << " in " << drawn;
+  }
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
 }

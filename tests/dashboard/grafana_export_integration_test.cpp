@@ -7,12 +7,18 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "dialect/dialect.h"
 #include "promapi/prometheus_client.h"
 #include "support/prometheus_process.h"
 #include "support/wait_until.h"
@@ -70,10 +76,45 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
       }
     }
     std::vector<std::string> expected_rows = {"Overview", "Where the time goes", "First token and decode",
-                                              "Request mix", "Queue and capacity", "Engine features", "GPU", "Host", "Alerts",
-                                              "Doctor"};
-    if (queue_row) expected_rows.insert(expected_rows.begin() + 6, "Queue");
+                                              "Request mix", "Queue and capacity", "Engine features",
+                                              "Disaggregated fleet", "GPU", "Host", "Alerts", "Doctor"};
+    if (queue_row) expected_rows.insert(expected_rows.begin() + 7, "Queue");
     EXPECT_EQ(row_titles, expected_rows);
+    // The engine-features and disaggregated rows: their charts, each with queries or a reason
+    // ("Not available: <dialect> exposes no ..."); the fleet's recorded series where the dialect
+    // has them (inferscope serve, Dynamo, llm-d), none where it has no pools (vLLM).
+    std::map<std::string, std::vector<json>> row_panels;
+    std::string current;
+    for (const auto& p : d["panels"]) {
+      if (p["type"] == "row") current = p["title"];
+      else row_panels[current].push_back(p);
+    }
+    EXPECT_EQ(row_panels["Engine features"].size(), 6u) << dialect::to_string(id);
+    EXPECT_EQ(row_panels["Disaggregated fleet"].size(), 5u) << dialect::to_string(id);
+    std::string fleet_exprs;
+    for (const char* row : {"Engine features", "Disaggregated fleet"}) {
+      for (const auto& p : row_panels[row]) {
+        EXPECT_EQ(p["type"], "timeseries") << p.dump();
+        const bool queried = !p.value("targets", json::array()).empty();
+        EXPECT_TRUE(queried || p.value("description", "").find("Not available: " + std::string(dialect::dialect(id).title)) !=
+                                   std::string::npos)
+            << dialect::to_string(id) << " " << p.dump();
+        for (const auto& t : p.value("targets", json::array())) {
+          if (std::string_view(row) == "Disaggregated fleet") fleet_exprs += t["expr"].get<std::string>() + "\n";
+        }
+      }
+    }
+    const bool pools = id == dialect::DialectId::kInferscope || id == dialect::DialectId::kDynamo ||
+                       id == dialect::DialectId::kLlmd;
+    EXPECT_EQ(fleet_exprs.find(R"(max by (pool) (inferscope:pool_waiting{job=~"$job"}))") != std::string::npos, pools)
+        << dialect::to_string(id) << ": " << fleet_exprs;
+    EXPECT_EQ(fleet_exprs.find(R"(inferscope:endpoint_load{job=~"$job"})") != std::string::npos, pools) << fleet_exprs;
+    if (id == dialect::DialectId::kInferscope || id == dialect::DialectId::kDynamo) {
+      for (const char* series : {"inferscope:kv_transfer_seconds:p50", "inferscope:kv_transfer_seconds:p95",
+                                 "inferscope:kv_transfer_bytes_per_second:mean", "inferscope:route_prefix_hit:mean"}) {
+        EXPECT_NE(fleet_exprs.find(series), std::string::npos) << series << " in " << dialect::to_string(id);
+      }
+    }
     // The Queue row: four charts reading the queue jobs ($queue_job, a variable listing them).
     std::size_t queue_targets = 0;
     for (const auto& p : d["panels"])

@@ -109,7 +109,8 @@ function renderRows() {
         h('div', { class: 'body' }),
         h('ul', { class: 'notes' })));
     }
-    main.append(h('section', { class: 'row', id: `row-${row.id}` }, h('h2', {}, row.title), grid));
+    main.append(h('section', { class: 'row', id: `row-${row.id}`, 'data-row': row.id, 'data-state': 'shown' }, h('h2', {}, row.title),
+      h('p', { class: 'row-reason notice no_data', hidden: '' }), grid));
   }
   main.append(renderTracesRow());
 }
@@ -221,6 +222,31 @@ function applyPanel(panel, result) {
   notes.replaceChildren(...(result.notes || []).map((n) => h('li', {}, reasonText('no data', n))));
 }
 
+// applyRows collapses each row whose series the target does not expose at all (data.rows: a
+// feature that is off, a server that is no disaggregated fleet): the reason is said once under the
+// row's title instead of once per panel. A row shown again resizes its charts to the grid.
+function applyRows(rows) {
+  for (const row of state.meta.rows) {
+    const el = document.getElementById(`row-${row.id}`);
+    if (!el) continue;
+    const st = (rows || {})[row.id];
+    const collapsed = Boolean(st && st.status === 'collapsed');
+    const was = el.dataset.state;
+    el.dataset.state = collapsed ? 'collapsed' : 'shown';
+    const reason = el.querySelector('.row-reason');
+    reason.textContent = collapsed ? `no data: ${st.reason}` : '';
+    reason.hidden = !collapsed;
+    el.querySelector('.panels').hidden = collapsed;
+    if (was === 'collapsed' && !collapsed) {
+      for (const p of row.panels) {
+        const c = state.charts.get(p.id);
+        const panelEl = document.getElementById(`panel-${p.id}`);
+        if (c && panelEl) c.plot.setSize({ width: chartWidth(panelEl), height: 200 });
+      }
+    }
+  }
+}
+
 function drawFindings(panel, doctor, error) {
   const el = document.getElementById(`panel-${panel.id}`);
   if (!el) return;
@@ -270,6 +296,7 @@ async function refresh() {
     await exemplars;
   } catch (err) {
     showBanner(`cannot load data from inferscope up: ${err.message}`, 'unreachable');
+    applyRows(null);
     for (const p of panels) if (p.kind !== 'findings') { dropChart(p, document.getElementById(`panel-${p.id}`)); setPanelState(p.id, 'error', 'no data (see the banner above)'); }
     line.textContent = `update failed: ${err.message}`;
     return;
@@ -278,6 +305,7 @@ async function refresh() {
   state.missing = data.missing || '';
   showBanner(state.missing ? `${reachable ? 'no data' : 'Prometheus unreachable'}: ${state.missing}` : '', reachable ? '' : 'unreachable');
   for (const p of panels) if (p.kind !== 'findings') applyPanel(p, data.panels[p.id]);
+  applyRows(data.rows);
   noteExemplars();
   await refreshSlowRequests({ range: state.range, model: state.model });
   const findings = panels.find((p) => p.kind === 'findings');

@@ -1,8 +1,10 @@
 // Drives the dashboard page in headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core; no browser is downloaded) and waits until the page shows what is expected:
 //   node page_check.js --url URL --expect data|fault|nodata --screenshot FILE [--timeout S]
-//                      [--query 'doctor_window=20s&doctor_baseline=40s'] [--scheme light|dark]
-//   data:   every chart and table panel has drawn data (state ok, with a canvas or rows)
+//                      [--query 'doctor_window=20s&doctor_baseline=40s'] [--scheme light|dark] [--rows a,b]
+//   data:   every chart and table panel has drawn data (state ok, with a canvas or rows), except the
+//           panels of a row the page collapsed (the target exposes none of its series: it says why
+//           once); with --rows a,b only the panels of those rows, which must not be collapsed
 //   fault:  the alerts panel lists a firing alert (not the watchdog) and the doctor panel shows a
 //           finding (unless --doctor optional: this up serves no /api/doctor)
 //   nodata: every Prometheus-backed panel says why it has no data (unreachable / no_data)
@@ -29,6 +31,7 @@ function args() {
 async function panelStates(page) {
   return page.$$eval('section.panel', (els) => els.map((el) => ({
     id: el.dataset.panel,
+    row: el.closest('section.row') ? el.closest('section.row').dataset.row : '',
     kind: el.dataset.kind,
     state: el.dataset.state,
     count: el.dataset.count === undefined ? null : Number(el.dataset.count),
@@ -40,9 +43,26 @@ async function panelStates(page) {
   })));
 }
 
-function judge(expect, panels, doctorOptional, banner, bannerWanted) {
+// rowStates reads each row: shown or collapsed, and the reason a collapsed row gives once.
+async function rowStates(page) {
+  return page.$$eval('section.row[data-row]', (els) => els.map((el) => ({
+    id: el.dataset.row,
+    state: el.dataset.state,
+    reason: el.querySelector('.row-reason') ? el.querySelector('.row-reason').textContent : '',
+  })));
+}
+
+function judge(expect, panels, doctorOptional, banner, bannerWanted, rows, onlyRows) {
   const failing = [];
   if (expect === 'banner' && !(banner.visible && banner.text.includes(bannerWanted))) failing.push('banner');
+  const collapsed = new Set(rows.filter((r) => r.state === 'collapsed').map((r) => r.id));
+  if (expect === 'data') {
+    for (const id of onlyRows) {
+      if (!rows.some((r) => r.id === id)) failing.push(`row ${id} (not on the page)`);
+      else if (collapsed.has(id)) failing.push(`row ${id} (collapsed)`);
+    }
+    for (const r of rows) if (collapsed.has(r.id) && !(r.reason.length > 20)) failing.push(`row ${r.id} (collapsed without a reason)`);
+  }
   for (const p of panels) {
     if (p.kind === 'traces') { // not Prometheus-backed: drawn after the charts, judged by the caller
       if (p.state === 'loading') failing.push(p.id);
@@ -50,6 +70,7 @@ function judge(expect, panels, doctorOptional, banner, bannerWanted) {
     }
     if (expect === 'data') {
       if (p.kind === 'findings' || p.kind === 'alerts') continue;
+      if (onlyRows.length ? !onlyRows.includes(p.row) : collapsed.has(p.row)) continue;
       const drawn = p.state === 'ok' && (p.kind === 'table' ? p.rows > 0 : p.canvas > 0);
       if (!drawn) failing.push(p.id);
     } else if (expect === 'fault') {
@@ -141,6 +162,8 @@ async function openWaterfall(page, via, deadline) {
   let ok = false;
   let panels = [];
   let banner = { visible: false, text: '' };
+  let rows = [];
+  const onlyRows = opt.rows ? opt.rows.split(',').filter(Boolean) : [];
   let failing = ['page did not load'];
   const errors = [];
   try {
@@ -165,7 +188,8 @@ async function openWaterfall(page, via, deadline) {
       await page.waitForTimeout(1000);
       panels = await panelStates(page);
       banner = await page.$eval('#banner', (el) => ({ visible: !el.hidden, text: el.textContent }));
-      failing = judge(opt.expect, panels, opt.doctor === 'optional', banner, opt.banner || '');
+      rows = await rowStates(page);
+      failing = judge(opt.expect, panels, opt.doctor === 'optional', banner, opt.banner || '', rows, onlyRows);
       if (panels.length > 0 && failing.length === 0) { ok = true; break; }
     }
     if (opt.screenshot) await page.screenshot({ path: opt.screenshot, fullPage: true });
@@ -173,6 +197,6 @@ async function openWaterfall(page, via, deadline) {
     await browser.close();
   }
   if (errors.length) ok = false;
-  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, banner, panels }));
+  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, banner, rows, panels }));
   process.exit(ok ? 0 : 1);
 })().catch((e) => { console.log(JSON.stringify({ ok: false, errors: [String(e)] })); process.exit(1); });

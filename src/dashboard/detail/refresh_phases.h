@@ -127,6 +127,15 @@ Presence explain_empty_series(const promapi::PrometheusClient& client, const Ali
 void timeseries_panels(const std::vector<const RowSpec*>& rows, AlignedSeries& aligned, NotesByPanel& missing,
                        const TimeGrid& grid, json& panels);
 
+// row_states says, for each row with a collapse note (RowSpec::collapse_note), whether the page
+// collapses it: {"features": {"status": "shown"}, "disagg": {"status": "collapsed", "reason": ...}}.
+// A row collapses when every chart of it has no data and the selected target exposes none of the
+// series it reads (or its dialect has none of them); the reason says so once, with the note. Rows
+// are never collapsed while the banner explains the page (`selection_problem`). Call after
+// timeseries_panels.
+json row_states(const std::vector<const RowSpec*>& rows, const QueryBatch& batch, const Presence& presence,
+                const Selection& selection, const std::string& selection_problem, const json& panels);
+
 // stage_table_panel is the per-stage table: baseline (the 30 min before the last 5) vs now (the
 // last 5 min), or why it has no rows.
 json stage_table_panel(const QueryBatch& batch, const QueryResults& results, const Presence& presence,
