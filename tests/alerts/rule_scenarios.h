@@ -407,7 +407,9 @@ inline Scenario kv_bandwidth_scenario(const Target& t) {
               counter(std::string(bytes.metric) + "_sum", t.series_labels(bytes), [](int) { return 15 * 67108864.0; }),
               counter(std::string(bytes.metric) + "_count", t.series_labels(bytes), [](int) { return 15.0; })},
              {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
-             {{"job", t.job}, {"severity", "warning"}},
+             // Per model where both histograms carry the model label; per job where one does not (serve's bytes).
+             bytes.no_model_label == seconds.no_model_label ? t.model_alert_labels("warning")
+                                                            : Labels{{"job", t.job}, {"severity", "warning"}},
              {}};
   s.annotations = {
       {"summary", "KV transfer bandwidth of " + t.job + " fell below 50 % of 5m ago"},
