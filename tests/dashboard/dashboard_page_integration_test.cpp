@@ -241,7 +241,11 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
   ASSERT_FALSE(body.is_discarded());
   std::vector<std::string> labels;
   for (const char* id : {"jobqueue_depth", "jobqueue_wait", "jobqueue_workers"}) {
-    for (const auto& s : body["panels"][id]["timeseries"]["series"]) labels.push_back(s.value("label", ""));
+    // operator[] on a const json with a missing key is undefined behaviour; a panel without data
+    // must fail the label checks below instead.
+    const auto series = body.value(nlohmann::json::json_pointer(std::string("/panels/") + id + "/timeseries/series"),
+                                   nlohmann::json::array());
+    for (const auto& s : series) labels.push_back(s.value("label", ""));
   }
   for (const char* label : {"depth default (rq, jobs)", "e2e p99", "oldest age default (rq, jobs)",
                             "wait p95 default (rq, jobs)"}) {
