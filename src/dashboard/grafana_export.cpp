@@ -1,5 +1,6 @@
 #include "dashboard/grafana_export.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <cerrno>
 #include <cstring>
@@ -170,22 +171,45 @@ std::string grafana_dashboard_json(DialectId id, bool queue_row) {
   int next_id = 1;
   for (const RowSpec& row : dashboard_rows()) {
     if (row.queue_targets_only && !queue_row) continue;
-    panels.push_back({{"type", "row"}, {"title", row.title}, {"collapsed", false}, {"id", next_id++},
-                      {"gridPos", {{"x", 0}, {"y", y}, {"w", kGridWidth}, {"h", 1}}}, {"panels", json::array()}});
-    y += 1;
     std::vector<const PanelSpec*> charts;
     for (const PanelSpec& p : row.panels) {
       if (p.kind == PanelKind::kTimeseries || p.kind == PanelKind::kStacked) charts.push_back(&p);
     }
+    // A row of features that may be off (collapse_note) whose charts this dialect cannot query at
+    // all is exported collapsed, its reason in the title, as the page collapses it: a dashboard
+    // of empty charts reads as "nothing happening", not as "not exposed".
+    const bool collapsed = !row.collapse_note.empty() && !charts.empty() && charts.size() == row.panels.size() &&
+                           std::none_of(charts.begin(), charts.end(), [&](const PanelSpec* p) {
+                             const auto queries = build_panel_queries(*p, grafana_selection(id));
+                             return std::any_of(queries.begin(), queries.end(), [](const PanelQuery& q) { return q.expr.has_value(); });
+                           });
+    const std::string title = collapsed ? std::string(row.title) + " — " + std::string(d.title) +
+                                              " exposes none of this row's series: " + std::string(row.collapse_note)
+                                        : std::string(row.title);
+    json row_panel = {{"type", "row"}, {"title", title}, {"collapsed", collapsed}, {"id", next_id++},
+                      {"gridPos", {{"x", 0}, {"y", y}, {"w", kGridWidth}, {"h", 1}}}, {"panels", json::array()}};
+    const int row_y = y;
+    y += 1;
+    json row_charts = json::array();
     const int width = charts.empty() ? kGridWidth : kGridWidth / static_cast<int>(std::min<std::size_t>(charts.size(), 4));
     for (std::size_t i = 0; i < charts.size(); ++i) {
       const int x = static_cast<int>(i % 4) * width;
       if (i > 0 && i % 4 == 0) y += kPanelHeight;
       json panel = timeseries_panel(*charts[i], id, {{"x", x}, {"y", y}, {"w", width}, {"h", kPanelHeight}});
       panel["id"] = next_id++;
-      panels.push_back(std::move(panel));
+      row_charts.push_back(std::move(panel));
     }
     if (!charts.empty()) y += kPanelHeight;
+    if (collapsed) {
+      // Grafana keeps a collapsed row's panels inside the row, laid out as if it were open; the
+      // rows below start right under it.
+      row_panel["panels"] = std::move(row_charts);
+      panels.push_back(std::move(row_panel));
+      y = row_y + 1;
+      continue;
+    }
+    panels.push_back(std::move(row_panel));
+    for (json& chart : row_charts) panels.push_back(std::move(chart));
     for (const PanelSpec& p : row.panels) {
       json panel;
       if (p.kind == PanelKind::kTable) {

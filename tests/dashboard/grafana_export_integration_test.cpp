@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -53,6 +54,7 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
   ASSERT_TRUE(wait_until_ready(*client)) << "Prometheus did not answer queries within 20 s";
 
   std::size_t total = 0;
+  std::set<std::string> collapsed_rows;  // "dialect row"
   for (const bool queue_row : {false, true})
   for (auto id : grafana_dialects()) {
     const std::string text = grafana_dashboard_json(id, queue_row);
@@ -64,12 +66,21 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
     EXPECT_GE(d["schemaVersion"].get<int>(), 36);
     std::vector<std::string> row_titles;
     std::set<int> ids;
+    // Every panel, a collapsed row's own (kept inside the row, as Grafana saves them) included.
+    std::vector<json> all_panels;
     for (const auto& p : d["panels"]) {
+      all_panels.push_back(p);
+      for (const auto& child : p.value("panels", json::array())) all_panels.push_back(child);
+    }
+    for (const auto& p : all_panels) {
       ASSERT_TRUE(p.contains("type") && p.contains("gridPos") && p.contains("id")) << p.dump();
       for (const char* g : {"x", "y", "w", "h"}) EXPECT_TRUE(p["gridPos"].contains(g));
       EXPECT_LE(p["gridPos"]["x"].get<int>() + p["gridPos"]["w"].get<int>(), 24);
       EXPECT_TRUE(ids.insert(p["id"].get<int>()).second) << "duplicate panel id";
-      if (p["type"] == "row") row_titles.push_back(p["title"]);
+      if (p["type"] == "row") {
+        const std::string title = p["title"];
+        row_titles.push_back(title.substr(0, title.find(" \u2014 ")));
+      }
       for (const auto& t : p.value("targets", json::array())) {
         EXPECT_TRUE(t.contains("refId"));
         EXPECT_EQ(t["datasource"]["uid"], "${datasource}");
@@ -84,10 +95,16 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
     // ("Not available: <dialect> exposes no ..."); the fleet's recorded series where the dialect
     // has them (inferscope serve, Dynamo, llm-d), none where it has no pools (vLLM).
     std::map<std::string, std::vector<json>> row_panels;
+    std::map<std::string, json> rows;
     std::string current;
-    for (const auto& p : d["panels"]) {
-      if (p["type"] == "row") current = p["title"];
-      else row_panels[current].push_back(p);
+    for (const auto& p : all_panels) {
+      if (p["type"] == "row") {
+        const std::string title = p["title"];
+        current = title.substr(0, title.find(" \u2014 "));
+        rows[current] = p;
+      } else {
+        row_panels[current].push_back(p);
+      }
     }
     EXPECT_EQ(row_panels["Engine features"].size(), 6u) << dialect::to_string(id);
     EXPECT_EQ(row_panels["Disaggregated fleet"].size(), 5u) << dialect::to_string(id);
@@ -103,6 +120,19 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
           if (std::string_view(row) == "Disaggregated fleet") fleet_exprs += t["expr"].get<std::string>() + "\n";
         }
       }
+      // Collapsed, with the reason in its title, exactly when none of its charts has a query here;
+      // its charts then sit inside the row, the rows below right under it.
+      const bool none_queried = std::none_of(row_panels[row].begin(), row_panels[row].end(), [](const json& p) {
+        return !p.value("targets", json::array()).empty();
+      });
+      const json& r = rows[row];
+      EXPECT_EQ(r.value("collapsed", true), none_queried) << dialect::to_string(id) << " " << r.dump();
+      EXPECT_EQ(r["title"].get<std::string>().find(std::string(dialect::dialect(id).title) +
+                                                   " exposes none of this row's series: ") != std::string::npos,
+                none_queried)
+          << r["title"];
+      EXPECT_EQ(r["panels"].size(), none_queried ? row_panels[row].size() : 0u) << dialect::to_string(id);
+      if (none_queried) collapsed_rows.insert(std::string(dialect::to_string(id)) + " " + row);
     }
     const bool pools = id == dialect::DialectId::kInferscope || id == dialect::DialectId::kDynamo ||
                        id == dialect::DialectId::kLlmd;
@@ -135,6 +165,11 @@ TEST(GrafanaExportIntegrationTest, EveryExpressionIsAcceptedByPrometheus) {
     total += exprs.size();
   }
   EXPECT_GT(total, 100u);
+  // A dialect with no fleet series at all (llama.cpp) gets the row collapsed; the fleets' never.
+  EXPECT_TRUE(collapsed_rows.contains("llamacpp Disaggregated fleet")) << ::testing::PrintToString(collapsed_rows);
+  for (const char* fleet : {"inferscope", "dynamo", "llm-d"}) {
+    EXPECT_FALSE(collapsed_rows.contains(std::string(fleet) + " Disaggregated fleet")) << fleet;
+  }
 }
 
 // Tests that the export writes one dashboard per dialect and provisioning files that point at them.
