@@ -19,6 +19,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +102,30 @@ nlohmann::json row_of(const nlohmann::json& verdict, const std::string& id) {
     if (r.value("id", "") == id) return r;
   }
   return nlohmann::json::object();
+}
+
+// DataAnswer is up's own data endpoint's answer (15 min range) beside the series labels of the
+// panels asked for; a panel without data adds no label, so the caller's label checks fail on it.
+struct DataAnswer {
+  nlohmann::json body;
+  std::vector<std::string> labels;
+};
+DataAnswer data_answer(const std::string& api, std::initializer_list<const char*> panel_ids) {
+  DataAnswer answer;
+  auto reply = net::blocking_http_request("GET", api + "/api/dashboard/data?range=15m", {}, {}, 20s);
+  EXPECT_TRUE(reply && reply->status == 200) << (reply ? reply->body : reply.error().message);
+  if (!reply || reply->status != 200) return answer;
+  answer.body = nlohmann::json::parse(reply->body, nullptr, false);
+  EXPECT_FALSE(answer.body.is_discarded()) << reply->body;
+  if (answer.body.is_discarded()) return answer;
+  const auto panels = answer.body.value("panels", nlohmann::json::object());
+  for (const char* id : panel_ids) {
+    const auto series = panels.value(id, nlohmann::json::object())
+                            .value("timeseries", nlohmann::json::object())
+                            .value("series", nlohmann::json::array());
+    for (const auto& s : series) answer.labels.push_back(s.value("label", ""));
+  }
+  return answer;
 }
 
 // Tests that the page draws every panel from a loaded server, shows a fault's alert (and the
@@ -235,24 +260,14 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
     EXPECT_GT(panel.value("canvas", 0), 0) << panel.dump();
   }
   // The series the row drew are the queue's: ask the page's own data endpoint.
-  auto reply = net::blocking_http_request("GET", ready->api + "/api/dashboard/data?range=15m", {}, {}, 20s);
-  ASSERT_TRUE(reply && reply->status == 200) << (reply ? reply->body : reply.error().message);
-  const auto body = nlohmann::json::parse(reply->body, nullptr, false);
-  ASSERT_FALSE(body.is_discarded());
-  std::vector<std::string> labels;
-  for (const char* id : {"jobqueue_depth", "jobqueue_wait", "jobqueue_workers"}) {
-    // operator[] on a const json with a missing key is undefined behaviour; a panel without data
-    // must fail the label checks below instead.
-    const auto series = body.value(nlohmann::json::json_pointer(std::string("/panels/") + id + "/timeseries/series"),
-                                   nlohmann::json::array());
-    for (const auto& s : series) labels.push_back(s.value("label", ""));
-  }
+  const auto [body, labels] = data_answer(ready->api, {"jobqueue_depth", "jobqueue_wait", "jobqueue_workers"});
+  const auto drawn = body.is_object() ? body.value("panels", nlohmann::json::object()) : nlohmann::json::object();
   for (const char* label : {"depth default (rq, jobs)", "e2e p99", "oldest age default (rq, jobs)",
                             "wait p95 default (rq, jobs)"}) {
-    EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label << " in " << body["panels"].dump();
+    EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label << " in " << drawn.dump();
   }
   EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return l.ends_with("(rq, jobs)") && (l.starts_with("idle") || l.starts_with("busy")); }))
-      << body["panels"]["jobqueue_workers"].dump();
+      << drawn.value("jobqueue_workers", nlohmann::json::object()).dump();
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
 }
@@ -296,19 +311,10 @@ TEST(DashboardPageIntegrationTest, DisaggregatedRowDrawsForAServeFleet) {
     EXPECT_GT(panel.value("canvas", 0), 0) << panel.dump();
   }
   // The series the row drew are the fleet's, per pool and per endpoint: ask the page's own data endpoint.
-  auto reply = net::blocking_http_request("GET", ready->api + "/api/dashboard/data?range=15m", {}, {}, 20s);
-  ASSERT_TRUE(reply && reply->status == 200) << (reply ? reply->body : reply.error().message);
-  const auto body = nlohmann::json::parse(reply->body, nullptr, false);
-  ASSERT_FALSE(body.is_discarded());
-  const auto rows = body.value("rows", nlohmann::json::object());
+  const auto [body, labels] =
+      data_answer(ready->api, {"pool_waiting", "endpoint_load", "kv_transfer_time", "kv_transfer_bandwidth"});
+  const auto rows = body.is_object() ? body.value("rows", nlohmann::json::object()) : nlohmann::json::object();
   EXPECT_EQ(rows.value("disagg", nlohmann::json::object()).value("status", ""), "shown") << rows.dump();
-  std::vector<std::string> labels;
-  const auto panels = body.value("panels", nlohmann::json::object());
-  for (const char* id : {"pool_waiting", "endpoint_load", "kv_transfer_time", "kv_transfer_bandwidth"}) {
-    const auto panel = panels.value(id, nlohmann::json::object());
-    const auto series = panel.value("timeseries", nlohmann::json::object()).value("series", nlohmann::json::array());
-    for (const auto& s : series) labels.push_back(s.value("label", ""));
-  }
   std::string drawn;
   for (const auto& l : labels) drawn += "'" + l + "' ";
   for (const char* label : {"waiting prefill", "waiting decode", "prefill-0 (prefill)", "prefill-1 (prefill)",
