@@ -66,10 +66,11 @@ json text_panel(std::string title, std::string markdown, int y) {
           {"options", {{"mode", "markdown"}, {"content", std::move(markdown)}}}};
 }
 
-json timeseries_panel(const PanelSpec& p, DialectId id, json grid) {
+// timeseries_panel draws chart `p` from its queries for the dialect (build_panel_queries).
+json timeseries_panel(const PanelSpec& p, const std::vector<PanelQuery>& queries, json grid) {
   json targets = json::array();
   std::vector<std::string> missing;
-  for (const PanelQuery& q : build_panel_queries(p, grafana_selection(id))) {
+  for (const PanelQuery& q : queries) {
     if (!q.expr) {
       missing.push_back(q.missing);
       continue;
@@ -172,17 +173,20 @@ std::string grafana_dashboard_json(DialectId id, bool queue_row) {
   for (const RowSpec& row : dashboard_rows()) {
     if (row.queue_targets_only && !queue_row) continue;
     std::vector<const PanelSpec*> charts;
+    std::vector<std::vector<PanelQuery>> chart_queries;
     for (const PanelSpec& p : row.panels) {
-      if (p.kind == PanelKind::kTimeseries || p.kind == PanelKind::kStacked) charts.push_back(&p);
+      if (p.kind != PanelKind::kTimeseries && p.kind != PanelKind::kStacked) continue;
+      charts.push_back(&p);
+      chart_queries.push_back(build_panel_queries(p, grafana_selection(id)));
     }
     // A row of features that may be off (collapse_note) whose charts this dialect cannot query at
     // all is exported collapsed, its reason in the title, as the page collapses it: a dashboard
     // of empty charts reads as "nothing happening", not as "not exposed".
+    auto queried = [](const std::vector<PanelQuery>& queries) {
+      return std::any_of(queries.begin(), queries.end(), [](const PanelQuery& q) { return q.expr.has_value(); });
+    };
     const bool collapsed = !row.collapse_note.empty() && !charts.empty() && charts.size() == row.panels.size() &&
-                           std::none_of(charts.begin(), charts.end(), [&](const PanelSpec* p) {
-                             const auto queries = build_panel_queries(*p, grafana_selection(id));
-                             return std::any_of(queries.begin(), queries.end(), [](const PanelQuery& q) { return q.expr.has_value(); });
-                           });
+                           std::none_of(chart_queries.begin(), chart_queries.end(), queried);
     const std::string title = collapsed ? std::string(row.title) + " — " + std::string(d.title) +
                                               " exposes none of this row's series: " + std::string(row.collapse_note)
                                         : std::string(row.title);
@@ -195,7 +199,7 @@ std::string grafana_dashboard_json(DialectId id, bool queue_row) {
     for (std::size_t i = 0; i < charts.size(); ++i) {
       const int x = static_cast<int>(i % 4) * width;
       if (i > 0 && i % 4 == 0) y += kPanelHeight;
-      json panel = timeseries_panel(*charts[i], id, {{"x", x}, {"y", y}, {"w", width}, {"h", kPanelHeight}});
+      json panel = timeseries_panel(*charts[i], chart_queries[i], {{"x", x}, {"y", y}, {"w", width}, {"h", kPanelHeight}});
       panel["id"] = next_id++;
       row_charts.push_back(std::move(panel));
     }

@@ -77,6 +77,16 @@ inline std::vector<std::pair<std::string, bool>> standard_checks() {
           {"22m", false}, {"25m", false}};
 }
 
+// baseline_dip is the schedule of the alerts that compare a series with its own value 5m ago
+// (test_config's baseline offset): bad during a 1m dip at 7m and from 16m to 28m (15 s steps).
+inline bool baseline_dip(int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); }
+
+// baseline_dip_checks: the 1m dip never fires; the long one holds from about 17m (rate window
+// fully in the dip) to about 21m45s (baseline window reaches it), so fires from 20m.
+inline std::vector<std::pair<std::string, bool>> baseline_dip_checks() {
+  return {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}};
+}
+
 inline Series counter(const std::string& name, Labels labels, const std::function<double(int)>& increment) {
   Series s{name, std::move(labels), {}};
   double total = 0;
@@ -288,13 +298,12 @@ inline Scenario gpu_scenario(const Target& t) {
 inline Scenario throughput_scenario(const Target& t) {
   const MetricBinding& requests = *dialect::find_binding(t.id, Role::kRequests);
   const MetricBinding& tokens = *dialect::find_binding(t.id, Role::kGenerationTokens);
-  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
   Labels request_labels = t.series_labels(requests);
   Scenario s{kThroughputHalved,
              {counter(std::string(requests.metric), request_labels, [](int) { return 15.0; }),
               counter(std::string(tokens.metric), t.series_labels(tokens),
-                      [&](int step) { return dropped(step) ? 600.0 : 1500.0; })},
-             {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+                      [](int step) { return baseline_dip(step) ? 600.0 : 1500.0; })},
+             baseline_dip_checks(),
              t.model_alert_labels("warning"),
              {}};
   s.annotations = {{"summary", t.where("output token throughput") + " fell below 50 % of 5m ago"},
@@ -314,12 +323,11 @@ inline Scenario feature_ratio_scenario(const Target& t, const char* alert, Role 
                                        double good, double bad) {
   const MetricBinding& num = *dialect::find_binding(t.id, numerator);
   const MetricBinding& den = *dialect::find_binding(t.id, denominator);
-  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
   return Scenario{alert,
                   {counter(std::string(den.metric), t.series_labels(den), [](int) { return 1500.0; }),
                    counter(std::string(num.metric), t.series_labels(num),
-                           [&](int step) { return 1500.0 * (dropped(step) ? bad : good); })},
-                  {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+                           [&](int step) { return 1500.0 * (baseline_dip(step) ? bad : good); })},
+                  baseline_dip_checks(),
                   t.model_alert_labels("warning"),
                   {}};
 }
@@ -399,14 +407,13 @@ inline Scenario rank_slow_scenario(const Target& t) {
 inline Scenario kv_bandwidth_scenario(const Target& t) {
   const MetricBinding& seconds = *dialect::find_binding(t.id, Role::kKvTransfer);
   const MetricBinding& bytes = *dialect::find_binding(t.id, Role::kKvTransferBytes);
-  auto dropped = [](int step) { return (step >= 28 && step < 32) || (step >= 64 && step < 112); };
   Scenario s{kKvTransferBandwidthHalved,
              {counter(std::string(seconds.metric) + "_sum", t.series_labels(seconds),
-                      [&](int step) { return 15 * (dropped(step) ? 0.125 : 0.03125); }),
+                      [](int step) { return 15 * (baseline_dip(step) ? 0.125 : 0.03125); }),
               counter(std::string(seconds.metric) + "_count", t.series_labels(seconds), [](int) { return 15.0; }),
               counter(std::string(bytes.metric) + "_sum", t.series_labels(bytes), [](int) { return 15 * 67108864.0; }),
               counter(std::string(bytes.metric) + "_count", t.series_labels(bytes), [](int) { return 15.0; })},
-             {{"8m", false}, {"9m", false}, {"18m30s", false}, {"20m30s", true}, {"23m", false}, {"29m", false}},
+             baseline_dip_checks(),
              // Per model where both histograms carry the model label; per job where one does not (serve's bytes).
              bytes.no_model_label == seconds.no_model_label ? t.model_alert_labels("warning")
                                                             : Labels{{"job", t.job}, {"severity", "warning"}},
