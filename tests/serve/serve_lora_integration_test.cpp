@@ -65,7 +65,7 @@ TEST(ServeLoraTest, AdaptersAreServedAndLoadOnce) {
 }
 
 // Tests one slot for four adapters in flight: requests wait for the slot (queue time several
-// times the four-slot server's), every adapter loads, and vllm:lora_requests_info names the
+// times the four-slot server's), every adapter not resident loads, and vllm:lora_requests_info names the
 // waiting adapters while they wait; then the max_loras fault on a four-slot server does the same.
 TEST(ServeLoraTest, OneSlotMakesAdaptersWaitAndTheFaultCutsSlots) {
   TestServer wide(lora_options(4));
@@ -76,7 +76,10 @@ TEST(ServeLoraTest, OneSlotMakesAdaptersWaitAndTheFaultCutsSlots) {
   EXPECT_GT(queue_cut, 3 * queue_wide + 0.005) << queue_wide << " -> " << queue_cut;
   auto e = wide.scrape();
   EXPECT_EQ(metric(e, "inferscope_lora_slots"), 1.0);
-  EXPECT_GE(metric(e, "inferscope_lora_loads_total"), 8.0);
+  // Four loads in the first round; in the second, one slot for four adapters loads at least the
+  // three not resident when the slots were cut (the fourth loads again only if its request does
+  // not come first: the threads' order decides, so 7 is the bound, not 8).
+  EXPECT_GE(metric(e, "inferscope_lora_loads_total"), 7.0);
 
   TestServer narrow(lora_options(1));
   ASSERT_TRUE(narrow.ok());
