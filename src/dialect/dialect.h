@@ -129,9 +129,12 @@ enum class Role : std::uint8_t {
   kLoraSlots,           // adapter slots (--max-loras; gauge)
   kLoraWaitingRequests, // requests passed over because their adapter has no slot (gauge)
   kLoraLoads,           // adapter loads into a slot (counter)
+  // Appended: seconds the engine took no step while it had work (counter; its rate is the share
+  // of wall time a stopped scheduler held requests).
+  kEngineHeld,
 };
 
-inline constexpr std::size_t kRoleCount = 63;
+inline constexpr std::size_t kRoleCount = 64;
 
 // to_string returns the role's snake_case id ("e2e", "ttft", "kv_usage", "gpu_memory_used", ...),
 // the same id the doctor's JSON and the README use. Never fails.

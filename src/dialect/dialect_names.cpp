@@ -22,9 +22,9 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames = {
     "queue_depth",  "queue_oldest_age", "queue_in_progress", "queue_jobs", "queue_workers",
     "spec_drafts",  "spec_draft_tokens", "spec_accepted_tokens", "route", "kv_transfer",
     "kv_transfer_bytes", "route_prefix_hit", "pool_waiting", "endpoint_load", "lora_adapters_loaded",
-    "lora_slots",   "lora_waiting_requests", "lora_loads"};
+    "lora_slots",   "lora_waiting_requests", "lora_loads", "engine_held"};
 
-static_assert(static_cast<std::size_t>(Role::kLoraLoads) + 1 == kRoleCount, "kRoleNames out of date");
+static_assert(static_cast<std::size_t>(Role::kEngineHeld) + 1 == kRoleCount, "kRoleNames out of date");
 
 }  // namespace
 

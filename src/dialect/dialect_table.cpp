@@ -109,6 +109,10 @@ constexpr MetricBinding kInferscopeBindings[] = {
      .unit = U::kSeconds, .note = "one observation per engine step (model seconds / time_scale)", .per_batch = true},
     {.role = R::kEngineBusy, .kind = K::kGauge, .metric = "inferscope_engine_busy_ratio", .unit = U::kRatio,
      .aggregation = A::kAvg},
+    {.role = R::kEngineHeld, .kind = K::kCounter, .metric = "inferscope_engine_held_seconds_total", .unit = U::kRatio,
+     .presence = P::kOptional,
+     .note = "rate = share of wall time the scheduler held work without a step (summed over ranks); serve builds "
+             "before it lack it"},
     {.role = R::kInFlight, .kind = K::kGauge, .metric = "inferscope_requests_in_flight", .unit = U::kRequests,
      .note = "no model label", .no_model_label = true},
     {.role = R::kDependencyCall, .kind = K::kHistogram, .metric = "inferscope_dependency_duration_seconds",

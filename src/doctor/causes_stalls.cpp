@@ -192,6 +192,18 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   // Stuck scheduling: no steps, GPU idle, waiting grows; stuck working: one long step, GPU busy.
   double s_worker = std::max({s_idle * (1 - 0.7 * long_step), s_held * (1 - 0.7 * long_step),
                               busy_drop * waiting_up * (1 - long_step) * means_gate, s_gap * (1 - long_step)});
+  // The engine's own count of the time it held work without a step (serve's
+  // inferscope_engine_held_seconds_total) reads a stopped scheduler directly, whatever the scrape
+  // interval and however loaded the host that samples the gauges. Where the server counts it, it
+  // decides: a share of the time held that rose is the stall, and none held says the sampled signs
+  // above come from something else (bursts between scrapes, a lowered batch cap, late samples).
+  const Quantity* held_direct = e.find(SignalId::kEngineHeld);
+  const bool direct = held_direct && held_direct->baseline.has_data() && held_direct->incident.has_data();
+  double s_direct = 0;
+  if (direct) {
+    s_direct = ramp(held_direct->incident.mean - held_direct->baseline.mean, 0.02, 0.1);
+    s_worker = std::max(s_direct, s_worker * (0.15 + 0.85 * s_direct));
+  }
   double s_engine = long_step * (1 - 0.7 * busy_drop);
   if (from_pending && s_worker == 0 && s_engine == 0) {
     s_worker = busy_drop > 0 ? 0.6 : 0.3;
@@ -209,36 +221,48 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
     h.evidence.push_back({waiting->metric + " beside free slots of " + running->metric + " (share of samples)", held_b,
                           held_i, "ratio"});
   if (s_gap > 0) h.evidence.push_back({itl->metric + " (max bucket)", itl->baseline.max, itl->incident.max, "s"});
+  if (direct) h.evidence.push_back(e.ev(held_direct, "share of time held without a step"));
   if (busy) h.evidence.push_back(e.ev(busy, "busy"));
   if (waiting) h.evidence.push_back(e.ev(waiting, "waiting"));
   if (running) h.evidence.push_back(e.ev(running, "running"));
   if (worker) {
-    h.summary = "the engine stopped scheduling: requests waited beside free batch slots in " +
-                (held_known ? percent(held_i) : std::string("?")) + " of samples (baseline " +
-                (held_known ? percent(held_b) : std::string("?")) + "), " + percent(idle_i) +
-                " of intervals without a step (baseline " + percent(idle_b) + "), while " + engine_word + " idled";
-    // The server has no direct signal of a pause (the time it held work beside free slots):
-    // say how much sampled evidence stands behind it and what it may miss.
+    const std::string sampled_signs =
+        "requests waited beside free batch slots in " + (held_known ? percent(held_i) : std::string("?")) +
+        " of samples (baseline " + (held_known ? percent(held_b) : std::string("?")) + "), " + percent(idle_i) +
+        " of intervals without a step (baseline " + percent(idle_b) + ")";
     const std::size_t samples = waiting ? waiting->incident.intervals.size() : 0;
-    if (samples > 0) {
-      const double seen = std::round((held_known ? held_i : idle_i) * static_cast<double>(samples));
-      h.summary += "; from sampled gauges only: " + common::format_printf("%.0f", seen) + " of " +
-                   std::to_string(samples) + " samples showed it" +
-                   (seen < 3 ? " (few: a pause shorter than the scrape interval shows only by chance, and a "
-                               "starved host also leaves work waiting)"
-                             : "");
+    if (direct) {
+      // The engine's own count leads; the samples are what a scrape happened to catch of it.
+      h.summary = "the engine stopped scheduling: it held work without a step for " +
+                  percent(held_direct->incident.mean) + " of the time (baseline " +
+                  percent(held_direct->baseline.mean) + ") while " + engine_word + " idled; sampled: " + sampled_signs;
+    } else {
+      h.summary = "the engine stopped scheduling: " + sampled_signs + ", while " + engine_word + " idled";
+      // Without a direct signal of a pause, say how much sampled evidence stands behind it and
+      // what it may miss.
+      if (samples > 0) {
+        const double seen = std::round((held_known ? held_i : idle_i) * static_cast<double>(samples));
+        h.summary += "; from sampled gauges only: " + common::format_printf("%.0f", seen) + " of " +
+                     std::to_string(samples) + " samples showed it" +
+                     (seen < 3 ? " (few: a pause shorter than the scrape interval shows only by chance, and a "
+                                 "starved host also leaves work waiting)"
+                               : "");
+      }
     }
   } else {
     h.summary = "the engine stalled while busy: single steps took " + seconds(step_ev.incident) + " (baseline " +
                 seconds(step_ev.baseline) + "); every running sequence saw the same gap";
   }
-  if (worker && s_gap > 0 && s_gap >= std::max(s_idle, s_held))
+  if (worker && s_gap > 0 && s_gap >= std::max(s_idle, s_held) && !(s_direct > 0))
     h.summary = "the engine stopped between steps: the longest gap between tokens grew to " +
                 seconds(itl->incident.max) + " (baseline " + seconds(itl->baseline.max) +
                 ") while the median gap and the longest step stayed as they were";
   h.why_not = "longest step " + seconds(step_ev.incident) + " vs " + seconds(step_ev.baseline) +
               ", intervals without a step " + percent(idle_i) +
-              (held_known ? ", waiting beside free slots " + percent(held_i) : std::string());
+              (held_known ? ", waiting beside free slots " + percent(held_i) : std::string()) +
+              (direct ? ", time held without a step " + percent(held_direct->incident.mean) + " (baseline " +
+                            percent(held_direct->baseline.mean) + ")"
+                      : std::string());
   return h;
 }
 

@@ -60,6 +60,7 @@ bool place(const dialect::MetricBinding& b, RoleGroup& group, std::string& id) {
     case Role::kGpuUtilization: return signal(SignalId::kGpuUtil, group, id);
     case Role::kEngineStep: return signal(SignalId::kStep, group, id);
     case Role::kEngineBusy: return signal(SignalId::kEngineBusy, group, id);
+    case Role::kEngineHeld: return signal(SignalId::kEngineHeld, group, id);
     case Role::kInFlight: return signal(SignalId::kInFlight, group, id);
     case Role::kDependencyCall: group = RoleGroup::kDependency; id = "dependency"; return true;
     // Client errors (4xx): the error role counts server-side failures only, but a burst of

@@ -7,7 +7,7 @@ namespace inferscope::doctor {
 namespace {
 
 // The one table of signal ids, in enum order (checked below).
-constexpr std::array<std::pair<SignalId, std::string_view>, 49> kNames{{
+constexpr std::array<std::pair<SignalId, std::string_view>, 50> kNames{{
     {SignalId::kE2e, "e2e"},
     {SignalId::kTtft, "ttft"},
     {SignalId::kTpot, "tpot"},
@@ -57,12 +57,13 @@ constexpr std::array<std::pair<SignalId, std::string_view>, 49> kNames{{
     {SignalId::kLoraLoadRate, "lora_load_rate"},
     {SignalId::kKvTransferTimePerMb, "kv_transfer_time_per_mb"},
     {SignalId::kEndpointLoadSpread, "endpoint_load_spread"},
+    {SignalId::kEngineHeld, "engine_held"},
 }};
 
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < kNames.size(); ++i)
     if (static_cast<std::size_t>(kNames[i].first) != i) return false;
-  return static_cast<std::size_t>(SignalId::kEndpointLoadSpread) + 1 == kNames.size();
+  return static_cast<std::size_t>(SignalId::kEngineHeld) + 1 == kNames.size();
 }
 static_assert(in_enum_order(), "kNames lists every SignalId once, in enum order");
 

@@ -72,6 +72,8 @@ enum class SignalId : std::uint8_t {
   // Disaggregated fleets, derived (appended; fleet_pools.h).
   kKvTransferTimePerMb, // kv_transfer seconds per transfer / MB per transfer: a slower link at any size
   kEndpointLoadSpread,  // busiest endpoint's load / its pool peers' mean, in the most uneven pool
+  // Appended: share of wall time the engine held work without a step (a stopped scheduler).
+  kEngineHeld,
 };
 
 // to_string returns the stable id ("e2e", "kv_usage", "arrival_rate", ...). Never fails.

@@ -126,7 +126,7 @@ Result<void> validate_dialects(const std::vector<std::string>& dialects, std::st
 // ---- inferscope_* engine-level series (the request-level ones are the TimelineRecorder's).
 struct InferscopeEngine {
   Gauge running, waiting, kv_usage, kv_blocks_used, kv_blocks_capacity, busy;
-  Counter preemptions, prefix_queries, prefix_hits;
+  Counter preemptions, prefix_queries, prefix_hits, held;
   Counter spec_drafts, spec_draft_tokens, spec_accepted_tokens;  // only with speculative decoding on
   Histogram step_duration, step_tokens;
 
@@ -143,6 +143,11 @@ struct InferscopeEngine {
                .with({model});
     preemptions = reg.counter("inferscope_engine_preemptions_total", "Sequences preempted (KV taken back).", m)
                       .with({model});
+    held = reg.counter("inferscope_engine_held_seconds_total",
+                       "Seconds the engine took no step while it had requests to run (a stopped scheduler), "
+                       "summed over data-parallel ranks.",
+                       m)
+               .with({model});
     prefix_queries = reg.counter("inferscope_prefix_cache_queried_tokens_total",
                                  "Prompt tokens looked up in the prefix cache.", m)
                          .with({model});
@@ -452,7 +457,7 @@ void ServeMetrics::State::refresh() {
   last.resize(now.size());
   if (lora) refresh_lora();
   if (engine) {
-    double running = 0, waiting = 0, used = 0, capacity = 0, busy_sum = 0;
+    double running = 0, waiting = 0, used = 0, capacity = 0, busy_sum = 0, held = 0;
     std::uint64_t preempted = 0, queried = 0, hits = 0, drafts = 0, draft_tokens = 0, accepted = 0;
     for (std::size_t r = 0; r < now.size(); ++r) {
       const EngineStats& s = now[r];
@@ -462,6 +467,7 @@ void ServeMetrics::State::refresh() {
       used += static_cast<double>(s.kv_blocks_used);
       capacity += static_cast<double>(s.kv_blocks_total);
       busy_sum += s.busy_fraction;
+      held += std::max(0.0, s.held_seconds - before.held_seconds);
       preempted += delta(s.preemptions_total, before.preemptions_total);
       queried += delta(s.prefix_queries_tokens, before.prefix_queries_tokens);
       hits += delta(s.prefix_hit_tokens, before.prefix_hit_tokens);
@@ -477,6 +483,7 @@ void ServeMetrics::State::refresh() {
     engine->kv_blocks_capacity.set(capacity);
     engine->busy.set(busy_sum / static_cast<double>(now.size()));
     engine->preemptions.add(static_cast<double>(preempted));
+    engine->held.add(held);
     engine->prefix_queries.add(static_cast<double>(queried));
     engine->prefix_hits.add(static_cast<double>(hits));
     if (options.speculative_tokens > 0) {

@@ -145,5 +145,52 @@ TEST(DiagnosisTest, WorkerStallFromGapsBetweenSteps) {
     EXPECT_EQ(f.summary.find("stopped between steps"), std::string::npos) << to_text(run(longer_steps));
 }
 
+// Tests the engine's own count of time held without a step (serve's
+// inferscope_engine_held_seconds_total, signal engine_held): a pause the gauges sampled only once
+// (one sample of ten waiting beside free slots, the batch lower on average, as a starved host
+// samples it) is worker_stall first, not capacity_drop, when the engine counted 30 % of the time
+// held; and the WorkerStallFromWaitingBesideFreeSlots samples are no stall when it counted none.
+TEST(DiagnosisTest, EngineHeldTimeDecidesAStall) {
+  Snapshot stall = steady();
+  stall.latency["e2e"] = quantity(0.300, 0.700, 100, "s", 0.02);
+  stall.stages["queue"] = quantity(0.005, 0.405);
+  sampled(stall.signals["waiting"].baseline, std::vector<double>(10, 0));
+  sampled(stall.signals["waiting"].incident, {0, 4, 3, 0, 2, 3, 0, 4, 3, 0});
+  sampled(stall.signals["running"].baseline, {6, 7, 6, 6, 7, 6, 6, 7, 6, 6});
+  sampled(stall.signals["running"].incident, {4, 4, 4, 3, 4, 4, 3, 4, 4, 4});
+  stall.signals["engine_busy"] = quantity(0.8, 0.8, 10, "ratio");
+  sampled(stall.signals["engine_busy"].baseline, std::vector<double>(10, 0.8));
+  sampled(stall.signals["engine_busy"].incident, std::vector<double>(10, 0.8));
+  Diagnosis sampled_only = run(stall);
+  ASSERT_EQ(sampled_only.verdict, "degraded") << to_text(sampled_only);
+  EXPECT_NE(sampled_only.findings.front().cause, "worker_stall") << to_text(sampled_only);
+
+  Snapshot counted = stall;
+  counted.signals["engine_held"] = quantity(0.0, 0.3, 10, "ratio");
+  Diagnosis d = run(counted);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  EXPECT_EQ(d.findings.front().cause, "worker_stall") << to_text(d);
+  for (const Finding& f : d.findings) EXPECT_NE(f.cause, "capacity_drop") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("it held work without a step for 30% of the time (baseline 0%)"),
+            std::string::npos)
+      << d.findings.front().summary;
+  EXPECT_EQ(d.findings.front().summary.find("from sampled gauges only"), std::string::npos)
+      << d.findings.front().summary;
+
+  Snapshot none = steady();
+  none.latency["e2e"] = quantity(0.300, 0.500, 100, "s", 0.02);
+  none.stages["queue"] = quantity(0.005, 0.205);
+  sampled(none.signals["waiting"].baseline, std::vector<double>(10, 0));
+  sampled(none.signals["waiting"].incident, {0, 3, 0, 0, 2, 0, 0, 3, 0, 0});
+  sampled(none.signals["running"].baseline, {2, 3, 2, 2, 3, 2, 2, 3, 2, 2});
+  sampled(none.signals["running"].incident, {2, 2, 6, 2, 2, 6, 2, 2, 6, 2});
+  none.signals["engine_busy"] = quantity(0.8, 0.8, 10, "ratio");
+  sampled(none.signals["engine_busy"].baseline, std::vector<double>(10, 0.8));
+  sampled(none.signals["engine_busy"].incident, {0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8});
+  none.signals["engine_held"] = quantity(0.0, 0.0, 10, "ratio");
+  Diagnosis n = run(none);
+  for (const Finding& f : n.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(n);
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

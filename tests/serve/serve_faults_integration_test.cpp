@@ -112,14 +112,23 @@ TEST_F(ServeFaultsTest, NetworkDelayMovesSend) {
   EXPECT_LT(slow["decode"], 2 * base["decode"] + 0.002) << show(base) << "| " << show(slow);
 }
 
-// Tests that worker_stall (no scheduling) shows up as queue time.
+// Tests that worker_stall (no scheduling) shows up as queue time, and in the engine's count of
+// time held without a step: none before the fault, at most the one 150 ms pause with it.
 TEST_F(ServeFaultsTest, WorkerStallMovesQueue) {
+  auto held = [&] { return metric(server_->scrape(), "inferscope_engine_held_seconds_total"); };
+  const double held_at_start = held();
+  ASSERT_GE(held_at_start, 0) << "inferscope_engine_held_seconds_total is not exposed";
   auto base = window(50, true);
+  const double held_base = held();
   set_fault(R"({"worker_stall": {"for_ms": 1500, "every_s": 1000}})");  // 150 ms real, now
   auto slow = window(50, true);
+  const double held_slow = held();
   EXPECT_GT(slow["queue"], 0.03) << show(slow);
   EXPECT_GT(slow["queue"], 5 * base["queue"]) << show(base) << "| " << show(slow);
   EXPECT_LT(slow["preprocess"], 0.25 * slow["queue"]) << show(slow);
+  EXPECT_LT(held_base - held_at_start, 0.005);
+  EXPECT_GT(held_slow - held_base, 0.02);
+  EXPECT_LT(held_slow - held_base, 0.16);
 }
 
 // Tests speculative decoding end to end: a server with 3 draft tokens at acceptance 0.8 exports

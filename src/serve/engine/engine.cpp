@@ -4,7 +4,9 @@
 // wall clock after idling, for zero-cost steps, and when it falls more than kMaxLag behind.
 #include "serve/engine/engine.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <future>
@@ -161,14 +163,22 @@ struct Engine::Impl {
   }
 
   // hold_until keeps the engine from scheduling (worker stall): the GPU idles meanwhile.
+  // The hold counts as held time from `from` until it ends: at `until`, or earlier when a fault
+  // change cancels it.
   void hold_until(SteadyTime from, SteadyTime until) {
     waiting_release = true;
     {
       std::lock_guard lock(stats_mu);
       gpu.advance(from, false);
+      holding_since = from;
     }
     next_start = until;
-    arm_timer(until, [this] {
+    arm_timer(until, [this, from, until] {
+      {
+        std::lock_guard lock(stats_mu);
+        held_seconds += std::max(0.0, std::chrono::duration<double>(std::min(now(), until) - from).count());
+        holding_since.reset();
+      }
       waiting_release = false;
       kick();
     });
@@ -334,6 +344,7 @@ struct Engine::Impl {
       fill_stats();
       snapshot.steps_total = steps_total;
       snapshot.busy_model_seconds = busy_model_seconds;
+      snapshot.held_seconds = held_seconds;
       ++snapshot.publish_seq;
     }
     stats_cv.notify_all();
@@ -377,6 +388,8 @@ struct Engine::Impl {
   bool busy_now = false;
   std::uint64_t steps_total = 0;
   double busy_model_seconds = 0;
+  double held_seconds = 0;                   // holds ended so far (stats_mu)
+  std::optional<SteadyTime> holding_since;  // the hold in progress (stats_mu)
   mutable std::mutex faults_mu;
   FaultSet faults;
 };
@@ -453,6 +466,9 @@ EngineStats Engine::stats() const {
   const SteadyTime now = d.clock.now();
   std::lock_guard lock(d.stats_mu);
   EngineStats out = d.snapshot;
+  out.held_seconds = d.held_seconds;
+  if (d.holding_since && now > *d.holding_since)
+    out.held_seconds += std::chrono::duration<double>(now - *d.holding_since).count();
   out.waiting += d.pending.load();  // so a "queue full" submit always shows waiting >= max_waiting
   double kv_bytes = static_cast<double>(out.kv_blocks_used) * d.options.block_size * d.profile.kv_bytes_per_token;
   double other_bytes = 0;  // fault gpu_memory_other: another process holds this share of the GPU

@@ -112,6 +112,10 @@ struct EngineStats {
   // Additions beyond serve-api.md:
   std::uint64_t steps_total = 0;     // engine steps run
   double busy_model_seconds = 0;     // total model seconds spent in steps (incl. stall)
+  // Wall seconds the engine took no step while it had requests to run (a scheduler that stopped:
+  // the worker_stall fault), the hold in progress included: the direct signal of a stall that
+  // sampled gauges catch only by chance (docs/doctor.md, worker_stall).
+  double held_seconds = 0;
   double model_seconds = 0;          // model clock: (now - start) * time_scale
   std::uint64_t publish_seq = 0;     // bumps each time the engine thread publishes its state
 };
