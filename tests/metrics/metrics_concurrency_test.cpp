@@ -35,11 +35,16 @@ TEST(MetricsConcurrencyTest, ExactTotalsAndConsistentScrapes) {
   std::atomic<bool> stop{false};
   std::atomic<int> scrapes{0};
   std::atomic<int> violations{0};
+  // The writers start once the scraper runs, and the scraper scrapes at least once, so scrapes
+  // meet the writers however late a loaded machine schedules the scraper thread (it once began
+  // only after the writers had finished, and none ran).
+  std::atomic<bool> scraper_running{false};
   std::thread scraper([&] {
+    scraper_running = true;
     std::uint64_t last_count = 0;
     double last_counter = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+    do {
       const auto snap = shared_histogram.snapshot();
       if (snap.count != snap.cumulative_counts.back() || snap.count < last_count) ++violations;
       for (std::size_t i = 1; i < snap.cumulative_counts.size(); ++i) {
@@ -56,12 +61,13 @@ TEST(MetricsConcurrencyTest, ExactTotalsAndConsistentScrapes) {
       std::string text;
       render(registry, ExpositionFormat::kOpenMetrics100, text);
       ++scrapes;
-    }
+    } while (!stop.load() && std::chrono::steady_clock::now() < deadline);
   });
 
   std::vector<std::thread> writers;
   for (int t = 0; t < kWriters; ++t) {
     writers.emplace_back([&, t] {
+      while (!scraper_running.load()) std::this_thread::yield();
       Counter own_counter = counters.with({std::to_string(t)});
       Histogram own_histogram = histograms.with({std::to_string(t)});
       for (int i = 0; i < kIterations; ++i) {
