@@ -22,8 +22,9 @@
 // under the context's font, alignment, baseline and transform), so the check does not repeat
 // uPlot's layout arithmetic; a screenshot per width is kept beside --screenshot (NAME-1600.png).
 // It also checks each chart's time axis: where the range holds less data than it spans (the first
-// sample is later than the range's first timestamp) the axis starts at the first sample, else at
-// the range's start (the chart's data-x-min against data-first-sample / data-range-start).
+// sample is later than the range's first timestamp) the axis starts at the first sample (one step
+// before it when that sample is the range's last point), else at the range's start (the chart's
+// data-x-min against data-first-sample, data-range-start, data-range-end, data-step).
 // Prints one JSON line with each panel's state and message; exits 0 when the expectation held
 // within the timeout, 1 otherwise (the screenshot is taken either way).
 const { chromium } = require('playwright-core');
@@ -81,12 +82,12 @@ async function judgeTimeAxes(page) {
   const charts = await page.$$eval('section.panel[data-x-min]', (els) => els
     .filter((el) => el.querySelector('canvas') && el.getBoundingClientRect().width > 0)
     .map((el) => ({ panel: el.dataset.panel, xMin: Number(el.dataset.xMin), first: el.dataset.firstSample === '' ? null : Number(el.dataset.firstSample),
-      start: Number(el.dataset.rangeStart) })));
+      start: Number(el.dataset.rangeStart), end: Number(el.dataset.rangeEnd), step: Number(el.dataset.step) })));
   const failing = [];
   let shorter = 0;
   for (const c of charts) {
     if (c.first == null) continue;
-    const want = c.first > c.start ? c.first : c.start;
+    const want = c.first <= c.start ? c.start : c.first < c.end ? c.first : c.end - c.step;
     if (c.first > c.start) shorter++;
     if (!(Math.abs(c.xMin - want) < 1e-6)) failing.push(`chart ${c.panel}: time axis starts at ${c.xMin}, its first sample is at ${c.first} (range from ${c.start})`);
   }
@@ -299,9 +300,6 @@ async function openWaterfall(page, via, deadline) {
     }
     if (opt.screenshot) await page.screenshot({ path: opt.screenshot, fullPage: true });
     if (ok && opt.axes) {
-      const time = await judgeTimeAxes(page);
-      timeAxes = time.summary;
-      failing.push(...time.failing);
       for (const width of opt.axes.split(',').map(Number)) {
         await page.setViewportSize({ width, height: 900 });
         await page.waitForTimeout(1500); // the page resizes its charts 150 ms after the last resize event
@@ -310,6 +308,9 @@ async function openWaterfall(page, via, deadline) {
         failing.push(...judged.failing);
         if (opt.screenshot) await page.screenshot({ path: opt.screenshot.replace(/(\.png)?$/, `-${width}.png`), fullPage: true });
       }
+      const time = await judgeTimeAxes(page);
+      timeAxes = time.summary;
+      failing.push(...time.failing);
       ok = failing.length === 0;
     }
   } finally {
