@@ -128,9 +128,11 @@ function loginCheckArgs() {
     if (dropped.status() !== 303) failing.push(`dropping the session answered ${dropped.status()}`);
     // The page's next refresh (pressed here instead of waiting for the timer) meets the 401.
     // (The page's own timer may get there first: then there is no button left to press.)
-    const toLogin = page.waitForURL(`${opt.url}/login`);
+    // A Basic challenge holds the page's request on a password prompt: the page never gets there.
+    const toLogin = page.waitForURL(`${opt.url}/login`, { timeout: 20000 }).then(() => null, (e) => e);
     await page.click('#refresh-now', { timeout: 5000 }).catch(() => {});
-    await toLogin;
+    const stuck = await toLogin;
+    if (stuck) failing.push(`the page did not open /login within 20 s of its session ending (it is at ${page.url()}; 401s it saw: ${JSON.stringify(refusals)})`);
     steps.expired = { at: new URL(page.url()).pathname, refusals };
     note(`session ended under the page: ${JSON.stringify(steps.expired)}`);
     if (refusals.length === 0) failing.push('the page met no 401 after its session ended');
