@@ -39,6 +39,27 @@ net::Response up_access_unauthorized(const std::string& message) {
   return response;
 }
 
+// up_access_page_request: a request without credentials that a page's script sent (fetch/XHR:
+// Sec-Fetch-Mode other than navigate) or that still carries a session cookie up no longer knows
+// (signed out elsewhere, expired, up restarted). Its 401 must not carry the Basic challenge, which
+// makes a browser ask for a password over the page; the page sends its user to /login instead.
+bool up_access_page_request(const net::Request& request) {
+  const std::string_view mode = request.header("Sec-Fetch-Mode");
+  return (!mode.empty() && mode != "navigate") ||
+         net::cookie_value(request.header("Cookie"), kUpSessionCookie).has_value();
+}
+
+// up_access_session_ended is the 401 for up_access_page_request: the challenge names the sign-in
+// form (the "Cookie" scheme of draft-broyer-http-cookie-auth, which no browser prompts for).
+net::Response up_access_session_ended(const std::string& path) {
+  net::Response response = net::Response::error(
+      net::ApiError::unauthorized("cannot serve " + path + ": no session (signed out or expired): sign in at /login"));
+  response.headers.emplace_back("WWW-Authenticate",
+                                R"(Cookie realm="inferscope", form-action="/login", cookie-name="inferscope_session")");
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
 std::string up_access_route_text(const net::Request& request) {
   return std::string(request.method) + " " + up_access_log_name(request.path);
 }
@@ -199,6 +220,7 @@ std::optional<net::Response> UpAccess::check(const net::Request& request, const 
       to_login.headers.emplace_back("Cache-Control", "no-store");
       return to_login;
     }
+    if (up_access_page_request(request)) return up_access_session_ended(std::string(request.path));
     return up_access_unauthorized("cannot serve " + std::string(request.path) +
                                   " without credentials: sign in (Basic) or send a Bearer token");
   }

@@ -13,7 +13,9 @@
 // carry the session's CSRF token in X-CSRF-Token and come from the same origin (Origin equal to
 // the request's own scheme and Host, or Sec-Fetch-Site: same-origin), else 403; Basic and Bearer
 // clients are not affected. An anonymous browser GET of the page (Accept: text/html) is sent to
-// /login (303) instead of the 401. Example:
+// /login (303) instead of the 401; a page's script request without credentials (Sec-Fetch-Mode not
+// navigate) or with a session cookie up does not know gets its 401 without the Basic challenge (a
+// browser would ask for a password over the page; the page goes to /login). Example:
 //   UpAccess access(*config.web, print);
 //   auto server = net::HttpServer::start(options, router.handler(access.guard(), kAccessLane));
 // Thread-safe: check() may run on several threads at once.

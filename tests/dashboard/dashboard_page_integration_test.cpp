@@ -161,9 +161,21 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
   ASSERT_TRUE(bench.started()) << bench.start_error();
   const auto bench_started = std::chrono::steady_clock::now();
 
-  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true);
+  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-data.png").string(), true, "", "",
+                             {"--axes", "1280,1600"});
   EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output()
                                        << "\nbench:\n" << bench.output();
+  // Axis layout, from the rendered text boxes on every chart's canvas at both widths: no axis title
+  // over a tick label (page_check.js fails otherwise; here: that the check saw titles and labels).
+  // And a stack a minute old has less data than the 15 min range: those time axes start at their
+  // first sample.
+  const auto axes = data.value("axes", nlohmann::json::array());
+  ASSERT_EQ(axes.size(), 2u) << data.dump(1);
+  for (const auto& width : axes) {
+    EXPECT_GT(width.value("titles", 0), 20) << width.dump();
+    EXPECT_GT(width.value("ticks", 0), 100) << width.dump();
+  }
+  EXPECT_GT(data.value("time_axes", nlohmann::json::object()).value("shorter", 0), 10) << data.dump(1);
   // Nothing sends spans here: the table says so and where to send them, not an empty list.
   std::string slow_requests;
   for (const auto& p : data.value("panels", nlohmann::json::array())) {
@@ -249,7 +261,8 @@ TEST(DashboardPageIntegrationTest, QueueRowDrawsWithRqWorkers) {
       std::this_thread::sleep_for(1s);
     }
   });
-  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-queue.png").string(), true);
+  auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-queue.png").string(), true, "", "",
+                             {"--axes", "1280,1600"});
   enqueuing = false;
   producer.join();
   EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nup:\n" << up.output() << "\nworker:\n" << worker.output();
@@ -301,7 +314,7 @@ TEST(DashboardPageIntegrationTest, DisaggregatedRowDrawsForAServeFleet) {
   ASSERT_TRUE(bench.started()) << bench.start_error();
 
   auto data = run_page_check(ready->api, "data", (artifacts / "dashboard-disagg.png").string(), true, "", "",
-                             {"--rows", "disagg"});
+                             {"--rows", "disagg", "--axes", "1280,1600"});
   EXPECT_TRUE(data.value("ok", false)) << data.dump(1) << "\nserve:\n" << serve.output() << "\nup:\n" << up.output();
   EXPECT_EQ(row_of(data, "disagg").value("state", ""), "shown") << data["rows"].dump();
   for (const char* id : {"pool_waiting", "endpoint_load", "kv_transfer_time", "kv_transfer_bandwidth", "route_prefix_hit"}) {

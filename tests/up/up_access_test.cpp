@@ -374,6 +374,30 @@ TEST_F(AccessFixture, LoginBacksOffLikeBasicAndLogoutEndsTheSession) {
   }
 }
 
+// A page's script (fetch: Sec-Fetch-Mode cors) or a request with a session cookie up no longer
+// knows gets its 401 without the Basic challenge, which would make a browser ask for a password
+// over the page; navigations and scripts without cookies (curl) keep the Basic challenge.
+TEST_F(AccessFixture, PageRequestsWithoutASessionGet401WithoutTheBasicChallenge) {
+  auto challenge_of = [&](const std::vector<std::pair<std::string, std::string>>& headers) {
+    auto answer = send("GET", "/api/dashboard/data", headers);
+    EXPECT_TRUE(answer.has_value());
+    if (!answer) return std::string("(no answer)");
+    EXPECT_EQ(answer->status, 401);
+    return header_of(*answer, "WWW-Authenticate");
+  };
+  const std::string cookie_challenge = R"(Cookie realm="inferscope", form-action="/login", cookie-name="inferscope_session")";
+  EXPECT_EQ(challenge_of({{"Sec-Fetch-Mode", "cors"}, {"Sec-Fetch-Site", "same-origin"}}), cookie_challenge);
+  EXPECT_EQ(challenge_of({{"Cookie", "inferscope_session=" + std::string(64, 'a')}}), cookie_challenge);
+  const auto [id, csrf] = sign_in("alice", "alice-pass");
+  std::vector<std::pair<std::string, std::string>> out_headers = {{"Origin", "https://up.example:9443"},
+                                                                  {"Host", "up.example:9443"},
+                                                                  {"Cookie", "inferscope_session=" + id}};
+  ASSERT_TRUE(send("POST", "/logout", out_headers).has_value());
+  EXPECT_EQ(challenge_of({{"Cookie", "inferscope_session=" + id}, {"Sec-Fetch-Mode", "cors"}}), cookie_challenge);
+  EXPECT_TRUE(challenge_of({{"Sec-Fetch-Mode", "navigate"}}).starts_with("Basic "));
+  EXPECT_TRUE(challenge_of({}).starts_with("Basic "));
+}
+
 TEST(UpLoginPage, IsAFormWithoutScriptUnderThePageCsp) {
   const net::Response page = UpAccess::login_page(401, "<b>x</b>");
   EXPECT_EQ(page.status, 401);

@@ -36,8 +36,38 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// csrfToken is the session's CSRF token from the readable `inferscope_csrf` cookie, which
+// `up --listen` sets at sign-in (/login); '' when the page was not reached through a session.
+function csrfToken() {
+  const m = /(?:^|;\s*)inferscope_csrf=([^;]*)/.exec(document.cookie);
+  return m ? decodeURIComponent(m[1]) : '';
+}
+
+// signOut ends the session (a same-origin POST /logout with the CSRF token) and opens the form.
+async function signOut() {
+  try {
+    await fetch('/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrfToken() }, redirect: 'manual' });
+  } finally {
+    location.assign('/login');
+  }
+}
+
+// renderSignOut adds the sign-out control to the top bar when the page runs in a session.
+function renderSignOut() {
+  if (!csrfToken() || document.getElementById('sign-out')) return;
+  document.querySelector('.top').append(h('button', { id: 'sign-out', class: 'sign-out', type: 'button', onclick: signOut }, 'Sign out'));
+}
+
 async function getJson(url) {
   const res = await fetch(url, { headers: { Accept: 'application/json' } });
+  if (res.status === 401) {
+    // The session ended under the open page (expired, signed out elsewhere, up restarted): up
+    // answers a script's request without the Basic challenge, and the page goes to the form.
+    location.assign('/login');
+    const err = new Error('signed out: opening /login');
+    err.status = 401;
+    throw err;
+  }
   const text = await res.text();
   let body = null;
   try { body = JSON.parse(text); } catch { /* keep null: reported below */ }
@@ -341,6 +371,7 @@ function changed() {
 
 async function start() {
   initTraces({ h, getJson });
+  renderSignOut();
   readUrlState();
   try {
     state.meta = await getJson('/api/dashboard/meta');

@@ -6,8 +6,13 @@
 //    one panel leaves the loading state) with no page error (the CSP refuses inline script).
 // 3. A cross-site form (a page of another origin, here a data: URL) that posts to the operator
 //    route /api/drill gets a refusal (401 or 403), never the route's answer.
-// 4. POST /logout from the page (same origin) lands on /login; opening the page afterwards lands
-//    on /login again and /api/status answers 401.
+// 4. The page shows a "Sign out" control (it runs in a session); pressing it (POST /logout with the
+//    session's X-CSRF-Token) lands on /login; opening the page afterwards lands on /login again and
+//    /api/status answers 401.
+// 5. The session ending under an open page (signed in again, then the session dropped behind the
+//    page's back: a same-origin POST /logout from the context's request client, as an expiry or
+//    another tab would): the page's next request gets a 401 without the Basic challenge (which
+//    would make the browser ask for a password over the page) and the page goes to /login.
 // The server's certificate comes from a CA the test made: Chromium is launched with
 // --ignore-certificate-errors for that reason, here only.
 // Prints one JSON line {ok, steps, failing, errors}; exits 0 when every step held.
@@ -79,21 +84,61 @@ function loginCheckArgs() {
     if (crossAnswer.status() !== 401 && crossAnswer.status() !== 403) failing.push(`a cross-site form POST got ${crossAnswer.status()}`);
     await other.close();
 
-    // Sign out from the page (a same-origin POST, as a sign-out form would send).
-    const out = await page.evaluate(async () => {
-      const r = await fetch('/logout', { method: 'POST' });
-      return { status: r.status, url: r.url, redirected: r.redirected };
-    });
-    steps.logout = out;
-    note(`logout ${JSON.stringify(out)}`);
-    if (!out.redirected || new URL(out.url).pathname !== '/login') failing.push(`POST /logout answered ${JSON.stringify(out)}`);
+    // Sign out through the page's own control.
+    const control = await page.$('#sign-out');
+    steps.sign_out_control = control ? await control.textContent() : null;
+    if (!control) failing.push('the page signed in through /login shows no #sign-out control');
+    const logoutRequests = [];
+    page.on('request', (r) => { if (r.url() === `${opt.url}/logout`) logoutRequests.push({ method: r.method(), csrf: r.headers()['x-csrf-token'] || '' }); });
+    if (control) {
+      await Promise.all([page.waitForURL(`${opt.url}/login`), control.click()]);
+    }
+    steps.logout = logoutRequests;
+    note(`signed out through the page: ${JSON.stringify(logoutRequests)}`);
+    if (!(logoutRequests.length === 1 && logoutRequests[0].method === 'POST' && logoutRequests[0].csrf.length > 0)) {
+      failing.push(`the sign-out control sent ${JSON.stringify(logoutRequests)}, not one POST /logout with X-CSRF-Token`);
+    }
+    steps.after_sign_out = new URL(page.url()).pathname;
+    if (steps.after_sign_out !== '/login') failing.push(`after the sign-out control the page is at ${page.url()}, not /login`);
     await page.goto(`${opt.url}/`, { waitUntil: 'load' });
     steps.after_logout = new URL(page.url()).pathname;
     if (steps.after_logout !== '/login') failing.push(`after sign-out the page is at ${page.url()}, not /login`);
-    // Through the context's request client (it shares the browser's cookies): a fetch() from the
-    // page would meet the 401's Basic challenge, which makes Chromium wait on a password prompt.
-    steps.status_after_logout = (await context.request.get(`${opt.url}/api/status`)).status();
+    // Through the context's request client (it shares the browser's cookies): no Sec-Fetch-* headers,
+    // so it is answered like curl.
+    const status = await context.request.get(`${opt.url}/api/status`);
+    steps.status_after_logout = status.status();
+    steps.status_challenge = status.headers()['www-authenticate'] || '';
     if (steps.status_after_logout !== 401) failing.push(`/api/status after sign-out answered ${steps.status_after_logout}`);
+
+    // 5. Sign in again, then end the session behind the page's back.
+    await page.fill('#user', opt.user);
+    await page.fill('#password', opt.password);
+    await Promise.all([page.waitForURL(`${opt.url}/`), page.click('button[type=submit]')]);
+    while (Date.now() < deadline) {
+      const n = await page.$$eval('section.panel', (els) => els.filter((el) => el.dataset.state && el.dataset.state !== 'loading').length);
+      if (n > 0) break;
+      await page.waitForTimeout(500);
+    }
+    const refusals = [];
+    page.on('response', (r) => {
+      if (r.status() === 401) refusals.push({ url: new URL(r.url()).pathname, challenge: r.headers()['www-authenticate'] || '' });
+    });
+    const dropped = await context.request.post(`${opt.url}/logout`, { headers: { Origin: opt.url }, maxRedirects: 0 });
+    steps.session_dropped = dropped.status();
+    if (dropped.status() !== 303) failing.push(`dropping the session answered ${dropped.status()}`);
+    // The page's next refresh (pressed here instead of waiting for the timer) meets the 401.
+    // (The page's own timer may get there first: then there is no button left to press.)
+    // A Basic challenge holds the page's request on a password prompt: the page never gets there.
+    const toLogin = page.waitForURL(`${opt.url}/login`, { timeout: 20000 }).then(() => null, (e) => e);
+    await page.click('#refresh-now', { timeout: 5000 }).catch(() => {});
+    const stuck = await toLogin;
+    if (stuck) failing.push(`the page did not open /login within 20 s of its session ending (it is at ${page.url()}; 401s it saw: ${JSON.stringify(refusals)})`);
+    steps.expired = { at: new URL(page.url()).pathname, refusals };
+    note(`session ended under the page: ${JSON.stringify(steps.expired)}`);
+    if (refusals.length === 0) failing.push('the page met no 401 after its session ended');
+    for (const r of refusals) {
+      if (/^\s*basic/i.test(r.challenge)) failing.push(`${r.url} answered the page's request with a Basic challenge: ${r.challenge}`);
+    }
   } catch (e) {
     failing.push(String(e));
   } finally {

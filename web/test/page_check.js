@@ -15,9 +15,112 @@
 //           the page opened at --query trace=<id> (the doctor's example links) to open it, and checks that
 //           the waterfall it opens has the bar of stage S as the widest of the root's children and
 //           at least F (default 0.5) of the root's width; the screenshot is of the Traces row
+// --axes 1280,1600 (with --expect data): once the data expectation held, resizes the page to each
+// width and checks every chart's canvas: no axis title (text drawn rotated) overlaps a tick label
+// or another text, and each title lies inside its canvas. The boxes are the rendered ones: an init
+// script records every fillText of the page's canvases with its measured ink box (measureText
+// under the context's font, alignment, baseline and transform), so the check does not repeat
+// uPlot's layout arithmetic; a screenshot per width is kept beside --screenshot (NAME-1600.png).
+// It also checks each chart's time axis: where the range holds less data than it spans (the first
+// sample is later than the range's first timestamp) the axis starts at the first sample (one step
+// before it when that sample is the range's last point), else at the range's start (the chart's
+// data-x-min against data-first-sample, data-range-start, data-range-end, data-step).
 // Prints one JSON line with each panel's state and message; exits 0 when the expectation held
 // within the timeout, 1 otherwise (the screenshot is taken either way).
 const { chromium } = require('playwright-core');
+
+// recordCanvasText runs in the page before its own script: each canvas keeps the texts drawn on it
+// since its last full clear (uPlot clears the whole canvas before each redraw), with their boxes
+// in canvas pixels.
+function recordCanvasText() {
+  const texts = new WeakMap();
+  window.__inferscopeCanvasTexts = (canvas) => texts.get(canvas) || [];
+  const proto = CanvasRenderingContext2D.prototype;
+  const clearRect = proto.clearRect;
+  const fillText = proto.fillText;
+  proto.clearRect = function (x, y, w, h) {
+    if (x <= 0 && y <= 0 && w >= this.canvas.width && h >= this.canvas.height) texts.set(this.canvas, []);
+    return clearRect.apply(this, arguments);
+  };
+  proto.fillText = function (text, x, y) {
+    const m = this.measureText(String(text));
+    const t = this.getTransform();
+    const xs = [x - m.actualBoundingBoxLeft, x + m.actualBoundingBoxRight];
+    const ys = [y - m.actualBoundingBoxAscent, y + m.actualBoundingBoxDescent];
+    const px = [];
+    const py = [];
+    for (const a of xs) for (const b of ys) { px.push(t.a * a + t.c * b + t.e); py.push(t.b * a + t.d * b + t.f); }
+    if (!texts.has(this.canvas)) texts.set(this.canvas, []);
+    texts.get(this.canvas).push({
+      text: String(text), rotated: Math.abs(t.b) > 1e-6,
+      left: Math.min(...px), right: Math.max(...px), top: Math.min(...py), bottom: Math.max(...py),
+    });
+    return fillText.apply(this, arguments);
+  };
+}
+
+// canvasTexts reads, per drawn chart, the texts on its canvas in page CSS pixels.
+async function canvasTexts(page) {
+  return page.$$eval('section.panel canvas', (canvases) => canvases.map((c) => {
+    const r = c.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || !window.__inferscopeCanvasTexts) return null;
+    const sx = r.width / c.width;
+    const sy = r.height / c.height;
+    return {
+      panel: c.closest('section.panel').dataset.panel,
+      box: { left: r.left, right: r.right, top: r.top, bottom: r.bottom },
+      texts: window.__inferscopeCanvasTexts(c).map((t) => ({
+        text: t.text, rotated: t.rotated,
+        left: r.left + t.left * sx, right: r.left + t.right * sx, top: r.top + t.top * sy, bottom: r.top + t.bottom * sy,
+      })),
+    };
+  }).filter(Boolean));
+}
+
+// judgeTimeAxes: each drawn chart's time axis starts at its first sample.
+async function judgeTimeAxes(page) {
+  const charts = await page.$$eval('section.panel[data-x-min]', (els) => els
+    .filter((el) => el.querySelector('canvas') && el.getBoundingClientRect().width > 0)
+    .map((el) => ({ panel: el.dataset.panel, xMin: Number(el.dataset.xMin), first: el.dataset.firstSample === '' ? null : Number(el.dataset.firstSample),
+      start: Number(el.dataset.rangeStart), end: Number(el.dataset.rangeEnd), step: Number(el.dataset.step) })));
+  const failing = [];
+  let shorter = 0;
+  for (const c of charts) {
+    if (c.first == null) continue;
+    const want = c.first <= c.start ? c.start : c.first < c.end ? c.first : c.end - c.step;
+    if (c.first > c.start) shorter++;
+    if (!(Math.abs(c.xMin - want) < 1e-6)) failing.push(`chart ${c.panel}: time axis starts at ${c.xMin}, its first sample is at ${c.first} (range from ${c.start})`);
+  }
+  if (charts.length === 0) failing.push('no chart records its time axis (data-x-min)');
+  return { failing, summary: { charts: charts.length, shorter } };
+}
+
+// judgeAxes: no title box intersects another text's box, and each title is inside its canvas.
+function judgeAxes(charts, width) {
+  const failing = [];
+  let titles = 0;
+  let ticks = 0;
+  const px = (t) => `"${t.text}" [${t.left.toFixed(1)}..${t.right.toFixed(1)} x ${t.top.toFixed(1)}..${t.bottom.toFixed(1)}]`;
+  for (const chart of charts) {
+    const rotated = chart.texts.filter((t) => t.rotated);
+    titles += rotated.length;
+    ticks += chart.texts.length - rotated.length;
+    for (const title of rotated) {
+      const b = chart.box;
+      if (title.left < b.left - 0.5 || title.right > b.right + 0.5 || title.top < b.top - 0.5 || title.bottom > b.bottom + 0.5) {
+        failing.push(`${width} px, chart ${chart.panel}: axis title ${px(title)} is cut by its canvas`);
+      }
+      for (const other of chart.texts) {
+        if (other === title) continue;
+        const overlap = Math.min(title.right, other.right) - Math.max(title.left, other.left) > 0 &&
+                        Math.min(title.bottom, other.bottom) - Math.max(title.top, other.top) > 0;
+        if (overlap) failing.push(`${width} px, chart ${chart.panel}: axis title ${px(title)} overlaps ${px(other)}`);
+      }
+    }
+  }
+  if (charts.length === 0 || titles === 0 || ticks === 0) failing.push(`${width} px: no chart text recorded (${charts.length} charts, ${titles} titles, ${ticks} other texts)`);
+  return { failing, summary: { width, charts: charts.length, titles, ticks } };
+}
 
 function args() {
   const out = { timeout: 60, expect: 'data', width: 1280 };
@@ -163,12 +266,15 @@ async function openWaterfall(page, via, deadline) {
   let panels = [];
   let banner = { visible: false, text: '' };
   let rows = [];
+  const axes = [];
+  let timeAxes = null;
   const onlyRows = opt.rows ? opt.rows.split(',').filter(Boolean) : [];
   let failing = ['page did not load'];
   const errors = [];
   try {
     const page = await browser.newPage({ viewport: { width: opt.width, height: 900 }, colorScheme: opt.scheme || 'light' });
     page.on('pageerror', (e) => errors.push(String(e)));
+    if (opt.axes) await page.addInitScript(recordCanvasText);
     page.on('requestfailed', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
     page.on('request', (r) => { if (!r.url().startsWith(opt.url)) errors.push(`outside request: ${r.url()}`); });
     await page.goto(`${opt.url}/?range=15m&refresh=2${opt.query ? `&${opt.query}` : ''}`, { waitUntil: 'load' });
@@ -193,10 +299,24 @@ async function openWaterfall(page, via, deadline) {
       if (panels.length > 0 && failing.length === 0) { ok = true; break; }
     }
     if (opt.screenshot) await page.screenshot({ path: opt.screenshot, fullPage: true });
+    if (ok && opt.axes) {
+      for (const width of opt.axes.split(',').map(Number)) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.waitForTimeout(1500); // the page resizes its charts 150 ms after the last resize event
+        const judged = judgeAxes(await canvasTexts(page), width);
+        axes.push(judged.summary);
+        failing.push(...judged.failing);
+        if (opt.screenshot) await page.screenshot({ path: opt.screenshot.replace(/(\.png)?$/, `-${width}.png`), fullPage: true });
+      }
+      const time = await judgeTimeAxes(page);
+      timeAxes = time.summary;
+      failing.push(...time.failing);
+      ok = failing.length === 0;
+    }
   } finally {
     await browser.close();
   }
   if (errors.length) ok = false;
-  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, banner, rows, panels }));
+  console.log(JSON.stringify({ ok, expect: opt.expect, failing, errors, axes, time_axes: timeAxes, banner, rows, panels }));
   process.exit(ok ? 0 : 1);
 })().catch((e) => { console.log(JSON.stringify({ ok: false, errors: [String(e)] })); process.exit(1); });

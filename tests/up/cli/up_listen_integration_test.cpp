@@ -395,7 +395,9 @@ TEST(UpListenIntegrationTest, OpenTelemetryJsSdkDeliversWithItsTokenHeader) {
 
 // A real browser (Debian's Chromium through playwright-core, web/test/login_check.js) is sent to
 // /login, signs in through the form, sees the page draw, has a cross-site form POST to /api/drill
-// refused, signs out, and lands on /login again when it opens the page.
+// refused, signs out with the page's own control, and lands on /login again when it opens the page;
+// signed in again, its session ends under the open page and the page goes to /login by itself (its
+// request's 401 carries no Basic challenge, which would make the browser ask for a password).
 TEST(UpListenIntegrationTest, ChromiumSignsInSeesThePageAndSignsOut) {
   ASSERT_TRUE(testing::stack_binaries_installed());
   ASSERT_TRUE(inferscope::testing::peers_installed({inferscope::testing::kNode, inferscope::testing::kChromium}));
@@ -418,8 +420,13 @@ TEST(UpListenIntegrationTest, ChromiumSignsInSeesThePageAndSignsOut) {
   EXPECT_EQ(code, 0) << verdict.dump(2);
   EXPECT_TRUE(verdict.value("ok", false)) << verdict.dump(2);
   EXPECT_EQ(verdict["steps"].value("before_login", ""), "/login") << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("sign_out_control", ""), "Sign out") << verdict.dump(2);
+  EXPECT_EQ(verdict["steps"].value("after_sign_out", ""), "/login") << verdict.dump(2);
   EXPECT_EQ(verdict["steps"].value("after_logout", ""), "/login") << verdict.dump(2);
   EXPECT_GT(verdict["steps"].value("panels_drawn", 0), 0) << verdict.dump(2);
+  const auto expired = verdict["steps"].value("expired", nlohmann::json::object());
+  EXPECT_EQ(expired.value("at", ""), "/login") << verdict.dump(2);
+  EXPECT_FALSE(expired.value("refusals", nlohmann::json::array()).empty()) << verdict.dump(2);
   EXPECT_TRUE(stack.up->wait_line("user 'alice' signed out from 127.0.0.1", 10s)) << stack.up->output();
   EXPECT_EQ(stack.up->output().find(kAlicePassword), std::string::npos);
 }
