@@ -9,6 +9,9 @@
 // endpoints come from fleet_pools.h; each finding says where (pool, endpoint).
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "doctor/cause_family.h"
 #include "doctor/fleet_pools.h"
@@ -219,34 +222,56 @@ void evaluate_pool(Evaluation& e, const std::vector<EndpointSpread>& spreads, Po
   const Quantity* other = pool_waiting(e.snapshot, other_kind, &other_name);
   const double w_b = mine->baseline.mean, w_i = mine->incident.mean;
   const double o_i = mean_of(other, true);
-  // The pool's queue grew by half a request (full at 2) and x1.5 (full at x3).
-  const double grew = std::min(ramp(w_i - w_b, 0.5, 2.0), log_ramp(std::max(w_i, 0.0) / std::max(w_b, 0.25), 1.5, 3.0));
+  // The pool's queue grew by half a request (full at 2) and x1.5 (full at x3). Where the
+  // endpoints count requests, the same on the requests each worker still in rotation holds
+  // (waiting + running): prefill steps are long and a batch's seats fill before its queue does,
+  // so a pool can saturate with a queue that moves less than its batch does; a pool cut to fewer
+  // workers piles the same rate onto those left. That counts while the pool queues at all now
+  // (half a request per worker in rotation starts it, one is full): a bigger batch with no one
+  // waiting is more work per request (the mix), not a saturated pool.
+  const std::optional<PoolLoad> load = pool_load(e.snapshot, kind);
+  const double grew_waiting =
+      std::min(ramp(w_i - w_b, 0.5, 2.0), log_ramp(std::max(w_i, 0.0) / std::max(w_b, 0.25), 1.5, 3.0));
+  const double grew_load =
+      load ? std::min(ramp(load->incident - load->baseline, 0.5, 2.0),
+                      log_ramp(std::max(load->incident, 0.0) / std::max(load->baseline, 0.25), 1.5, 3.0)) *
+                 ramp(std::max(w_i, 0.0) / std::max(load->in_rotation, 1), 0.5, 1.0)
+           : 0.0;
+  const double grew = std::max(grew_waiting, grew_load);
   // The other pool has room: it waits far less (a quarter of this pool's queue starts to doubt it).
   const double room = other && o_i >= 0 ? 1 - ramp(o_i / std::max(w_i, 1e-9), 0.25, 0.75) : 0.5;
   const EndpointSpread* sp = fleet_group_of(spreads, kind);
   // A pool whose endpoints are all busy is saturated; one endpoint piled up while its peers idle
   // is the router's (routing_imbalance, weighed first: it tells a cut from a skew).
   const double routed = sp && e.found.routing_group == sp->group ? e.found.routing : 0.0;
-  const bool out_of_rotation = sp && sp->dropped > 0 && routed < 0.5;
+  const bool cut_workers = sp && sp->dropped > 0 && routed < 0.5;
   const double strength = grew * room * (1 - 0.5 * e.found.load) * (1 - routed) * (1 - e.found.kv_transfer);
   (kind == PoolKind::kPrefill ? e.found.prefill_pool : e.found.decode_pool) = strength;
 
   Hypothesis& h = e.add(kind == PoolKind::kPrefill ? CauseId::kPrefillPoolSaturated : CauseId::kDecodePoolSaturated);
+  const std::string what = kind == PoolKind::kPrefill ? "prefill" : "decode";
   h.strength = strength;
   h.where.pool = name;
   h.evidence.push_back({mine->metric + " (pool " + name + ")", w_b, w_i, mine->unit});
   if (other) h.evidence.push_back({other->metric + " (pool " + other_name + ")", other->baseline.mean, o_i, other->unit});
+  if (load)
+    h.evidence.push_back({"requests per " + what + " worker in rotation (waiting + running, " +
+                              std::to_string(load->in_rotation) + " of " + std::to_string(load->endpoints) + " now)",
+                          load->baseline, load->incident, "requests"});
   if (sp) h.evidence.push_back({"endpoints of " + sp->group + " with no load now (had some)", 0, double(sp->dropped), ""});
   if (e.found.rate) h.evidence.push_back(e.ev(e.found.rate, "request rate"));
   if (const Quantity* queue = e.find(Stage::kQueue)) h.evidence.push_back(e.ev(queue, "queue"));
-  const std::string what = kind == PoolKind::kPrefill ? "prefill" : "decode";
   h.summary = "the " + what + " pool (" + name + ") saturated: " + number(w_b) + " -> " + number(w_i) +
-              " requests waiting while the " + (other ? other_name + " pool waits " + number(o_i) : std::string("other pool has room")) +
-              (out_of_rotation ? "; " + std::to_string(sp->dropped) + " of its " + std::to_string(sp->peers) +
+              " requests waiting" +
+              (load ? " (" + number(load->baseline) + " -> " + number(load->incident) +
+                          " in each worker in rotation, waiting + running)"
+                    : std::string()) +
+              " while the " + (other ? other_name + " pool waits " + number(o_i) : std::string("other pool has room")) +
+              (cut_workers ? "; " + std::to_string(sp->dropped) + " of its " + std::to_string(sp->peers) +
                                      " endpoints take no requests any more (workers out of rotation)"
                                : std::string()) +
               ": the P:D ratio no longer fits this load";
-  if (out_of_rotation)
+  if (cut_workers)
     h.next_steps.insert(h.next_steps.begin(),
                         std::to_string(sp->dropped) + " of the " + std::to_string(sp->peers) + " " + what +
                             " workers stopped taking requests (their load fell to none): bring them back "

@@ -50,6 +50,7 @@ struct BenchLoad {
   int prefix_pool = 0;    // --prefix-pool: distinct prefixes every prompt starts with one of (0 = none)
   int prefix_len = 0;     // --prefix-len: their length in tokens
   int lora_adapters = 0;  // --lora-adapters: requests name lora-1..N in turn (0 = the base model)
+  int seed = 7;           // --seed: the same seed sends the same prompts again (cached by then)
 };
 
 struct Repro {
@@ -87,7 +88,7 @@ std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, d
           std::to_string(load.input_tokens), "--random-output-len",
           std::to_string(load.output_tokens), "--ignore-eos",
           "--no-progress",  "--seed",
-          "7"};
+          std::to_string(load.seed)};
   if (load.prefix_pool > 0)
     for (const std::string& a : {std::string("--prefix-pool"), std::to_string(load.prefix_pool), std::string("--prefix-len"),
                                  std::to_string(load.prefix_len)})
@@ -373,7 +374,11 @@ std::vector<std::string> fleet_args(int prefill, int decode, std::vector<std::st
 // endpoint its top finding must name.
 Repro fleet_case(std::string name, std::vector<std::string> serve_args, BenchLoad load, std::string faults,
                  std::string cause, std::optional<std::string> pool, std::optional<std::string> endpoint) {
-  Repro r{"9 disaggregated", std::move(name), std::move(serve_args), load, std::nullopt, std::move(faults),
+  // The incident's prompts are new ones (another seed): the baseline's again would find their
+  // KV in the router's index and the prefill workers' prefix caches, less work than before.
+  BenchLoad incident = load;
+  incident.seed = load.seed + 1;
+  Repro r{"9 disaggregated", std::move(name), std::move(serve_args), load, incident, std::move(faults),
           {std::move(cause)}, {}};
   r.where_pool = std::move(pool);
   r.where_endpoint = std::move(endpoint);
@@ -420,11 +425,13 @@ std::vector<Repro> disaggregated_repros() {
                              R"({"pool_workers": {"pool": "decode", "count": 1}})", "decode_pool_saturated",
                              "decode", std::nullopt));
   // The router skewed onto one decode endpoint (a scorer weight): requests pile there and wait
-  // for its seats while its peer has room.
-  cases.push_back(fleet_case("route_skew decode-0 0.95, 160-token answers at 4.5 req/s, 4 seats",
+  // for its seats while its peer takes only the overflow. (A skew so strong that the peer takes
+  // nothing at all reads as that peer cut from the pool: the doctor reads no count of the workers
+  // in rotation, and by their load the two are the same.)
+  cases.push_back(fleet_case("route_skew decode-0 0.9, 160-token answers at 5.5 req/s, 4 seats",
                              fleet_args(2, 2, {"--max-num-seqs", "4"}),
-                             {.rate = 4.5, .input_tokens = 256, .output_tokens = 160},
-                             R"({"route_skew": {"endpoint": "decode-0", "weight": 0.95}})", "routing_imbalance",
+                             {.rate = 5.5, .input_tokens = 256, .output_tokens = 160},
+                             R"({"route_skew": {"endpoint": "decode-0", "weight": 0.9}})", "routing_imbalance",
                              "decode", "decode-0"));
   cases.push_back(fleet_case("route_skew decode-1 0.85, 240-token answers at 2.5 req/s, 3 seats",
                              fleet_args(2, 2, {"--max-num-seqs", "3"}),
