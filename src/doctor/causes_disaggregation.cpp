@@ -82,8 +82,19 @@ double fleet_standout(const EndpointSpread& sp) {
   return std::min(rose, busier);
 }
 
-// fleet_uneven: one endpoint far above its peers' mean now (x1.3 starts, x1.7 full).
-double fleet_uneven(const EndpointSpread& sp) { return ramp(sp.spread(), 1.3, 1.7); }
+// fleet_uneven: one endpoint far above its peers' mean now (x1.3 starts, x1.7 full) and, where
+// the load counts requests, a real pile: half a request more than the other endpoints' mean
+// starts it, one and a half is full. At loads under a request per endpoint a ratio moves by
+// chance (0.6 beside 0.2 is x1.5 the mean); a router piling work onto one endpoint leaves
+// requests there.
+double fleet_uneven(const EndpointSpread& sp) {
+  double pile = 1.0;
+  if (sp.unit == "requests" && sp.peers > 1) {
+    const double others = (sp.mean * sp.peers - sp.busiest) / (sp.peers - 1);
+    pile = ramp(sp.busiest - others, 0.5, 1.5);
+  }
+  return std::min(ramp(sp.spread(), 1.3, 1.7), pile);
+}
 
 const EndpointSpread* fleet_group_of(const std::vector<EndpointSpread>& spreads, PoolKind kind) {
   for (const EndpointSpread& sp : spreads)
@@ -139,13 +150,26 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   // One slow link: the decode endpoint whose transfers take longer holds its requests longer, so
   // its load rises (x1.2 starts, x1.6 full) and stands out a little more among the decode
   // endpoints (spread up by 0.1, full 0.25) while the others' does not; every link slower moves
-  // them all alike.
+  // them all alike. Where the load counts requests the rise must also be the one a slow link
+  // makes (Little's law): if one of n links got slower the fleet's mean transfer rose by 1/n of
+  // that link's rise, and the link carries 1/n of the rate, so the endpoint holds about rate x
+  // the fleet's transfer rise more requests (half to twice that). A load that does not hold a
+  // request in transfer (inferscope's waiting + running at the engine) does not move, and a
+  // chance standout of a few tenths of a request is not a slow link: then the finding is the
+  // fleet's. (Dynamo's blocks, booked at the route, count no requests: the standout alone.)
   std::string link;
   const EndpointSpread* decode = fleet_group_of(spreads, PoolKind::kDecode);
-  const double link_standout =
+  double link_standout =
       decode ? std::min(log_ramp(decode->busiest / std::max(decode->busiest_baseline, 0.05), 1.2, 1.6),
                         ramp(decode->spread() - (std::isnan(decode->baseline_spread) ? 1.0 : decode->baseline_spread), 0.1, 0.25))
              : 0.0;
+  if (decode && decode->unit == "requests") {
+    const double rate = e.found.rate && e.found.rate->incident.has_data() ? e.found.rate->incident.mean : kNaN;
+    const double expected = rate * std::max(added, 0.0);
+    const double rise = decode->busiest - decode->busiest_baseline;
+    const bool fits = expected >= 0.3 && rise >= 0.5 * expected && rise <= 2 * expected;
+    if (!fits) link_standout = 0;
+  }
   if (decode && link_standout >= 0.5) {
     h.where.pool = decode->pool;
     h.where.endpoint = decode->endpoint;
