@@ -130,13 +130,19 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   const double felt = !ttft ? 1.0
                       : added > 0 ? ramp((ttft->incident.mean - ttft->baseline.mean) / added, 0.3, 0.7)
                                   : 0.0;
+  // And the other way: the transfer's rise is a fair part of TTFT's (a tenth starts to count,
+  // 0.3 is full). A transfer a few ms longer beside a TTFT up by a second (short prompts' short
+  // transfers stretched by a busy host's timers, while requests queue for another reason) is not
+  // what slowed the first token; a slower link adds its whole rise to TTFT and little beside it.
+  const double ttft_rise = ttft ? ttft->incident.mean - ttft->baseline.mean : kNaN;
+  const double share = ttft_rise > added && added > 0 ? ramp(added / ttft_rise, 0.1, 0.3) : 1.0;
   // Prefill and decode as they were: a slower engine would move them (its own causes' news).
   const Quantity* prefill = e.find(Stage::kPrefill);
   const PerToken per_token = e.per_token();
   const double engine_moved =
       std::max(prefill ? log_ramp(detail::ratio(prefill->baseline.mean, prefill->incident.mean), 1.3, 2.0) : 0.0,
                per_token.quantity ? log_ramp(per_token.change.ratio, 1.3, 2.0) : 0.0);
-  const double strength = slower * felt * (1 - 0.5 * engine_moved);
+  const double strength = slower * felt * share * (1 - 0.5 * engine_moved);
   e.found.kv_transfer = strength;
 
   Hypothesis& h = e.add(CauseId::kKvTransferSlowdown);
@@ -185,7 +191,8 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
               (ttft ? ", TTFT " + seconds(ttft->baseline.mean) + " -> " + seconds(ttft->incident.mean) : std::string()) +
               " while prefill and decode kept their pace" + (link.empty() ? " on every link" : link);
   h.why_not = "kv_transfer " + seconds(t_b) + " -> " + seconds(t_i) +
-              (!std::isnan(mb_ratio) && mb_ratio < 1.4 && time_ratio >= 1.4 ? " (more bytes per transfer, same speed)" : "");
+              (!std::isnan(mb_ratio) && mb_ratio < 1.4 && time_ratio >= 1.4 ? " (more bytes per transfer, same speed)" : "") +
+              (share < 1 ? " (a small part of TTFT's rise of " + seconds(ttft_rise) + ")" : "");
 }
 
 void evaluate_routing(Evaluation& e, const std::vector<EndpointSpread>& spreads) {
