@@ -159,7 +159,8 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   // them all alike. Where the load counts requests the rise must also be the one a slow link
   // makes (Little's law): if one of n links got slower the fleet's mean transfer rose by 1/n of
   // that link's rise, and the link carries 1/n of the rate, so the endpoint holds about rate x
-  // the fleet's transfer rise more requests (half to twice that). A load that does not hold a
+  // the fleet's transfer rise more requests (half to twice that, at least one request, and the
+  // other endpoints' load rising less than half as much). A load that does not hold a
   // request in transfer (inferscope's waiting + running at the engine) does not move, and a
   // chance standout of a few tenths of a request is not a slow link: then the finding is the
   // fleet's. (Dynamo's blocks, booked at the route, count no requests: the standout alone.)
@@ -173,7 +174,14 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
     const double rate = e.found.rate && e.found.rate->incident.has_data() ? e.found.rate->incident.mean : kNaN;
     const double expected = rate * std::max(added, 0.0);
     const double rise = decode->busiest - decode->busiest_baseline;
-    const bool fits = expected >= 0.3 && rise >= 0.5 * expected && rise <= 2 * expected;
+    // The others' mean load, which one slow link leaves as it was (every link slower raises it).
+    const int others = decode->peers - 1;
+    const double others_rise =
+        others > 0 ? ((decode->mean * decode->peers - decode->busiest) -
+                      (decode->mean_baseline * decode->peers - decode->busiest_baseline)) / others
+                   : 0.0;
+    // A request's worth at least: a few tenths of a request is within a sampled gauge's noise.
+    const bool fits = expected >= 1 && rise >= 0.5 * expected && rise <= 2 * expected && !(others_rise >= 0.5 * rise);
     if (!fits) link_standout = 0;
   }
   if (decode && link_standout >= 0.5) {
