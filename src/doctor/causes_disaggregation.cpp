@@ -9,6 +9,9 @@
 // endpoints come from fleet_pools.h; each finding says where (pool, endpoint).
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "doctor/cause_family.h"
 #include "doctor/fleet_pools.h"
@@ -79,8 +82,19 @@ double fleet_standout(const EndpointSpread& sp) {
   return std::min(rose, busier);
 }
 
-// fleet_uneven: one endpoint far above its peers' mean now (x1.3 starts, x1.7 full).
-double fleet_uneven(const EndpointSpread& sp) { return ramp(sp.spread(), 1.3, 1.7); }
+// fleet_uneven: one endpoint far above its peers' mean now (x1.3 starts, x1.7 full) and, where
+// the load counts requests, a real pile: half a request more than the other endpoints' mean
+// starts it, one and a half is full. At loads under a request per endpoint a ratio moves by
+// chance (0.6 beside 0.2 is x1.5 the mean); a router piling work onto one endpoint leaves
+// requests there.
+double fleet_uneven(const EndpointSpread& sp) {
+  double pile = 1.0;
+  if (sp.unit == "requests" && sp.peers > 1) {
+    const double others = (sp.mean * sp.peers - sp.busiest) / (sp.peers - 1);
+    pile = ramp(sp.busiest - others, 0.5, 1.5);
+  }
+  return std::min(ramp(sp.spread(), 1.3, 1.7), pile);
+}
 
 const EndpointSpread* fleet_group_of(const std::vector<EndpointSpread>& spreads, PoolKind kind) {
   for (const EndpointSpread& sp : spreads)
@@ -116,13 +130,19 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   const double felt = !ttft ? 1.0
                       : added > 0 ? ramp((ttft->incident.mean - ttft->baseline.mean) / added, 0.3, 0.7)
                                   : 0.0;
+  // And the other way: the transfer's rise is a fair part of TTFT's (a tenth starts to count,
+  // 0.3 is full). A transfer a few ms longer beside a TTFT up by a second (short prompts' short
+  // transfers stretched by a busy host's timers, while requests queue for another reason) is not
+  // what slowed the first token; a slower link adds its whole rise to TTFT and little beside it.
+  const double ttft_rise = ttft ? ttft->incident.mean - ttft->baseline.mean : kNaN;
+  const double share = ttft_rise > added && added > 0 ? ramp(added / ttft_rise, 0.1, 0.3) : 1.0;
   // Prefill and decode as they were: a slower engine would move them (its own causes' news).
   const Quantity* prefill = e.find(Stage::kPrefill);
   const PerToken per_token = e.per_token();
   const double engine_moved =
       std::max(prefill ? log_ramp(detail::ratio(prefill->baseline.mean, prefill->incident.mean), 1.3, 2.0) : 0.0,
                per_token.quantity ? log_ramp(per_token.change.ratio, 1.3, 2.0) : 0.0);
-  const double strength = slower * felt * (1 - 0.5 * engine_moved);
+  const double strength = slower * felt * share * (1 - 0.5 * engine_moved);
   e.found.kv_transfer = strength;
 
   Hypothesis& h = e.add(CauseId::kKvTransferSlowdown);
@@ -136,13 +156,34 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
   // One slow link: the decode endpoint whose transfers take longer holds its requests longer, so
   // its load rises (x1.2 starts, x1.6 full) and stands out a little more among the decode
   // endpoints (spread up by 0.1, full 0.25) while the others' does not; every link slower moves
-  // them all alike.
+  // them all alike. Where the load counts requests the rise must also be the one a slow link
+  // makes (Little's law): if one of n links got slower the fleet's mean transfer rose by 1/n of
+  // that link's rise, and the link carries 1/n of the rate, so the endpoint holds about rate x
+  // the fleet's transfer rise more requests (half to twice that, at least one request, and the
+  // other endpoints' load rising less than half as much). A load that does not hold a
+  // request in transfer (inferscope's waiting + running at the engine) does not move, and a
+  // chance standout of a few tenths of a request is not a slow link: then the finding is the
+  // fleet's. (Dynamo's blocks, booked at the route, count no requests: the standout alone.)
   std::string link;
   const EndpointSpread* decode = fleet_group_of(spreads, PoolKind::kDecode);
-  const double link_standout =
+  double link_standout =
       decode ? std::min(log_ramp(decode->busiest / std::max(decode->busiest_baseline, 0.05), 1.2, 1.6),
                         ramp(decode->spread() - (std::isnan(decode->baseline_spread) ? 1.0 : decode->baseline_spread), 0.1, 0.25))
              : 0.0;
+  if (decode && decode->unit == "requests") {
+    const double rate = e.found.rate && e.found.rate->incident.has_data() ? e.found.rate->incident.mean : kNaN;
+    const double expected = rate * std::max(added, 0.0);
+    const double rise = decode->busiest - decode->busiest_baseline;
+    // The others' mean load, which one slow link leaves as it was (every link slower raises it).
+    const int others = decode->peers - 1;
+    const double others_rise =
+        others > 0 ? ((decode->mean * decode->peers - decode->busiest) -
+                      (decode->mean_baseline * decode->peers - decode->busiest_baseline)) / others
+                   : 0.0;
+    // A request's worth at least: a few tenths of a request is within a sampled gauge's noise.
+    const bool fits = expected >= 1 && rise >= 0.5 * expected && rise <= 2 * expected && !(others_rise >= 0.5 * rise);
+    if (!fits) link_standout = 0;
+  }
   if (decode && link_standout >= 0.5) {
     h.where.pool = decode->pool;
     h.where.endpoint = decode->endpoint;
@@ -158,7 +199,8 @@ void evaluate_kv_transfer(Evaluation& e, const std::vector<EndpointSpread>& spre
               (ttft ? ", TTFT " + seconds(ttft->baseline.mean) + " -> " + seconds(ttft->incident.mean) : std::string()) +
               " while prefill and decode kept their pace" + (link.empty() ? " on every link" : link);
   h.why_not = "kv_transfer " + seconds(t_b) + " -> " + seconds(t_i) +
-              (!std::isnan(mb_ratio) && mb_ratio < 1.4 && time_ratio >= 1.4 ? " (more bytes per transfer, same speed)" : "");
+              (!std::isnan(mb_ratio) && mb_ratio < 1.4 && time_ratio >= 1.4 ? " (more bytes per transfer, same speed)" : "") +
+              (share < 1 ? " (a small part of TTFT's rise of " + seconds(ttft_rise) + ")" : "");
 }
 
 void evaluate_routing(Evaluation& e, const std::vector<EndpointSpread>& spreads) {
@@ -219,34 +261,56 @@ void evaluate_pool(Evaluation& e, const std::vector<EndpointSpread>& spreads, Po
   const Quantity* other = pool_waiting(e.snapshot, other_kind, &other_name);
   const double w_b = mine->baseline.mean, w_i = mine->incident.mean;
   const double o_i = mean_of(other, true);
-  // The pool's queue grew by half a request (full at 2) and x1.5 (full at x3).
-  const double grew = std::min(ramp(w_i - w_b, 0.5, 2.0), log_ramp(std::max(w_i, 0.0) / std::max(w_b, 0.25), 1.5, 3.0));
+  // The pool's queue grew by half a request (full at 2) and x1.5 (full at x3). Where the
+  // endpoints count requests, the same on the requests each worker still in rotation holds
+  // (waiting + running): prefill steps are long and a batch's seats fill before its queue does,
+  // so a pool can saturate with a queue that moves less than its batch does; a pool cut to fewer
+  // workers piles the same rate onto those left. That counts while the pool queues at all now
+  // (half a request per worker in rotation starts it, one is full): a bigger batch with no one
+  // waiting is more work per request (the mix), not a saturated pool.
+  const std::optional<PoolLoad> load = pool_load(e.snapshot, kind);
+  const double grew_waiting =
+      std::min(ramp(w_i - w_b, 0.5, 2.0), log_ramp(std::max(w_i, 0.0) / std::max(w_b, 0.25), 1.5, 3.0));
+  const double grew_load =
+      load ? std::min(ramp(load->incident - load->baseline, 0.5, 2.0),
+                      log_ramp(std::max(load->incident, 0.0) / std::max(load->baseline, 0.25), 1.5, 3.0)) *
+                 ramp(std::max(w_i, 0.0) / std::max(load->in_rotation, 1), 0.5, 1.0)
+           : 0.0;
+  const double grew = std::max(grew_waiting, grew_load);
   // The other pool has room: it waits far less (a quarter of this pool's queue starts to doubt it).
   const double room = other && o_i >= 0 ? 1 - ramp(o_i / std::max(w_i, 1e-9), 0.25, 0.75) : 0.5;
   const EndpointSpread* sp = fleet_group_of(spreads, kind);
   // A pool whose endpoints are all busy is saturated; one endpoint piled up while its peers idle
   // is the router's (routing_imbalance, weighed first: it tells a cut from a skew).
   const double routed = sp && e.found.routing_group == sp->group ? e.found.routing : 0.0;
-  const bool out_of_rotation = sp && sp->dropped > 0 && routed < 0.5;
+  const bool cut_workers = sp && sp->dropped > 0 && routed < 0.5;
   const double strength = grew * room * (1 - 0.5 * e.found.load) * (1 - routed) * (1 - e.found.kv_transfer);
   (kind == PoolKind::kPrefill ? e.found.prefill_pool : e.found.decode_pool) = strength;
 
   Hypothesis& h = e.add(kind == PoolKind::kPrefill ? CauseId::kPrefillPoolSaturated : CauseId::kDecodePoolSaturated);
+  const std::string what = kind == PoolKind::kPrefill ? "prefill" : "decode";
   h.strength = strength;
   h.where.pool = name;
   h.evidence.push_back({mine->metric + " (pool " + name + ")", w_b, w_i, mine->unit});
   if (other) h.evidence.push_back({other->metric + " (pool " + other_name + ")", other->baseline.mean, o_i, other->unit});
+  if (load)
+    h.evidence.push_back({"requests per " + what + " worker in rotation (waiting + running, " +
+                              std::to_string(load->in_rotation) + " of " + std::to_string(load->endpoints) + " now)",
+                          load->baseline, load->incident, "requests"});
   if (sp) h.evidence.push_back({"endpoints of " + sp->group + " with no load now (had some)", 0, double(sp->dropped), ""});
   if (e.found.rate) h.evidence.push_back(e.ev(e.found.rate, "request rate"));
   if (const Quantity* queue = e.find(Stage::kQueue)) h.evidence.push_back(e.ev(queue, "queue"));
-  const std::string what = kind == PoolKind::kPrefill ? "prefill" : "decode";
   h.summary = "the " + what + " pool (" + name + ") saturated: " + number(w_b) + " -> " + number(w_i) +
-              " requests waiting while the " + (other ? other_name + " pool waits " + number(o_i) : std::string("other pool has room")) +
-              (out_of_rotation ? "; " + std::to_string(sp->dropped) + " of its " + std::to_string(sp->peers) +
+              " requests waiting" +
+              (load ? " (" + number(load->baseline) + " -> " + number(load->incident) +
+                          " in each worker in rotation, waiting + running)"
+                    : std::string()) +
+              " while the " + (other ? other_name + " pool waits " + number(o_i) : std::string("other pool has room")) +
+              (cut_workers ? "; " + std::to_string(sp->dropped) + " of its " + std::to_string(sp->peers) +
                                      " endpoints take no requests any more (workers out of rotation)"
                                : std::string()) +
               ": the P:D ratio no longer fits this load";
-  if (out_of_rotation)
+  if (cut_workers)
     h.next_steps.insert(h.next_steps.begin(),
                         std::to_string(sp->dropped) + " of the " + std::to_string(sp->peers) + " " + what +
                             " workers stopped taking requests (their load fell to none): bring them back "

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "doctor/cause_family.h"
+#include "doctor/fleet_pools.h"
 
 namespace inferscope::doctor::detail {
 
@@ -156,8 +157,15 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   double waiting_up = waiting ? ramp(waiting->incident.mean - waiting->baseline.mean, 0.5, 3) : 0;
   // Requests waiting beside free batch slots: the scheduler stopped, at any scrape interval.
   // KV-bound admission also leaves slots free, so KV pressure found earlier excuses it.
+  // A disaggregated fleet's waiting and running gauges add up pools with different batches (and
+  // workers the router no longer sends to): requests waiting in one pool while another pool, or a
+  // worker out of rotation, has free slots or idles is how a saturated pool looks, not a stopped
+  // scheduler. There neither the free slots nor the fall in the fleet's mean busy share beside a
+  // longer queue says a stall; whole intervals without a step anywhere (s_idle) and gaps between
+  // tokens (s_gap) still do.
+  const bool fleet = pool_waiting(e.snapshot, PoolKind::kPrefill) && pool_waiting(e.snapshot, PoolKind::kDecode);
   double held_b = kNaN, held_i = kNaN;
-  if (waiting && running) {
+  if (waiting && running && !fleet) {
     double usual = busy ? busy->baseline.mean : kNaN;
     held_b = waiting_beside_free_slots(waiting->baseline, running->baseline, busy ? &busy->baseline : nullptr, usual);
     held_i = waiting_beside_free_slots(waiting->incident, running->incident, busy ? &busy->incident : nullptr, usual);
@@ -187,7 +195,7 @@ Hypothesis stall_hypothesis(const Evaluation& e, bool from_pending) {
   // A less busy engine beside a longer queue, on window means alone, is also what bursts of
   // arrivals give (idle between bursts, a queue inside them, bigger batches doing the same work
   // in less time): it counts only where some requests waited beside free slots.
-  double means_gate = held_known ? ramp(held_i - held_b, 0.02, 0.08) : 1;
+  double means_gate = fleet ? 0 : held_known ? ramp(held_i - held_b, 0.02, 0.08) : 1;
 
   // Stuck scheduling: no steps, GPU idle, waiting grows; stuck working: one long step, GPU busy.
   double s_worker = std::max({s_idle * (1 - 0.7 * long_step), s_held * (1 - 0.7 * long_step),

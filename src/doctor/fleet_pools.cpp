@@ -30,6 +30,39 @@ constexpr double kBusyFloor = 0.05;
 
 }  // namespace
 
+bool out_of_rotation(const Quantity& q) {
+  const double b = q.baseline.mean, i = q.incident.mean;
+  if (!(b >= kBusyFloor)) return false;
+  if (!(i >= 0.05 * b)) return true;
+  const std::vector<double>& samples = q.incident.intervals;
+  const std::size_t tail = (samples.size() + 2) / 3;
+  int seen = 0;
+  for (std::size_t k = samples.size() - tail; k < samples.size(); ++k) {
+    if (std::isnan(samples[k])) continue;
+    if (samples[k] >= 0.05 * b) return false;
+    ++seen;
+  }
+  return seen >= 2;
+}
+
+std::optional<PoolLoad> pool_load(const Snapshot& s, PoolKind kind) {
+  PoolLoad load;
+  double sum_b = 0, sum_i = 0;
+  for (const auto& [key, q] : s.endpoints) {
+    auto [pool, endpoint] = split_endpoint_key(key);
+    if (pool_kind(peer_group(pool, endpoint)) != kind) continue;
+    if (q.unit != "requests" || !q.baseline.has_data() || !q.incident.has_data()) return std::nullopt;
+    sum_b += q.baseline.mean;
+    sum_i += q.incident.mean;
+    ++load.endpoints;
+    if (!out_of_rotation(q)) ++load.in_rotation;
+  }
+  if (load.endpoints == 0) return std::nullopt;
+  load.baseline = sum_b / load.endpoints;
+  load.incident = sum_i / std::max(load.in_rotation, 1);
+  return load;
+}
+
 PoolKind pool_kind(std::string_view name) {
   if (name.find("prefill") != std::string_view::npos) return PoolKind::kPrefill;
   if (name.find("decode") != std::string_view::npos) return PoolKind::kDecode;
@@ -76,7 +109,7 @@ std::vector<EndpointSpread> endpoint_spreads(const Snapshot& s) {
         ++n_b;
         max_b = std::max(max_b, b);
       }
-      if (b >= kBusyFloor && !(i >= 0.05 * b)) ++sp.dropped;
+      if (out_of_rotation(*q)) ++sp.dropped;
     }
     if (!top) continue;
     sp.mean = sum_i / static_cast<double>(members.size());

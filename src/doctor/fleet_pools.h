@@ -9,6 +9,7 @@
 // Pure functions on values; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,25 @@ struct EndpointSpread {
 // endpoint_spreads: one per peer group of two or more endpoints with load in the incident
 // window, most uneven first.
 std::vector<EndpointSpread> endpoint_spreads(const Snapshot& s);
+
+// out_of_rotation: an endpoint that carried load in the baseline and, in the incident window,
+// none (under 5 % of its baseline on average), or none in any sample of the window's last third:
+// a worker the router stopped sending to finishes what it holds and then idles, so its window
+// mean keeps the requests it finished after the change while its last samples read 0.
+bool out_of_rotation(const Quantity& q);
+
+// PoolLoad is a pool's requests in its workers (waiting + running) per worker in rotation, from
+// its endpoints where their load counts requests (inferscope's waiting + running; llm-d's per-pod
+// queue, waiting only): at a steady rate it is the rate times the time a request spends in the
+// pool, so it grows when the pool saturates, whichever of the queue or the batch holds it.
+struct PoolLoad {
+  double baseline = kNaN, incident = kNaN;  // requests per endpoint in rotation
+  int endpoints = 0, in_rotation = 0;       // the pool's endpoints; those still in rotation now
+};
+
+// pool_load: the pool of `kind`'s load from its endpoints; nullopt when fewer than one endpoint
+// of it counts requests or a window has no data.
+std::optional<PoolLoad> pool_load(const Snapshot& s, PoolKind kind);
 
 // pool_waiting finds the waiting of the pool of `kind`: the pools entry whose name says so, else
 // (an llm-d pool of both kinds) the derived one add_fleet_quantities made. nullptr when neither.

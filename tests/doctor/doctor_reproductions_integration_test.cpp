@@ -50,6 +50,7 @@ struct BenchLoad {
   int prefix_pool = 0;    // --prefix-pool: distinct prefixes every prompt starts with one of (0 = none)
   int prefix_len = 0;     // --prefix-len: their length in tokens
   int lora_adapters = 0;  // --lora-adapters: requests name lora-1..N in turn (0 = the base model)
+  int seed = 7;           // --seed: the same seed sends the same prompts again (cached by then)
 };
 
 struct Repro {
@@ -62,6 +63,9 @@ struct Repro {
   std::set<std::string> top;          // accepted top finding causes
   std::set<std::string> absent;       // causes that must not be reported at all
   bool held_aside = false;            // added after the rules were final and never tuned on
+  // Where the top finding must say it happened (class 9, a disaggregated fleet): nullopt = not
+  // checked, "" = not localized on that axis (a slowdown of every link is the fleet's).
+  std::optional<std::string> where_pool, where_endpoint;
 };
 
 constexpr double kWarmupS = 4, kHalfS = 12;
@@ -84,7 +88,7 @@ std::vector<std::string> bench_args(std::uint16_t port, const BenchLoad& load, d
           std::to_string(load.input_tokens), "--random-output-len",
           std::to_string(load.output_tokens), "--ignore-eos",
           "--no-progress",  "--seed",
-          "7"};
+          std::to_string(load.seed)};
   if (load.prefix_pool > 0)
     for (const std::string& a : {std::string("--prefix-pool"), std::to_string(load.prefix_pool), std::string("--prefix-len"),
                                  std::to_string(load.prefix_len)})
@@ -134,6 +138,7 @@ class ServeProcess {
 // Verdict is what one doctor run said.
 struct Verdict {
   std::string verdict, top_cause, top_stage, text;
+  std::string top_pool, top_endpoint;  // the top finding's where (empty: not localized there)
   std::set<std::string> causes;
 };
 
@@ -149,6 +154,11 @@ Verdict read_doctor_json(const std::string& out, const std::string& err) {
   if (!j["findings"].empty()) {
     v.top_cause = j["findings"][0]["cause"].get<std::string>();
     v.top_stage = j["findings"][0]["stage"].is_string() ? j["findings"][0]["stage"].get<std::string>() : "";
+    const nlohmann::json& where = j["findings"][0]["where"];
+    if (where.is_object()) {
+      v.top_pool = where.value("pool", "");
+      v.top_endpoint = where.value("endpoint", "");
+    }
   }
   v.text = j["headline"].get<std::string>();
   for (const auto& f : j["findings"])
@@ -163,6 +173,8 @@ bool judged_right(const Repro& r, const Verdict& v) {
   if (v.verdict != "degraded" || !r.top.count(v.top_cause)) return false;
   for (const std::string& c : r.absent)
     if (v.causes.count(c)) return false;
+  if (r.where_pool && v.top_pool != *r.where_pool) return false;
+  if (r.where_endpoint && v.top_endpoint != *r.where_endpoint) return false;
   return true;
 }
 
@@ -349,6 +361,124 @@ std::vector<Repro> all_repros() {
   return cases;
 }
 
+// fleet_args: serve as a disaggregated fleet of `prefill` + `decode` workers behind its router,
+// then `extra`.
+std::vector<std::string> fleet_args(int prefill, int decode, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"--prefill-workers", std::to_string(prefill), "--decode-workers",
+                                   std::to_string(decode)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// fleet_case: one class-9 case (its load unchanged through the change), with the pool and the
+// endpoint its top finding must name.
+Repro fleet_case(std::string name, std::vector<std::string> serve_args, BenchLoad load, std::string faults,
+                 std::string cause, std::optional<std::string> pool, std::optional<std::string> endpoint) {
+  // The incident's prompts are new ones (another seed): the baseline's again would find their
+  // KV in the router's index and the prefill workers' prefix caches, less work than before.
+  BenchLoad incident = load;
+  incident.seed = load.seed + 1;
+  Repro r{"9 disaggregated", std::move(name), std::move(serve_args), load, incident, std::move(faults),
+          {std::move(cause)}, {}};
+  r.where_pool = std::move(pool);
+  r.where_endpoint = std::move(endpoint);
+  return r;
+}
+
+// disaggregated_repros: issue 29's four faults of a disaggregated fleet, each at two magnitudes
+// (2 prefill + 2 decode workers), then the held-aside cases (other shapes, magnitudes and loads,
+// added once the rules were final).
+std::vector<Repro> disaggregated_repros() {
+  std::vector<Repro> cases;
+  // Every KV link slower (a NIC fallen back to TCP): the transfer and TTFT grow, prefill and
+  // decode keep their pace; no endpoint stands out, so the finding names none. The link is set
+  // slow enough (5 and 4 GB/s) that a transfer is a fair part of TTFT.
+  cases.push_back(fleet_case("kv_transfer x5, 2000-token prompts at 3 req/s, 5 GB/s link",
+                             fleet_args(2, 2, {"--kv-link-gb-per-s", "5"}),
+                             {.rate = 3, .input_tokens = 2000, .output_tokens = 64}, R"({"kv_transfer": 5})",
+                             "kv_transfer_slowdown", std::nullopt, ""));
+  cases.push_back(fleet_case("kv_transfer x3, 1500-token prompts at 2.5 req/s, 4 GB/s link",
+                             fleet_args(2, 2, {"--kv-link-gb-per-s", "4"}),
+                             {.rate = 2.5, .input_tokens = 1500, .output_tokens = 96}, R"({"kv_transfer": 3})",
+                             "kv_transfer_slowdown", std::nullopt, ""));
+  // The prefill pool cut to one worker at a prompt-heavy mix (long prompts, short answers, the
+  // engine at half speed so the rates stay low): its waiting grows while decode's stays near 0.
+  cases.push_back(fleet_case("prefill pool 2 -> 1, 4000-token prompts at 4 req/s, half speed",
+                             fleet_args(2, 2, {"--time-scale", "0.5"}),
+                             {.rate = 4, .input_tokens = 4000, .output_tokens = 16},
+                             R"({"pool_workers": {"pool": "prefill", "count": 1}})", "prefill_pool_saturated",
+                             "prefill", std::nullopt));
+  cases.push_back(fleet_case("prefill pool 2 -> 1, 3000-token prompts at 5 req/s, half speed",
+                             fleet_args(2, 2, {"--time-scale", "0.5"}),
+                             {.rate = 5, .input_tokens = 3000, .output_tokens = 24},
+                             R"({"pool_workers": {"pool": "prefill", "count": 1}})", "prefill_pool_saturated",
+                             "prefill", std::nullopt));
+  // The decode pool cut to one worker at an output-heavy mix (long answers, few seats per worker).
+  cases.push_back(fleet_case("decode pool 2 -> 1, 200-token answers at 4 req/s, 4 seats",
+                             fleet_args(2, 2, {"--max-num-seqs", "4"}),
+                             {.rate = 4, .input_tokens = 128, .output_tokens = 200},
+                             R"({"pool_workers": {"pool": "decode", "count": 1}})", "decode_pool_saturated",
+                             "decode", std::nullopt));
+  cases.push_back(fleet_case("decode pool 2 -> 1, 300-token answers at 2.2 req/s, 3 seats",
+                             fleet_args(2, 2, {"--max-num-seqs", "3"}),
+                             {.rate = 2.2, .input_tokens = 200, .output_tokens = 300},
+                             R"({"pool_workers": {"pool": "decode", "count": 1}})", "decode_pool_saturated",
+                             "decode", std::nullopt));
+  // The router skewed onto one decode endpoint (a scorer weight): requests pile there and wait
+  // for its seats while its peer takes only the overflow. (A skew so strong that the peer takes
+  // nothing at all reads as that peer cut from the pool: the doctor reads no count of the workers
+  // in rotation, and by their load the two are the same.)
+  cases.push_back(fleet_case("route_skew decode-0 0.9, 160-token answers at 5.5 req/s, 4 seats",
+                             fleet_args(2, 2, {"--max-num-seqs", "4"}),
+                             {.rate = 5.5, .input_tokens = 256, .output_tokens = 160},
+                             R"({"route_skew": {"endpoint": "decode-0", "weight": 0.9}})", "routing_imbalance",
+                             "decode", "decode-0"));
+  cases.push_back(fleet_case("route_skew decode-1 0.85, 240-token answers at 2.5 req/s, 3 seats",
+                             fleet_args(2, 2, {"--max-num-seqs", "3"}),
+                             {.rate = 2.5, .input_tokens = 320, .output_tokens = 240},
+                             R"({"route_skew": {"endpoint": "decode-1", "weight": 0.85}})", "routing_imbalance",
+                             "decode", "decode-1"));
+  // Held aside: other shapes (3P+2D, 2P+3D), magnitudes and loads, run as the rules stand.
+  std::vector<Repro> held = {
+      fleet_case("3P+2D, kv_transfer x4, 2500-token prompts at 2 req/s, 6 GB/s link",
+                 fleet_args(3, 2, {"--kv-link-gb-per-s", "6"}), {.rate = 2, .input_tokens = 2500, .output_tokens = 48},
+                 R"({"kv_transfer": 4})", "kv_transfer_slowdown", std::nullopt, ""),
+      fleet_case("kv_link decode-1 x6, 1800-token prompts at 3 req/s, 5 GB/s link",
+                 fleet_args(2, 2, {"--kv-link-gb-per-s", "5"}), {.rate = 3, .input_tokens = 1800, .output_tokens = 80},
+                 R"({"kv_link": {"worker": 1, "factor": 6}})", "kv_transfer_slowdown", std::nullopt, "decode-1"),
+      fleet_case("3P+2D, prefill pool 3 -> 1, 3500-token prompts at 4 req/s, half speed",
+                 fleet_args(3, 2, {"--time-scale", "0.5"}), {.rate = 4, .input_tokens = 3500, .output_tokens = 20},
+                 R"({"pool_workers": {"pool": "prefill", "count": 1}})", "prefill_pool_saturated", "prefill",
+                 std::nullopt),
+      fleet_case("prefill pool 2 -> 1, 5000-token prompts at 1.5 req/s, 40-token answers",
+                 fleet_args(2, 2, {}), {.rate = 1.5, .input_tokens = 5000, .output_tokens = 40},
+                 R"({"pool_workers": {"pool": "prefill", "count": 1}})", "prefill_pool_saturated", "prefill",
+                 std::nullopt),
+      fleet_case("2P+3D, decode pool 3 -> 1, 250-token answers at 4 req/s, 3 seats",
+                 fleet_args(2, 3, {"--max-num-seqs", "3"}), {.rate = 4, .input_tokens = 160, .output_tokens = 250},
+                 R"({"pool_workers": {"pool": "decode", "count": 1}})", "decode_pool_saturated", "decode",
+                 std::nullopt),
+      fleet_case("decode pool 2 -> 1, 400-token answers at 3 req/s, 6 seats",
+                 fleet_args(2, 2, {"--max-num-seqs", "6"}), {.rate = 3, .input_tokens = 96, .output_tokens = 400},
+                 R"({"pool_workers": {"pool": "decode", "count": 1}})", "decode_pool_saturated", "decode",
+                 std::nullopt),
+      fleet_case("route_skew decode-1 0.7, 200-token answers at 3 req/s, 2 seats",
+                 fleet_args(2, 2, {"--max-num-seqs", "2"}), {.rate = 3, .input_tokens = 256, .output_tokens = 200},
+                 R"({"route_skew": {"endpoint": "decode-1", "weight": 0.7}})", "routing_imbalance", "decode",
+                 "decode-1"),
+      fleet_case("2P+3D, route_skew decode-2 0.9, 180-token answers at 5 req/s, 4 seats",
+                 fleet_args(2, 3, {"--max-num-seqs", "4"}), {.rate = 5, .input_tokens = 200, .output_tokens = 180},
+                 R"({"route_skew": {"endpoint": "decode-2", "weight": 0.9}})", "routing_imbalance", "decode",
+                 "decode-2"),
+  };
+  for (Repro& r : held) {
+    r.held_aside = true;
+    r.name += " (held aside)";
+    cases.push_back(r);
+  }
+  return cases;
+}
+
 // run_all starts one server per case and one Prometheus scraping them all, runs every case at
 // once and prints each outcome with both doctors' findings.
 std::vector<Outcome> run_all(const std::vector<Repro>& cases) {
@@ -377,7 +507,11 @@ std::vector<Outcome> run_all(const std::vector<Repro>& cases) {
     for (auto [mode, ok, v] : {std::tuple{"scrape", o.scrape_ok, &o.scrape},
                                std::tuple{"prometheus", o.prometheus_ok, &o.prometheus}}) {
       std::cout << (ok ? "PASS " : "FAIL ") << o.name << " [" << mode << "]: verdict " << v->verdict << ", top "
-                << v->top_cause << " [" << v->top_stage << "]" << o.error << "\n";
+                << v->top_cause << " [" << v->top_stage << "]"
+                << (v->top_pool.empty() && v->top_endpoint.empty()
+                        ? std::string()
+                        : " where pool=" + v->top_pool + " endpoint=" + v->top_endpoint)
+                << o.error << "\n";
       if (!ok || std::getenv("DOCTOR_VERBOSE")) std::cout << "    " << v->text << "\n";
     }
     outcomes.push_back(std::move(o));
@@ -385,19 +519,23 @@ std::vector<Outcome> run_all(const std::vector<Repro>& cases) {
   return outcomes;
 }
 
-// Tests each class of issue 20 end to end in both modes (at least two cases per class, three
-// worker-stall shapes): the top finding names the expected cause, and where the issue says so
-// a cause is absent (no decode_slowdown for longer prompts). The held-aside cases run beside
-// them and their accuracy is printed for docs/doctor.md; their misses are findings about the
-// rules, not failures of this test.
-TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) {
-  std::vector<Repro> cases = all_repros();
-  if (const char* only = std::getenv("DOCTOR_REPRO")) {
-    std::vector<Repro> picked;
-    for (auto& c : cases)
-      if ((c.klass + ": " + c.name).find(only) != std::string::npos) picked.push_back(c);
-    cases = picked;
-  }
+// filtered: the cases whose "class: name" holds DOCTOR_REPRO (all when it is not set), less the
+// held-aside ones when DOCTOR_SKIP_HELD_ASIDE is set (while rules are being worked on: held-aside
+// cases are run only once the rules are final).
+std::vector<Repro> filtered(std::vector<Repro> cases) {
+  const char* only = std::getenv("DOCTOR_REPRO");
+  const bool skip_held = std::getenv("DOCTOR_SKIP_HELD_ASIDE") != nullptr;
+  std::vector<Repro> picked;
+  for (auto& c : cases)
+    if ((!only || (c.klass + ": " + c.name).find(only) != std::string::npos) && !(skip_held && c.held_aside))
+      picked.push_back(c);
+  return picked;
+}
+
+// run_and_judge runs every case at once, prints the first-attempt accuracy of the cases and of
+// the held-aside ones apart, and runs the failed cases (never the held-aside ones) once more on
+// fresh servers: a case fails the test only when it fails twice.
+void run_and_judge(const std::vector<Repro>& cases) {
   ASSERT_FALSE(cases.empty());
   const std::vector<Outcome> first = run_all(cases);
   ASSERT_EQ(first.size(), cases.size());
@@ -419,6 +557,21 @@ TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) {
     EXPECT_TRUE(o.scrape_ok) << o.name << " failed twice in --scrape mode";
     EXPECT_TRUE(o.prometheus_ok) << o.name << " failed twice in --prometheus mode";
   }
+}
+
+// Tests each class of issue 20 end to end in both modes (at least two cases per class, three
+// worker-stall shapes): the top finding names the expected cause, and where the issue says so
+// a cause is absent (no decode_slowdown for longer prompts). The held-aside cases run beside
+// them and their accuracy is printed for docs/doctor.md; their misses are findings about the
+// rules, not failures of this test.
+TEST(DoctorReproductionsIntegrationTest, FiveClassesInBothModes) { run_and_judge(filtered(all_repros())); }
+
+// Tests class 9 (issue 29), a disaggregated fleet's own incidents on `serve --prefill-workers
+// --decode-workers`, in both modes at two magnitudes each: the top finding names the cause and
+// its where names the pool (a pool cut) or the endpoint (a skewed router), and no endpoint when
+// every KV link slowed. Held-aside cases are reported apart, as above.
+TEST(DoctorReproductionsIntegrationTest, DisaggregatedFleetFaultsInBothModes) {
+  run_and_judge(filtered(disaggregated_repros()));
 }
 
 }  // namespace
