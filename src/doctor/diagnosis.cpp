@@ -363,6 +363,17 @@ class Reasoner {
     return best_stage;
   }
 
+  // failing_share: the share of the incident window's requests that failed, inside the server
+  // or rejected (4xx); 0 when neither ratio is exposed.
+  double failing_share() const {
+    double share = 0;
+    for (SignalId id : {SignalId::kErrorRatio, SignalId::kClientErrorRatio}) {
+      const double r = mean_of(s_.find(id), true);
+      if (!std::isnan(r)) share += r;
+    }
+    return share;
+  }
+
   void rank_and_decide() {
     // Without an e2e change the symptom that moved far outside its noise is what a cause explains
     // (its share of the e2e change would divide by noise).
@@ -397,6 +408,13 @@ class Reasoner {
     }
     std::stable_sort(d_.findings.begin(), d_.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.score > b.score; });
+    // Most requests failing in the window is the incident, whatever else moved: the latency
+    // histograms then time mostly failures (a 404 ends in microseconds, a timeout at its limit),
+    // so a latency or stage change among them follows from the failures and ranks after them.
+    const bool failing_most = failing_share() >= 0.5;
+    if (failing_most)
+      std::stable_partition(d_.findings.begin(), d_.findings.end(),
+                            [](const Finding& f) { return group_of(f.cause) == CauseGroup::kErrors; });
     bool has_cause = false, only_data = true;
     for (const auto& f : d_.findings) {
       if (group_of(f.cause) != CauseGroup::kDataPresence) only_data = false;
@@ -413,7 +431,8 @@ class Reasoner {
       }
       const Finding& top = d_.findings.front();
       const CauseSpec* top_cause = spec_named(top.cause);
-      if (!latency_changed && top_cause && !top_cause->headline.lead_without_slowdown.empty()) {
+      const bool failures_lead = failing_most && group_of(top.cause) == CauseGroup::kErrors;
+      if ((!latency_changed || failures_lead) && top_cause && !top_cause->headline.lead_without_slowdown.empty()) {
         d_.headline = "degraded: " + fill_headline(top_cause->headline.lead_without_slowdown, headline_fields(top));
       } else if (symptom_only) {
         d_.headline = "degraded: " + symptom_phrase();
