@@ -13,10 +13,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
-#include <filesystem>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -28,6 +28,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
