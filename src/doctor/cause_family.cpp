@@ -48,6 +48,14 @@ double Evaluation::direct_stage_strength(Stage stage) const {
   // it also counts by how far it moves TTFT (x1.5 starts, x3 is full), however long decode is.
   if (before_first_token && ttft && ttft->baseline.mean > 0)
     strength = std::max(strength, ramp(delta / ttft->baseline.mean, 0.5, 2.0));
+  // A stage multiplied far outside its own noise (x1.5, twice its floor) that adds a real part of
+  // e2e (4 % of the baseline's) makes the verdict degraded by itself (the symptom rule); the cause
+  // whose mechanism is that stage explains it then, by how far the stage multiplied (x1.5
+  // starts, x3 is full), not only by its share of e2e: a send stage x100 at +12 ms beside 220 ms
+  // of decode is the network's, not "no known cause".
+  const double multiplied = ratio(q->baseline.per_request, q->incident.per_request);
+  if (delta > 2 * threshold && multiplied >= 1.5 && delta >= 0.04 * e2e->baseline.mean)
+    strength = std::max(strength, log_ramp(multiplied, 1.5, 3.0));
   return strength;
 }
 
