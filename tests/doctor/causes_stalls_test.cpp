@@ -84,7 +84,9 @@ TEST(DiagnosisTest, LateScrapeIsNoWorkerStall) {
 // a step) is still worker_stall: requests wait beside free batch slots while the engine idles in
 // 3 samples of 10; and that bursts of arrivals at the same rate (the queue beside a full batch,
 // the engine idle between bursts) are not.
-TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
+// waiting_beside_free_slots_samples: queue +200 ms while 3 samples of 10 catch requests waiting
+// beside free slots with the engine idling (the released backlog fills the batch next sample).
+Snapshot waiting_beside_free_slots_samples() {
   Snapshot stall = steady();
   stall.latency["e2e"] = quantity(0.300, 0.500, 100, "s", 0.02);
   stall.stages["queue"] = quantity(0.005, 0.205);
@@ -95,6 +97,11 @@ TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
   stall.signals["engine_busy"] = quantity(0.8, 0.8, 10, "ratio");
   sampled(stall.signals["engine_busy"].baseline, std::vector<double>(10, 0.8));
   sampled(stall.signals["engine_busy"].incident, {0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8});
+  return stall;
+}
+
+TEST(DiagnosisTest, WorkerStallFromWaitingBesideFreeSlots) {
+  Snapshot stall = waiting_beside_free_slots_samples();
   Diagnosis d = run(stall);
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   EXPECT_EQ(d.findings.front().cause, "worker_stall") << to_text(d);
@@ -177,16 +184,7 @@ TEST(DiagnosisTest, EngineHeldTimeDecidesAStall) {
   EXPECT_EQ(d.findings.front().summary.find("from sampled gauges only"), std::string::npos)
       << d.findings.front().summary;
 
-  Snapshot none = steady();
-  none.latency["e2e"] = quantity(0.300, 0.500, 100, "s", 0.02);
-  none.stages["queue"] = quantity(0.005, 0.205);
-  sampled(none.signals["waiting"].baseline, std::vector<double>(10, 0));
-  sampled(none.signals["waiting"].incident, {0, 3, 0, 0, 2, 0, 0, 3, 0, 0});
-  sampled(none.signals["running"].baseline, {2, 3, 2, 2, 3, 2, 2, 3, 2, 2});
-  sampled(none.signals["running"].incident, {2, 2, 6, 2, 2, 6, 2, 2, 6, 2});
-  none.signals["engine_busy"] = quantity(0.8, 0.8, 10, "ratio");
-  sampled(none.signals["engine_busy"].baseline, std::vector<double>(10, 0.8));
-  sampled(none.signals["engine_busy"].incident, {0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8, 0.4, 0.9, 0.8});
+  Snapshot none = waiting_beside_free_slots_samples();
   none.signals["engine_held"] = quantity(0.0, 0.0, 10, "ratio");
   Diagnosis n = run(none);
   for (const Finding& f : n.findings) EXPECT_NE(f.cause, "worker_stall") << to_text(n);

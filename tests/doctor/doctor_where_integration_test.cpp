@@ -17,6 +17,8 @@
 #include "doctor/doctor_scenario_support.h"
 #include "gateway/gateway.h"
 #include "promapi/prometheus_client.h"
+#include "serve/engine/engine.h"
+#include "serve/server.h"
 #include "support/prometheus_process.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
@@ -123,6 +125,11 @@ void expect_one_then_all(const std::string& prometheus_url, const Servers& repli
   EXPECT_EQ(json["findings"][0]["where"]["instance"], address(*replicas[2]));
 
   ASSERT_EQ(testing::set_faults(replicas[2]->port(), "{}"), 200);
+  // The slowed replica's backlog drains before the next baseline: on a loaded host the drain
+  // outlasted the baseline's 2 s lead once, and a queue draining through the baseline (p95 0.5 s)
+  // raised its noise floor above the change that followed.
+  inferscope::testing::wait_until([&] { return replicas[2]->engine().stats().waiting == 0; }, std::chrono::seconds(30),
+                                  std::chrono::milliseconds(100));
   std::vector<const serve::Server*> every;
   for (const auto& r : replicas) every.push_back(r.get());
   Diagnosis all = slow_then_diagnose(prometheus_url, every);
