@@ -129,9 +129,14 @@ function loginCheckArgs() {
     // The page's next refresh (pressed here instead of waiting for the timer) meets the 401.
     // (The page's own timer may get there first: then there is no button left to press.)
     // A Basic challenge holds the page's request on a password prompt: the page never gets there.
-    const toLogin = page.waitForURL(`${opt.url}/login`, { timeout: 20000 }).then(() => null, (e) => e);
+    // Polled, not waitForURL: the page's own timer may have sent it to /login already, and a
+    // wait for a navigation that has happened (or for its load event) once timed out here while
+    // the page stood at /login.
+    const atLogin = () => new URL(page.url()).pathname === '/login';
+    const until = Date.now() + 20000;
     await page.click('#refresh-now', { timeout: 5000 }).catch(() => {});
-    const stuck = await toLogin;
+    while (!atLogin() && Date.now() < until) await page.waitForTimeout(200);
+    const stuck = !atLogin();
     if (stuck) failing.push(`the page did not open /login within 20 s of its session ending (it is at ${page.url()}; 401s it saw: ${JSON.stringify(refusals)})`);
     steps.expired = { at: new URL(page.url()).pathname, refusals };
     note(`session ended under the page: ${JSON.stringify(steps.expired)}`);
