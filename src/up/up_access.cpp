@@ -33,9 +33,11 @@ std::string up_access_log_name(std::string_view name) {
   return out;
 }
 
-net::Response up_access_unauthorized(const std::string& message) {
+// up_access_unauthorized is the 401 with `challenge` (WWW-Authenticate); Basic by default.
+net::Response up_access_unauthorized(const std::string& message,
+                                     std::string challenge = R"(Basic realm="inferscope", charset="UTF-8")") {
   net::Response response = net::Response::error(net::ApiError::unauthorized(message));
-  response.headers.emplace_back("WWW-Authenticate", R"(Basic realm="inferscope", charset="UTF-8")");
+  response.headers.emplace_back("WWW-Authenticate", std::move(challenge));
   return response;
 }
 
@@ -52,10 +54,10 @@ bool up_access_page_request(const net::Request& request) {
 // up_access_session_ended is the 401 for up_access_page_request: the challenge names the sign-in
 // form (the "Cookie" scheme of draft-broyer-http-cookie-auth, which no browser prompts for).
 net::Response up_access_session_ended(const std::string& path) {
-  net::Response response = net::Response::error(
-      net::ApiError::unauthorized("cannot serve " + path + ": no session (signed out or expired): sign in at /login"));
-  response.headers.emplace_back("WWW-Authenticate",
-                                R"(Cookie realm="inferscope", form-action="/login", cookie-name="inferscope_session")");
+  net::Response response =
+      up_access_unauthorized("cannot serve " + path + ": no session (signed out or expired): sign in at /login",
+                             R"(Cookie realm="inferscope", form-action="/login", cookie-name=")" +
+                                 std::string(kUpSessionCookie) + "\"");
   response.headers.emplace_back("Cache-Control", "no-store");
   return response;
 }
