@@ -68,6 +68,10 @@ struct Found {
   // engine getting slower per token.
   double kv_transfer = 0, prefill_pool = 0, decode_pool = 0, routing = 0;
   std::string routing_group;  // the endpoints' peer group routing_imbalance weighed (fleet_pools.h)
+  // A prefill pool cut to fewer workers: the pool's endpoints / those still in rotation (>= 1; 1
+  // without a cut). Each worker left gets that many times the prompts, and prompts prefilled
+  // together share the steps, so each one's prefill time per token rises by up to as much.
+  double prefill_concentration = 1;
   // What a prefill-side cause can add to a decoding request: the engine time its extra prefill
   // work takes while it decodes (seconds per request; absent = no bound known).
   std::map<CauseId, double> decode_caps;

@@ -286,6 +286,8 @@ void evaluate_pool(Evaluation& e, const std::vector<EndpointSpread>& spreads, Po
   const bool cut_workers = sp && sp->dropped > 0 && routed < 0.5;
   const double strength = grew * room * (1 - 0.5 * e.found.load) * (1 - routed) * (1 - e.found.kv_transfer);
   (kind == PoolKind::kPrefill ? e.found.prefill_pool : e.found.decode_pool) = strength;
+  if (kind == PoolKind::kPrefill && cut_workers && sp->peers > sp->dropped)
+    e.found.prefill_concentration = double(sp->peers) / (sp->peers - sp->dropped);
 
   Hypothesis& h = e.add(kind == PoolKind::kPrefill ? CauseId::kPrefillPoolSaturated : CauseId::kDecodePoolSaturated);
   const std::string what = kind == PoolKind::kPrefill ? "prefill" : "decode";

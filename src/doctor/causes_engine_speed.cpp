@@ -183,7 +183,9 @@ void evaluate_engine_speed(Evaluation& e) {
     ppt_ratio *= std::max(1 - hit->baseline.mean, 0.02) / std::max(1 - hit->incident.mean, 0.02);
   bool prefill_up = prefill ? e.compare_per_request(prefill).delta > e.compare_per_request(prefill).threshold
                             : ppt_ratio > 1.2;
-  double s_ppt = prefill_up ? log_ramp(ppt_ratio, 1.25, 2.0) : 0;
+  // A prefill pool cut to fewer workers batches more prompts into each step of those left: that
+  // much of the rise is the cut's (prefill_pool_saturated), not a slower engine.
+  double s_ppt = prefill_up ? log_ramp(ppt_ratio / found.prefill_concentration, 1.25, 2.0) : 0;
 
   // Decode slowdown is what is left of a per-token slowdown once load (bigger batches), KV
   // preemptions (recompute gaps) and stalls (one long gap) are accounted for.
@@ -225,7 +227,11 @@ void evaluate_engine_speed(Evaluation& e) {
     if (hit) h.evidence.push_back(e.ev(hit, "prefix cache hit rate"));
     h.summary = "prefill got slower per prompt token: " + seconds(cost.baseline) + " -> " + seconds(cost.incident) +
                 " while prompt lengths are " + (found.prompt > 0 ? "also longer" : "unchanged");
-    h.why_not = "prefill per prompt token " + seconds(cost.baseline) + " -> " + seconds(cost.incident);
+    h.why_not = "prefill per prompt token " + seconds(cost.baseline) + " -> " + seconds(cost.incident) +
+                (found.prefill_concentration > 1
+                     ? common::format_printf(" (x%.1f the prompts per prefill worker in rotation: a pool cut)",
+                                             found.prefill_concentration)
+                     : std::string());
   }
 }
 
