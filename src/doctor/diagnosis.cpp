@@ -467,7 +467,10 @@ class Reasoner {
     });
     if (!hardware_bound) return;
     const bool scraped = s_.source == "scrape";
-    if (!s_.find(SignalId::kHostCpuBusy))
+    // A host series the collector asked for and got nothing back for (Prometheus without
+    // node-exporter for these hosts) is as missing as one never asked for.
+    const Quantity* host_cpu = s_.find(SignalId::kHostCpuBusy);
+    if (!host_cpu || !host_cpu->incident.has_data())
       d_.notes.push_back(scraped ? "no host CPU view: add node-exporter's URL on the server's host "
                                    "(http://HOST:9100/metrics) as another --scrape to see whether other processes "
                                    "take its cores"

@@ -161,6 +161,9 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1u, kMaxLoraAdapters));
   cmd->add_option("--seed", o.seed, "seed for request outputs without their own seed");
   cmd->add_flag("--enable-admin", o.enable_admin, "serve /admin/faults to loopback peers");
+  cmd->add_flag("--no-gpu-series{false}", o.simulated_gpu,
+                "export none of the simulated GPU's DCGM_FI_* gauges: the server shows no GPU to a scraper, as a "
+                "CPU backend (llama.cpp's) does");
   cmd->add_option("--fault", flags->faults,
                   "fault at start, name=value (repeatable): decode_slowdown=3, kv_capacity=0.25, "
                   "'stall={\"for_ms\":500,\"every_s\":10}', error_rate=0.1, network_delay_ms=20, "

@@ -33,6 +33,7 @@ Result<void> bind_serve_metrics(ServerState& state) {
   options.data_parallel_size = o.disagg.enabled() ? o.disagg.prefill_workers + o.disagg.decode_workers
                                                   : o.data_parallel_size;
   options.time_scale = o.engine.time_scale;
+  options.simulated_gpu = o.simulated_gpu;
   try {
     state.metrics = std::make_unique<ServeMetrics>(state.registry, std::move(options));
   } catch (const std::invalid_argument& e) {

@@ -48,6 +48,8 @@ struct ServerOptions {
   std::vector<std::string> lora_modules;
   FaultSet faults;
   bool enable_admin = false;                  // /admin/faults exists only then (loopback peers)
+  // The simulated GPU's DCGM_FI_* gauges: off, a scraper sees what a CPU backend (llama.cpp's) shows.
+  bool simulated_gpu = true;
   std::size_t max_body_bytes = 1 << 20;       // larger request bodies get 413
   std::uint64_t seed = 0;                     // seeds per-request generation when a request has none
   unsigned io_threads = 1;                    // one io_context per thread; connections spread over them

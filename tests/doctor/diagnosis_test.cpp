@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "doctor/alert_diagnosis.h"
 #include "doctor/diagnosis_support.h"
 #include "doctor/doctor_api.h"
@@ -87,6 +89,17 @@ TEST(DiagnosisTest, NextStepsFollowTheHardwareShown) {
     gpu |= n.rfind("no GPU series: the next steps assume no GPU", 0) == 0;
   }
   EXPECT_TRUE(host && gpu) << to_text(d);
+
+  // Prometheus without node-exporter for the target's host: the series was asked for and came
+  // back empty, which is no host view either.
+  Snapshot asked = decode_slowed(3);
+  asked.source = "prometheus";
+  asked.signals["host_cpu_busy"] = Quantity{};
+  Diagnosis a = run(asked);
+  ASSERT_EQ(a.findings.front().cause, "decode_slowdown") << to_text(a);
+  EXPECT_TRUE(std::any_of(a.notes.begin(), a.notes.end(),
+                          [](const std::string& n) { return n.rfind("no host CPU view: Prometheus has no node-exporter", 0) == 0; }))
+      << to_text(a);
 
   Snapshot gpu_host = decode_slowed(3);
   gpu_host.signals["gpu_util"] = quantity(0.6, 0.9, 100, "ratio");

@@ -77,6 +77,9 @@ struct Repro {
   // by the top finding as above.
   std::string named_stage;
   int cpu_hogs = 0;  // busy-loop processes beside serve from the change to the incident's end
+  // A target without GPU series (issue 31: a CPU backend such as llama.cpp's): the top finding's
+  // next steps name no GPU tool, and a note names the host view the doctor lacks.
+  bool cpu_backend_advice = false;
 };
 
 constexpr double kWarmupS = 4, kHalfS = 12;
@@ -153,6 +156,7 @@ struct Verdict {
   std::set<std::string> causes;
   std::set<std::string> stages;     // the findings' stages
   std::vector<std::string> notes;
+  std::vector<std::string> top_next_steps;
 };
 
 Verdict read_doctor_json(const std::string& out, const std::string& err) {
@@ -173,6 +177,9 @@ Verdict read_doctor_json(const std::string& out, const std::string& err) {
   if (!j["findings"].empty()) {
     v.top_cause = j["findings"][0]["cause"].get<std::string>();
     v.top_stage = j["findings"][0]["stage"].is_string() ? j["findings"][0]["stage"].get<std::string>() : "";
+    if (j["findings"][0].contains("next_steps") && j["findings"][0]["next_steps"].is_array())
+      for (const auto& step : j["findings"][0]["next_steps"])
+        if (step.is_string()) v.top_next_steps.push_back(step.get<std::string>());
     const nlohmann::json& where = j["findings"][0]["where"];
     if (where.is_object()) {
       v.top_pool = where.value("pool", "");
@@ -186,6 +193,7 @@ Verdict read_doctor_json(const std::string& out, const std::string& err) {
     v.text += "\n    considered " + c["cause"].get<std::string>() + " " + c["score"].dump() + ": " +
               c["reason"].get<std::string>();
   for (const std::string& n : v.notes) v.text += "\n    note: " + n;
+  for (const std::string& step : v.top_next_steps) v.text += "\n    next step: " + step;
   return v;
 }
 
@@ -203,6 +211,15 @@ bool judged_right(const Repro& r, const Verdict& v) {
     if (v.causes.count(c)) return false;
   if (r.where_pool && v.top_pool != *r.where_pool) return false;
   if (r.where_endpoint && v.top_endpoint != *r.where_endpoint) return false;
+  if (r.cpu_backend_advice) {
+    if (v.top_next_steps.empty()) return false;
+    for (const std::string& step : v.top_next_steps)
+      for (const char* gpu_word : {"nvidia-smi", "DCGM", "GPU"})
+        if (step.find(gpu_word) != std::string::npos) return false;
+    if (std::none_of(v.notes.begin(), v.notes.end(),
+                     [](const std::string& n) { return n.rfind("no host CPU view", 0) == 0; }))
+      return false;
+  }
   return true;
 }
 
@@ -564,6 +581,18 @@ std::vector<Repro> where_used_repros() {
     r.cpu_hogs = 2;
     cases.push_back(r);
   }
+  // e. A server without GPU series (serve --no-gpu-series, as llama.cpp's CPU backend) slowed while
+  //    two busy loops take the host's cores: the engine's cause first, next steps for a CPU
+  //    backend (no GPU tool), and a note that the doctor has no host CPU view to tell contention.
+  for (auto [faults, what, top] :
+       {std::tuple{R"({"decode_slowdown": 4})", "decode x4", "decode_slowdown"},
+        std::tuple{R"({"decode_slowdown": 2.5, "prefill_slowdown": 3})", "decode x2.5 and prefill x3", "decode_slowdown"}}) {
+    Repro r{"31e CPU backend", std::string(what) + ", 2 CPU hogs, 96-token answers at 3 req/s", {"--no-gpu-series"},
+            {.rate = 3, .input_tokens = 384, .output_tokens = 96}, std::nullopt, faults, {top, "prefill_slowdown"}, {}};
+    r.cpu_hogs = 2;
+    r.cpu_backend_advice = true;
+    cases.push_back(r);
+  }
   // Held aside: one more per class, added once the cases above were settled, run as they stand.
   std::vector<Repro> held;
   held.push_back({"31a saturated prompts", "prompts x6 (300 -> 1800 tokens) at 7 req/s, batch cap 3",
@@ -588,6 +617,14 @@ std::vector<Repro> where_used_repros() {
             {.rate = 3, .input_tokens = 500, .output_tokens = 64}, std::nullopt,
             R"({"worker_stall": {"for_ms": 1400, "every_s": 4}})", {"worker_stall"}, {}};
     r.cpu_hogs = 2;
+    held.push_back(r);
+  }
+  {
+    Repro r{"31e CPU backend", "decode x6, 1 CPU hog, 200-token answers at 2 req/s", {"--no-gpu-series"},
+            {.rate = 2, .input_tokens = 256, .output_tokens = 200}, std::nullopt, R"({"decode_slowdown": 6})",
+            {"decode_slowdown"}, {}};
+    r.cpu_hogs = 1;
+    r.cpu_backend_advice = true;
     held.push_back(r);
   }
   for (Repro& r : held) {
@@ -697,7 +734,9 @@ TEST(DoctorReproductionsIntegrationTest, DisaggregatedFleetFaultsInBothModes) {
 // modes: prompts x8-x10 at a rate that saturates a small batch are long_prompts with no
 // decode_slowdown; a send stage multiplied at a few ms is named in a finding or a note; 404 on
 // every request before and after is error_spike (never no_data); worker stalls beside two busy
-// loops on the host are worker_stall. Held-aside cases are reported apart, as above.
+// loops on the host are worker_stall; a server without GPU series slowed beside busy loops gets
+// next steps without GPU tools and a note that the host's CPU view is missing. Held-aside cases
+// are reported apart, as above.
 TEST(DoctorReproductionsIntegrationTest, WhereItIsUsedInBothModes) { run_and_judge(filtered(where_used_repros())); }
 
 }  // namespace

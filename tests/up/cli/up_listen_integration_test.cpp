@@ -151,7 +151,7 @@ TEST(UpListenIntegrationTest, RolesOverTlsAndWrongPasswordsBackOff) {
   EXPECT_EQ(stack.request("POST", "/v1/traces", {"-H", "Authorization: Bearer not-the-token-0123456789"}).status, 401);
   ASSERT_TRUE(stack.up->wait_line("unknown bearer token from 127.0.0.1 on POST /v1/traces", 10s));
   const std::string output = stack.up->output();
-  for (const std::string secret : {wrong, std::string(kAlicePassword), std::string(kBobPassword),
+  for (const std::string& secret : {wrong, std::string(kAlicePassword), std::string(kBobPassword),
                                    std::string(kIngestToken), std::string("not-the-token")}) {
     EXPECT_EQ(output.find(secret), std::string::npos) << secret << " leaked into:\n" << output;
   }
@@ -271,7 +271,7 @@ TEST(UpListenIntegrationTest, PageLoginOverTls) {
   EXPECT_EQ(curl("/api/status", {"-b", alice_jar}).status, 200);
   ASSERT_TRUE(stack.up->wait_line("user 'bob' signed out from 127.0.0.1", 10s)) << stack.up->output();
   const std::string output = stack.up->output();
-  for (const std::string secret : {std::string(kAlicePassword), std::string(kBobPassword), bob_id, alice_csrf,
+  for (const std::string& secret : {std::string(kAlicePassword), std::string(kBobPassword), bob_id, alice_csrf,
                                    std::string("Wrong-Form-Guess")}) {
     EXPECT_EQ(output.find(secret), std::string::npos) << secret << " leaked into:\n" << output;
   }
