@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dialect/promql.h"
 #include "doctor/exposition_sampling.h"
@@ -90,6 +94,11 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   ++queries;
   std::set<std::string> jobs_wanted;
   std::set<std::string> hosts;  // hosts of the selected targets: where their host CPU is read
+  // Targets whose health reads down now, with their snap.targets_down line.
+  struct DownTarget {
+    std::string job, instance, line;
+  };
+  std::vector<DownTarget> down_now;
   if (targets) {
     // Only targets the selector could mean: a job="x" matcher narrows them.
     std::string job;
@@ -112,9 +121,39 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
       scrape_interval = std::max(scrape_interval, t.scrape_interval_s);
       if (t.health == "down") {
         auto inst = t.labels.find("instance");
-        snap.targets_down.push_back((j == t.labels.end() ? std::string("?") : j->second) + "/" +
-                                    (inst == t.labels.end() ? t.scrape_url : inst->second) + ": " + t.last_error);
+        const std::string job_name = j == t.labels.end() ? std::string() : j->second;
+        const std::string instance = inst == t.labels.end() ? std::string() : inst->second;
+        down_now.push_back({job_name, instance,
+                            (job_name.empty() ? std::string("?") : job_name) + "/" +
+                                (instance.empty() ? t.scrape_url : instance) + ": " + t.last_error});
       }
+    }
+  }
+  // Prometheus' health is its latest scrape's, read now: one scrape that timed out on a loaded
+  // host reads down while every other scrape of the window succeeded, and a window that ended in
+  // the past is not judged by the present. A target is down for this window when no scrape in
+  // its last two intervals up to the window's end succeeded (`up`, which Prometheus writes at
+  // every scrape, success or not); where `up` has no sample there for it (a selector on labels
+  // `up` lacks, a target newer than that), by its health as before.
+  if (!down_now.empty()) {
+    const double interval = scrape_interval > 0 ? scrape_interval : 15;
+    const int lookback_s = static_cast<int>(std::ceil(2.5 * interval));
+    const std::string up_query = "max by (job, instance) (max_over_time(up" +
+                                 (inner->empty() ? std::string() : "{" + *inner + "}") + "[" +
+                                 std::to_string(lookback_s) + "s]))";
+    auto up = client.query(up_query, w.at);
+    ++queries;
+    std::map<std::pair<std::string, std::string>, double> last_up;
+    if (up)
+      for (const auto& series : up->series) {
+        auto job = series.labels.find("job");
+        auto inst = series.labels.find("instance");
+        if (job != series.labels.end() && inst != series.labels.end() && !series.points.empty())
+          last_up[{job->second, inst->second}] = series.points.back().value;
+      }
+    for (const DownTarget& t : down_now) {
+      auto it = last_up.find({t.job, t.instance});
+      if (it == last_up.end() || !(it->second > 0)) snap.targets_down.push_back(t.line);
     }
   }
 

@@ -6,6 +6,7 @@
 #include <inferscope/metrics/metrics_server.h>
 #include <inferscope/metrics/registry.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -269,6 +270,7 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
       << without;
 
   driver.stop();
+  const double stopped_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   (*server)->stop();
   // Prometheus marks the target down at its next scrape.
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -277,6 +279,11 @@ TEST(DoctorModesIntegrationTest, TargetDownAndMetricsMissing) {
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(d->verdict, "no_data") << to_text(*d);
   EXPECT_TRUE(has_cause(*d, "target_down")) << to_text(*d);
+  // A window that ended while every scrape succeeded is not judged by the target's health now.
+  DoctorRequest before_stop{prom.url(), stopped_at - 0.5, 5, 20, "{job=\"serve\"}", ""};
+  auto b = run_doctor(before_stop);
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_FALSE(has_cause(*b, "target_down")) << to_text(*b);
 
   DoctorRequest missing{prom.url(), 0, 5, 20, "{job=\"bare\"}", ""};
   auto m = run_doctor(missing);
