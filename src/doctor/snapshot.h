@@ -53,7 +53,7 @@ struct Where {
   std::string job;
   std::string instance;
   std::string model;
-  std::string engine;
+  std::string engine = {};
   std::string pool = {};
   std::string endpoint = {};
   bool empty() const {

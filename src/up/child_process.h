@@ -29,7 +29,7 @@ namespace inferscope::up {
 struct ChildOptions {
   std::string binary;
   std::vector<std::string> args;
-  std::filesystem::path log_file;  // appended to; empty = output only goes to on_line
+  std::filesystem::path log_file = {};  // appended to; empty = output only goes to on_line
   // env is set in the child's environment on top of up's (NAME=value each): how a secret reaches
   // a program without appearing in its command line (/proc/PID/environ is readable by its owner only).
   std::vector<std::string> env = {};

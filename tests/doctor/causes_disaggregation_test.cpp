@@ -231,8 +231,9 @@ TEST(DisaggregationCausesTest, RoutingImbalanceNamedFirst) {
       EXPECT_EQ(top.cause, "routing_imbalance") << label;
       EXPECT_EQ(top.where.pool, dialect == FleetDialect::kLlmd ? "qwen3-pool" : "decode") << label;
       EXPECT_FALSE(top.where.endpoint.empty()) << label;
-      if (dialect != FleetDialect::kDynamo)  // Dynamo names a worker by its numeric worker_id
+      if (dialect != FleetDialect::kDynamo) {  // Dynamo names a worker by its numeric worker_id
         EXPECT_NE(top.where.endpoint.find("decode-0"), std::string::npos) << label;
+      }
       for (const char* other : {"capacity_drop", "decode_slowdown", "decode_pool_saturated"})
         EXPECT_EQ(disagg_finding(d, other), nullptr) << other << " " << label;
     }

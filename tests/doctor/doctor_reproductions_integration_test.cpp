@@ -71,11 +71,11 @@ struct Repro {
   bool held_aside = false;            // added after the rules were final and never tuned on
   // Where the top finding must say it happened (class 9, a disaggregated fleet): nullopt = not
   // checked, "" = not localized on that axis (a slowdown of every link is the fleet's).
-  std::optional<std::string> where_pool, where_endpoint;
+  std::optional<std::string> where_pool = std::nullopt, where_endpoint = std::nullopt;
   // A stage that must be named, in a finding (its stage, or a cause in `top`) or in a note,
   // whatever the verdict (issue 31: a stage far outside its noise is never silent). "" = judged
   // by the top finding as above.
-  std::string named_stage;
+  std::string named_stage = {};
   int cpu_hogs = 0;  // busy-loop processes beside serve from the change to the incident's end
   // A target without GPU series (issue 31: a CPU backend such as llama.cpp's): the top finding's
   // next steps name no GPU tool, and a note names the host view the doctor lacks.

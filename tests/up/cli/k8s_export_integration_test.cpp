@@ -145,7 +145,9 @@ TEST_F(K8sExportCliTest, EveryManifestHasTheRequiredFields) {
     for (const auto& [label, value] : fact["labels"].as<std::map<std::string, std::string>>()) {
       EXPECT_EQ(object["metadata"]["labels"][label].as<std::string>(""), value) << entry.path() << " " << label;
     }
-    if (kind == "ConfigMap") EXPECT_LT(read_text(entry.path()).size(), fact["max_bytes"].as<std::size_t>());
+    if (kind == "ConfigMap") {
+      EXPECT_LT(read_text(entry.path()).size(), fact["max_bytes"].as<std::size_t>());
+    }
     if (kind == "Deployment") {
       for (const auto& item : object["spec"]["selector"]["matchLabels"]) {
         const std::string key = item.first.as<std::string>();
