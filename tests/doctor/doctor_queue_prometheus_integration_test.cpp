@@ -5,6 +5,7 @@
 // steady baseline the test changes one thing and asks the doctor about the 12 s since, against the
 // 12 s before, as `inferscope doctor --prometheus URL --window 12s --baseline 12s` does.
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "doctor/diagnosis_format.h"
@@ -124,7 +125,7 @@ TEST(DoctorQueuePrometheusIntegrationTest, SlowerServerBehindTheQueueIsDecodeSlo
 }
 
 // Tests issue 31's Celery case through Prometheus: three Celery workers in front of an unchanged
-// serve, plain Celery messages (no enqueue time), 2 jobs/s, then a burst of 24 jobs/s, several
+// serve, plain Celery messages (no enqueue time), 1 job/s, then a burst of 24 jobs/s, about ten
 // times what the workers finish; degraded, queue_backlog, with the wait Little's law estimates.
 TEST(DoctorQueuePrometheusIntegrationTest, CeleryBurstIsQueueBacklogWithEstimatedWait) {
   UpQueueTier tier(testing::QueueWorkload::Celery());
@@ -132,6 +133,7 @@ TEST(DoctorQueuePrometheusIntegrationTest, CeleryBurstIsQueueBacklogWithEstimate
   const Diagnosis d = tier.diagnose_change([&] { tier.workload().set_jobs_per_tick(48); });
   ASSERT_EQ(d.verdict, "degraded") << to_text(d);
   ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  std::cout << to_text(d);  // the diagnosis of a live Celery burst, for the log
   const Finding& f = d.findings.front();
   EXPECT_EQ(f.cause, "queue_backlog") << to_text(d);
   EXPECT_EQ(rank(d, "workers_down"), -1) << to_text(d);
