@@ -226,6 +226,10 @@ void evaluate_errors(Evaluation& e);
 // requests to compare, as when workers stopped calling it).
 std::span<const CauseSpec> queue_causes();
 void evaluate_queue(Evaluation& e);
+// queue_age_known: the oldest job's age tells the queue's wait in that window: sampled while a
+// job waited (depth >= 1), or the queue never held one. Celery's collector gives an age of 0
+// while the queue is empty and none once plain messages (no enqueue time) wait.
+bool queue_age_known(const Snapshot& s, bool incident);
 
 // Unexplained: the verdict is degraded and no cause above was reported. Not weighed like the
 // others: the flow's last step builds it from what moved (the stage table, else the symptoms)

@@ -54,6 +54,27 @@ Tail tail_of(const WindowStat& w, double window_seconds) {
 
 double or_zero(double v) { return std::isnan(v) ? 0 : v; }
 
+}  // namespace
+
+bool queue_age_known(const Snapshot& s, bool incident) {
+  const Quantity* age = s.find(SignalId::kQueueOldestAge);
+  if (!age) return false;
+  const WindowStat& a = incident ? age->incident : age->baseline;
+  if (!a.has_data()) return false;
+  const Quantity* depth = s.find(SignalId::kQueueDepth);
+  if (!depth) return true;
+  const auto& d = (incident ? depth->incident : depth->baseline).intervals;
+  bool waited = false;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (std::isnan(d[i]) || d[i] < 1) continue;
+    waited = true;
+    if (i < a.intervals.size() && !std::isnan(a.intervals[i])) return true;
+  }
+  return !waited;
+}
+
+namespace {
+
 // What the doctor reads of the queue, both windows.
 struct QueueView {
   const Quantity* depth = nullptr;
@@ -69,20 +90,31 @@ struct QueueView {
   // The server behind: each job's worker makes one request to it, so its finished requests stand
   // for the jobs that ended where the queue counts none (Celery, plain lists).
   const Quantity* server_requests = nullptr;
+  // Whether the oldest age tells the wait in each window (queue_age_known).
+  bool age_known_baseline = false, age_known_incident = false;
   double window_s = 0, baseline_s = 0;
 
   explicit QueueView(const Evaluation& e) {
-    depth = e.find(SignalId::kQueueDepth);
-    age = e.find(SignalId::kQueueOldestAge);
-    wait = e.find(kWaitStage);
-    run = e.find(SignalId::kQueueRun);
-    in_progress = e.find(SignalId::kQueueInProgress);
-    finished = e.find(SignalId::kQueueJobsFinished);
-    failed = e.find(SignalId::kQueueJobsFailed);
-    busy = e.find(SignalId::kQueueWorkersBusy);
-    idle = e.find(SignalId::kQueueWorkersIdle);
-    stale = e.find(SignalId::kQueueWorkersStale);
-    server_requests = e.find(SignalId::kRequestRate);
+    // A series the collector never exported (Celery: no job counters, no oldest age while jobs
+    // wait) still stands in a scraped snapshot, without a sample in either window: it is absent,
+    // not zero (read as zero, the missing job counters said that no job ended).
+    auto seen = [](const Quantity* q) {
+      return q && (q->baseline.has_data() || q->incident.has_data()) ? q : nullptr;
+    };
+    depth = seen(e.find(SignalId::kQueueDepth));
+    age = seen(e.find(SignalId::kQueueOldestAge));
+    wait = seen(e.find(kWaitStage));
+    run = seen(e.find(SignalId::kQueueRun));
+    in_progress = seen(e.find(SignalId::kQueueInProgress));
+    finished = seen(e.find(SignalId::kQueueJobsFinished));
+    failed = seen(e.find(SignalId::kQueueJobsFailed));
+    busy = seen(e.find(SignalId::kQueueWorkersBusy));
+    idle = seen(e.find(SignalId::kQueueWorkersIdle));
+    stale = seen(e.find(SignalId::kQueueWorkersStale));
+    server_requests = seen(e.find(SignalId::kRequestRate));
+    age_known_baseline = queue_age_known(e.snapshot, false);
+    age_known_incident = queue_age_known(e.snapshot, true);
+    if (!age_known_baseline && !age_known_incident) age = nullptr;
     window_s = e.snapshot.incident_end - e.snapshot.incident_start;
     baseline_s = e.snapshot.baseline_end - e.snapshot.baseline_start;
   }
@@ -173,7 +205,7 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   double consumption = std::isnan(tail_done) ? done : tail_done;
   double stopped = base_done > 0 ? ramp(1 - consumption / base_done, 0.5, 0.95) : (consumption > 0 ? 0.0 : 1.0);
   double age_slope = kNaN;
-  if (q.age) {
+  if (q.age && q.age_known_incident) {
     Tail t = tail_of(q.age->incident, q.window_s);
     if (t.seconds > 0) age_slope = (t.last - t.first) / t.seconds;
   }
@@ -260,12 +292,15 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   // +1 job keeps an empty baseline from making any queue infinitely deeper.
   double s_depth = std::max(log_ramp((di + 1) / (db + 1), 1.5, 4), ramp(depth_grow, 0.05, 0.5));
   double s_wait = 0;
-  if (q.age) s_wait = log_ramp((or_zero(q.age->incident.max) + 1) / (or_zero(q.age->baseline.max) + 1), 1.5, 4);
+  if (q.age && q.age_known_incident)
+    s_wait = log_ramp((or_zero(q.age->incident.max) + 1) /
+                          ((q.age_known_baseline ? or_zero(q.age->baseline.max) : 0) + 1), 1.5, 4);
   if (q.wait && q.wait->baseline.has_data() && q.wait->incident.has_data())
     s_wait = std::max(s_wait, log_ramp((q.wait->incident.mean + 0.1) / (q.wait->baseline.mean + 0.1), 1.5, 4));
-  // Neither an oldest age nor a measured wait (Celery records no enqueue time): Little's law.
+  // Neither an oldest age nor a measured wait in the window (Celery records no enqueue time; its
+  // collector gives an age of 0 only while the queue is empty: queue_age_known): Little's law.
   const double est_b = q.estimated_wait(false), est_i = q.estimated_wait(true);
-  const bool estimated = !q.age && !q.wait && !std::isnan(est_i);
+  const bool estimated = !q.age_known_incident && !(q.wait && q.wait->incident.has_data()) && !std::isnan(est_i);
   if (estimated) s_wait = log_ramp((est_i + 0.1) / (or_zero(est_b) + 0.1), 1.5, 4);
   double done = q.completions(true), base_done = q.completions(false);
   double arrive = q.arrivals(true), base_arrive = q.arrivals(false);
@@ -275,9 +310,16 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
     double live = q.live_workers(true);
     busy_share = live > 0 ? mean_of(q.busy, true) / live : 0;
   }
-  const double working = !std::isnan(busy_share) ? ramp(busy_share, 0.5, 0.9)
-                   : q.in_progress           ? (mean_of(q.in_progress, true) >= 0.5 ? 1.0 : 0.0)
-                                             : (done > 0 ? 0.7 : 0.0);
+  const double busy_working = !std::isnan(busy_share) ? ramp(busy_share, 0.5, 0.9)
+                             : q.in_progress         ? (mean_of(q.in_progress, true) >= 0.5 ? 1.0 : 0.0)
+                                                     : (done > 0 ? 0.7 : 0.0);
+  // The busy share is a sample of the workers' state, and it can miss workers that are the
+  // bottleneck: a Celery worker (prefetch 1, late acks, Redis) takes one message per transport
+  // poll, about one a second, so with jobs shorter than that its heartbeats (every 2 s: tasks in
+  // hand at that moment) read idle most of the time while hundreds of jobs wait. Jobs that still
+  // end at the baseline's pace while the queue grows are workers consuming at theirs: working.
+  const double keeping_pace = base_done > 0 && done > 0 ? ramp(done / base_done, 0.5, 0.9) : 0;
+  const double working = std::max(busy_working, keeping_pace);
   double strength = std::min(s_depth, std::max(s_wait, s_depth * 0.8)) * working;
   // Consumption must go on to the window's end: with none, the workers stopped (workers_down's
   // case, or a server that holds their requests).
@@ -291,8 +333,13 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
   if (none_live) strength = 0;
 
   double gap = or_zero(arrive) - or_zero(done);
+  // Jobs per worker: per busy worker, or per live one where the busy share missed the work.
   double per_worker = kNaN;
-  if (q.busy && mean_of(q.busy, true) > 0) per_worker = done / mean_of(q.busy, true);
+  if (q.busy && keeping_pace > busy_working) {
+    if (q.live_workers(true) > 0) per_worker = done / q.live_workers(true);
+  } else if (q.busy && mean_of(q.busy, true) > 0) {
+    per_worker = done / mean_of(q.busy, true);
+  }
   std::string gap_text = "jobs arrive at " + number(or_zero(arrive)) + "/s (baseline " + number(or_zero(base_arrive)) +
                          "/s) and end at " + number(or_zero(done)) + "/s: " + number(std::max(0.0, gap)) + "/s short";
   if (per_worker > 0 && gap > 0)
@@ -332,7 +379,10 @@ void weigh_backlog(Evaluation& e, const QueueView& q, double workers_down) {
     gap_text += "; estimated wait " + seconds(est_b) + " -> " + seconds(est_i) +
                 " (Little's law: mean depth / completions; the queue records no enqueue time)";
   }
-  h.summary = "the queue backs up while the workers are busy: " + gap_text;
+  h.summary = keeping_pace > busy_working
+                  ? "the queue backs up while jobs still end at the baseline's pace or faster (the workers' sampled "
+                    "busy share " + percent(or_zero(busy_share)) + " misses their work): " + gap_text
+                  : "the queue backs up while the workers are busy: " + gap_text;
   h.why_not = none_live       ? "no live worker at the window's end: the queue grows because nothing consumes it"
               : raw > 0       ? ""
               : !(done > 0)   ? "no job is known to end in the window (depth " + number(db) + " -> " + number(di) + ")"

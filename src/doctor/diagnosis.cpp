@@ -98,7 +98,11 @@ class Reasoner {
     const Quantity* age = s_.find(SignalId::kQueueOldestAge);
     std::string text = "jobs wait in the queue (peak depth " + number(depth ? depth->baseline.max : kNaN) +
                        " -> " + number(depth ? depth->incident.max : kNaN);
-    if (age) text += ", oldest job " + seconds(age->baseline.max) + " -> " + seconds(age->incident.max);
+    // An age only while the queue was empty (Celery without enqueue times) tells no wait.
+    const bool base_age = detail::queue_age_known(s_, false), inc_age = detail::queue_age_known(s_, true);
+    if (age && (base_age || inc_age))
+      text += ", oldest job " + seconds(base_age ? age->baseline.max : kNaN) + " -> " +
+              seconds(inc_age ? age->incident.max : kNaN);
     return text + ")";
   }
 

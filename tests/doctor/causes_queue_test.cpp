@@ -235,6 +235,69 @@ TEST(QueueDiagnosisTest, CeleryBacklogWithoutEnqueueTimes) {
   EXPECT_TRUE(evidence) << to_text(d);
 }
 
+// samples builds a gauge window from its samples (NaN: no sample).
+WindowStat samples(std::vector<double> v) {
+  WindowStat w;
+  double total = 0;
+  for (double x : v) {
+    w.intervals.push_back(x);
+    if (std::isnan(x)) continue;
+    total += x;
+    w.count += 1;
+    w.max = std::isnan(w.max) ? x : std::max(w.max, x);
+  }
+  if (w.count > 0) w.mean = total / w.count;
+  return w;
+}
+
+// Tests the Celery burst as the live tier scraped it (doctor_queue_integration_test.cpp, three
+// workers, 1 job/s then 24 jobs/s): the series Celery lacks are in the snapshot without samples
+// (job counters), the oldest age is 0 while the queue is empty and absent once jobs wait, and the
+// workers' heartbeats read busy only now and then (a worker takes one message per transport poll,
+// about one a second) while the depth climbs from 0 to 219 and jobs end at least at the
+// baseline's pace. Absent is not zero (no job "ended"), an age of 0 beside an empty queue is no
+// wait, and the busy sample is not the workers' capacity: queue_backlog with the Little's-law
+// wait, not workers_down, and the headline names no oldest job.
+TEST(QueueDiagnosisTest, CeleryBurstAsScrapedLive) {
+  Snapshot s = queued();
+  s.latency.erase("queue_run");
+  s.stages.erase("queue_wait");
+  for (const char* id : {"queue_jobs_finished", "queue_jobs_failed"}) {
+    s.signals[id].baseline = samples(std::vector<double>(12, kNaN));
+    s.signals[id].incident = samples(std::vector<double>(12, kNaN));
+  }
+  // The collector's age: 0 while the queue is empty, none while plain messages wait.
+  s.signals["queue_oldest_age"].baseline = samples({0, kNaN, 0, kNaN, 0, kNaN, 0, 0, kNaN, 0, kNaN, 0});
+  s.signals["queue_oldest_age"].incident = samples({0, 0, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+  s.signals["queue_depth"].baseline = samples({0, 1, 0, 2, 0, 1, 0, 0, 1, 0, 2, 0});
+  s.signals["queue_depth"].incident = samples({0, 0, 46, 45, 90, 88, 133, 131, 176, 174, 219, 217});
+  const std::vector<double> base_busy = {1, 3, 2, 0, 0, 0, 0, 0, 0, 0, 1, 3};
+  const std::vector<double> busy = {2, 0, 0, 0, 0, 0, 0, 0, 1, 3, 2, 0};
+  auto idle_of = [](std::vector<double> v) {
+    for (double& x : v) x = 3 - x;
+    return v;
+  };
+  s.signals["queue_workers_busy"].baseline = samples(base_busy);
+  s.signals["queue_workers_busy"].incident = samples(busy);
+  s.signals["queue_in_progress"].baseline = samples(base_busy);
+  s.signals["queue_in_progress"].incident = samples(busy);
+  s.signals["queue_workers_idle"].baseline = samples(idle_of(base_busy));
+  s.signals["queue_workers_idle"].incident = samples(idle_of(busy));
+  s.signals["request_rate"] = quantity(1, 1.83, 20, "req/s");
+  Diagnosis d = run(s);
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d, true);
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "queue_backlog") << to_text(d, true);
+  EXPECT_FALSE(reports(d, "workers_down")) << to_text(d, true);
+  // 110 jobs waiting on average against 1.83 ending per second: about a minute, from 0.6 s.
+  EXPECT_NE(f.summary.find("; estimated wait 583 ms -> 60.06 s (Little's law"), std::string::npos) << f.summary;
+  // Said as what it is (busy 8 of 36 worker samples), and per live worker: 1.83 jobs/s over 3.
+  EXPECT_EQ(f.summary.rfind("the queue backs up while jobs still end at the baseline's pace or faster (the workers' "
+                            "sampled busy share 22% misses their work)", 0), 0u) << f.summary;
+  EXPECT_EQ(d.headline.find("oldest job"), std::string::npos) << d.headline;
+  EXPECT_NE(f.summary.find("more workers at 0.61 jobs/s each"), std::string::npos) << f.summary;
+}
+
 // Tests that the oldest job's age slope is read over the time between the samples it uses: jobs
 // that began to wait inside the last quarter (no age sample before) of a queue nothing consumes
 // age one second per second, not half that; and the depth's evidence is its peak, as the headline.

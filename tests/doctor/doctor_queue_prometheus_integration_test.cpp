@@ -1,10 +1,11 @@
 // Tests the doctor on a real queue tier in --prometheus mode, against the real Prometheus of
 // `inferscope up` (INFERSCOPE_BINARY): the workload of doctor_queue_support.h (redis-server, serve,
-// three RQ 1.13 workers whose jobs call serve, a producer), up started with serve as target "sim"
+// three RQ 1.13 or Celery 5.2 workers whose jobs call serve, a producer), up started with serve as target "sim"
 // and the redis as target "jobs" (its queue collector, scraped with serve every second). After a
 // steady baseline the test changes one thing and asks the doctor about the 12 s since, against the
 // 12 s before, as `inferscope doctor --prometheus URL --window 12s --baseline 12s` does.
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "doctor/diagnosis_format.h"
@@ -23,12 +24,14 @@ constexpr double kWindowSeconds = 12;
 // UpQueueTier is the workload plus `inferscope up` scraping serve and collecting the queue.
 class UpQueueTier {
  public:
-  UpQueueTier() {
+  explicit UpQueueTier(testing::QueueWorkload::Options workload = {}) : workload_(workload) {
     if (!workload_.ok()) return;
+    const bool celery = workload_.system() == testing::QueueWorkload::System::kCelery;
     const auto config = dir_.path() / "up.yaml";
     std::ofstream(config) << "targets:\n  - name: sim\n    url: " << workload_.serve_url() << "/metrics\n"
                           << "    kind: inferscope\n  - name: jobs\n    url: " << workload_.redis().url() << "\n"
-                          << "    queues:\n      systems: [rq]\nscrape_interval: 1s\n";
+                          << "    queues:\n      systems: [" << (celery ? "celery" : "rq")
+                          << "]\nscrape_interval: 1s\n";
     up_ = std::make_unique<up::testing::UpProcess>(std::vector<std::string>{
         "up", "--config", config.string(), "--port", "0", "--prometheus-port", "0", "--alertmanager-port", "0",
         "--state-dir", (dir_.path() / "state").string()});
@@ -38,11 +41,14 @@ class UpQueueTier {
       return;
     }
     prometheus_ = urls->prometheus;
-    // Both jobs scraped with data: serve's finished requests and the queue's jobs seen starting.
+    // Both jobs scraped with data: serve's finished requests and the queue's jobs seen starting
+    // (Celery records no starts: its workers seen through their heartbeats).
+    const std::string queue_ready = celery ? "sum(inferscope_queue_workers{job=\"jobs\",state=~\"busy|idle\"})"
+                                           : "sum(inferscope_queue_wait_seconds_count{job=\"jobs\"})";
     if (!up::testing::wait_until(
             [&] {
               return up::testing::query_value(prometheus_, "sum(inferscope_request_duration_seconds_count{job=\"sim\"})") > 0 &&
-                     up::testing::query_value(prometheus_, "sum(inferscope_queue_wait_seconds_count{job=\"jobs\"})") > 0;
+                     up::testing::query_value(prometheus_, queue_ready) > 0;
             },
             60s)) {
       ADD_FAILURE() << "up's Prometheus has no data of sim and jobs:\n" << up_->output();
@@ -116,6 +122,25 @@ TEST(DoctorQueuePrometheusIntegrationTest, SlowerServerBehindTheQueueIsDecodeSlo
   EXPECT_EQ(rank(d, "workers_down"), -1) << to_text(d);
   const int backlog = rank(d, "queue_backlog");
   EXPECT_TRUE(backlog == -1 || backlog > 0) << to_text(d);
+}
+
+// Tests issue 31's Celery case through Prometheus: three Celery workers in front of an unchanged
+// serve, plain Celery messages (no enqueue time), 1 job/s, then a burst of 24 jobs/s, about ten
+// times what the workers finish; degraded, queue_backlog, with the wait Little's law estimates.
+TEST(DoctorQueuePrometheusIntegrationTest, CeleryBurstIsQueueBacklogWithEstimatedWait) {
+  UpQueueTier tier(testing::QueueWorkload::Celery());
+  ASSERT_TRUE(tier.ok());
+  const Diagnosis d = tier.diagnose_change([&] { tier.workload().set_jobs_per_tick(48); });
+  ASSERT_EQ(d.verdict, "degraded") << to_text(d);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d);
+  std::cout << to_text(d);  // the diagnosis of a live Celery burst, for the log
+  const Finding& f = d.findings.front();
+  EXPECT_EQ(f.cause, "queue_backlog") << to_text(d);
+  EXPECT_EQ(rank(d, "workers_down"), -1) << to_text(d);
+  EXPECT_NE(f.summary.find("; estimated wait "), std::string::npos) << f.summary;
+  EXPECT_NE(f.summary.find(" (Little's law: mean depth / completions; the queue records no enqueue time)"),
+            std::string::npos)
+      << f.summary;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 """Enqueues jobs for the tests and prints one line per job: `<index> <enqueue time>`.
 usage: enqueue.py rq REDIS_URL QUEUE COUNT SERVE_URL HOLD STARTED_DIR
-       enqueue.py celery REDIS_URL QUEUE COUNT SERVE_URL HOLD STARTED_DIR [PRIORITY...]"""
+       enqueue.py celery REDIS_URL QUEUE COUNT SERVE_URL HOLD STARTED_DIR [PRIORITY...]
+"celery" adds the opt-in header inferscope_enqueued_at; "celery-plain" sends the messages as Celery
+does by itself, with no enqueue time."""
 import os
 import sys
 import time
@@ -26,8 +28,9 @@ def main():
         for i in range(count):
             priority = priorities[i] if i < len(priorities) else 0
             now = time.time()
+            headers = {"inferscope_enqueued_at": now} if system == "celery" else {}
             celery_app.call_serve.apply_async((serve_url, hold, os.path.join(started_dir, str(i))), queue=queue,
-                                              priority=priority, headers={"inferscope_enqueued_at": now})
+                                              priority=priority, headers=headers)
             print(i, repr(now), flush=True)
 
 
