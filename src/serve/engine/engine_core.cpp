@@ -4,6 +4,7 @@
 #include "serve/engine/engine_core.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,15 +21,32 @@ namespace {
 std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
   return (tokens + block_size - 1) / block_size;
 }
+
+// acceptance_threshold turns an acceptance probability into the integer test the draft draws
+// use: unit_double(h) < acceptance exactly when (h >> 11) < the threshold. Exact: the 53-bit
+// draw converts to double without rounding and scaling by 2^53 is exact, so x * 2^-53 < a holds
+// for an integer x exactly when x < ceil(a * 2^53) (a <= 0 or NaN keeps nothing, a >= 1 all).
+std::uint64_t acceptance_threshold(double acceptance) {
+  if (!(acceptance > 0)) return 0;
+  if (acceptance >= 1) return std::uint64_t{1} << 53;
+  return static_cast<std::uint64_t>(std::ceil(std::ldexp(acceptance, 53)));
+}
 }  // namespace
 
 struct EngineCore::Sequence {
   SequenceId id = 0;
-  std::vector<std::uint32_t> tokens;  // prompt, then outputs
+  // Prompt, then outputs: the first `length` are set. Sized once at submit for every token the
+  // sequence can hold (prompt + target_outputs, + 1), so a step writes its tokens without a size
+  // check or a copy call per token; left uninitialized beyond `length`.
+  std::unique_ptr<std::uint32_t[]> tokens;
+  std::uint32_t length = 0;
   std::uint32_t prompt_len = 0;
   std::uint32_t target_outputs = 0;
   FinishReason target_reason = FinishReason::kLength;
   std::uint64_t seed = 0;
+  // Per-request halves of the per-token hashes, computed once at submit: output_token_key(seed)
+  // for the token ids, and the draft-acceptance stream's key (see accepted_drafts).
+  std::uint64_t token_key = 0, draft_key = 0;
   std::uint32_t lora = 0;  // adapter (0 = base model)
   // Starts the block hash chain: 0 for every prompt, unique for one the prefix_cache_scramble
   // fault set apart (its blocks then match nothing cached and nothing later matches them).
@@ -39,8 +57,8 @@ struct EngineCore::Sequence {
   std::size_t committed_blocks = 0;    // leading blocks offered to the prefix cache
   bool ever_scheduled = false, prefill_reported = false, running = false;
   bool kv_present = false;  // GenerationRequest::kv_present, until the first admission or a preemption
-  std::uint32_t outputs() const { return static_cast<std::uint32_t>(tokens.size()) - prompt_len; }
-  std::uint32_t num_tokens() const { return static_cast<std::uint32_t>(tokens.size()); }
+  std::uint32_t outputs() const { return length - prompt_len; }
+  std::uint32_t num_tokens() const { return length; }
 };
 
 EngineCore::EngineCore(const CoreConfig& config, const CostProfile& profile)
@@ -78,6 +96,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->id = id;
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
+  seq->token_key = output_token_key(request.seed);
+  seq->draft_key = mix64(request.seed ^ 0x5BEC'D0DE'0000'0000ULL);
   seq->lora = config_.max_loras > 0 ? std::min(request.lora, kMaxLoraAdapters) : 0;
   seq->kv_present = request.kv_present;
   if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
@@ -87,8 +107,10 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   std::uint32_t natural = request.ignore_eos ? limit + 1 : natural_output_length(request.seed);
   seq->target_outputs = std::min(natural, limit);
   seq->target_reason = natural <= limit ? FinishReason::kStop : FinishReason::kLength;
-  seq->tokens = std::move(request.prompt_tokens);
-  seq->tokens.reserve(seq->tokens.size() + seq->target_outputs);
+  // + 1: room for the first output token even were target_outputs 0.
+  seq->tokens = std::make_unique_for_overwrite<std::uint32_t[]>(std::size_t{seq->prompt_len} + seq->target_outputs + 1);
+  std::copy(request.prompt_tokens.begin(), request.prompt_tokens.end(), seq->tokens.get());
+  seq->length = seq->prompt_len;
   waiting_.push_back(seq.get());
   sequences_.emplace(id, std::move(seq));
   return {};
@@ -320,12 +342,15 @@ std::uint32_t EngineCore::drafts_for(const Sequence& seq, std::uint32_t budget) 
 // with the acceptance probability while every position before it was (a draft that misses ends
 // the run, as rejection sampling does). Deterministic in the sequence's seed and output index,
 // so the same request accepts the same drafts on every run at the same acceptance.
-std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts) const {
-  const double acceptance = faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance;
-  std::uint32_t n = 0;
-  const std::uint64_t base = mix64(mix64(seq.seed ^ 0x5BEC'D0DE'0000'0000ULL) + seq.outputs());
-  while (n < drafts && unit_double(mix64(base + n)) < acceptance) ++n;
-  return n;
+// Every position's draw is made (independent hashes the CPU runs side by side) and the kept run
+// is the count of leading hits: the same count as stopping at the first miss, without the
+// data-dependent branch per draft that mispredicted about one time in three at acceptance 0.7.
+// `threshold`: acceptance_threshold(the acceptance), so the test per draw is one integer compare.
+std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts, std::uint64_t threshold) const {
+  const std::uint64_t base = mix64(seq.draft_key + seq.outputs());
+  std::uint32_t hits = 0;  // bit j: position j's draw is under the acceptance
+  for (std::uint32_t j = 0; j < drafts; ++j) hits |= static_cast<std::uint32_t>((mix64(base + j) >> 11) < threshold) << j;
+  return static_cast<std::uint32_t>(std::countr_one(hits));
 }
 
 StepResult EngineCore::finish_step() {
@@ -337,36 +362,46 @@ StepResult EngineCore::finish_step() {
   result.draft_tokens = plan_totals_.draft_tokens;
   result.model_seconds = plan_totals_.model_seconds;
   result.events.reserve(scheduled_.size());
+  const std::uint64_t threshold = acceptance_threshold(
+      faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance);
   std::vector<SequenceId> finished;
   for (const Scheduled& s : scheduled_) {
     auto it = sequences_.find(s.id);
     if (it == sequences_.end()) continue;  // aborted during the step
     Sequence& seq = *it->second;
+    if (seq.computed + s.num_new < seq.num_tokens()) {  // a prefill chunk (no drafts), more to come
+      seq.computed += s.num_new;
+      commit_full_blocks(seq);
+      continue;
+    }
     // The verify step keeps the accepted drafts (their KV is computed with the decoded token)
-    // and emits one token more: the target model's own next token after them.
-    const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts) : 0;
+    // and emits one token more: the target model's own next token after them. Loops run over
+    // every draft position (the same count step after step) rather than the accepted ones, so
+    // their exits do not mispredict on the random acceptance.
+    const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts, threshold) : 0;
     if (s.drafts > 0) {
       ++spec_drafts_;
       spec_draft_tokens_ += s.drafts;
       spec_accepted_ += accepted;
-      for (std::uint32_t j = 0; j < accepted; ++j) ++spec_accepted_per_position_[j];
+      for (std::uint32_t j = 0; j < s.drafts; ++j) spec_accepted_per_position_[j] += j < accepted;
     }
-    SequenceEvent ev;
+    // Built in place: a local event copied in afterwards stalled on store forwarding.
+    SequenceEvent& ev = result.events.emplace_back();
     ev.id = seq.id;
-    ev.token_count = 0;
-    for (std::uint32_t j = 0; j < accepted; ++j) {
-      ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
-      seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
-    }
+    // Positions up to the last draft's are within prompt + target_outputs (drafts_for keeps the
+    // drafts below the outputs left), so all of them are written and `length` takes the kept.
+    const std::uint32_t first = seq.outputs();
+    std::uint32_t* out = seq.tokens.get() + seq.length;
+    for (std::uint32_t j = 0; j <= s.drafts; ++j) out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
+    ev.token_count = accepted + 1;
+    seq.length += ev.token_count;
+    // The last token is not computed yet (its KV comes with the next step), as before.
     seq.computed += s.num_new + accepted;
     commit_full_blocks(seq);
-    if (seq.computed < seq.num_tokens()) continue;  // a prefill chunk, more to come
     if (!seq.prefill_reported) {
       ev.prefill_done = seq.prefill_reported = true;
       prompt_tokens_ += seq.prompt_len;
     }
-    ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
-    seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
     generation_tokens_ += ev.token_count;
     if (seq.outputs() >= seq.target_outputs) {
       ev.finished = true;
@@ -375,7 +410,6 @@ StepResult EngineCore::finish_step() {
       seq.running = false;
       finished.push_back(seq.id);
     }
-    result.events.push_back(ev);
   }
   if (!finished.empty()) {
     running_.erase(std::remove_if(running_.begin(), running_.end(), [](Sequence* s) { return !s->running; }),

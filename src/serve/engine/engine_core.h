@@ -114,7 +114,7 @@ class EngineCore {
   void preempt(Sequence& seq, StepPlan& plan);
   void add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape, std::uint32_t drafts = 0);
   std::uint32_t drafts_for(const Sequence& seq, std::uint32_t budget) const;
-  std::uint32_t accepted_drafts(const Sequence& seq, std::uint32_t drafts) const;
+  std::uint32_t accepted_drafts(const Sequence& seq, std::uint32_t drafts, std::uint64_t threshold) const;
   void commit_full_blocks(Sequence& seq);
   void finish(Sequence& seq);
   const std::vector<std::uint64_t>& hashes_for(Sequence& seq, std::size_t full_blocks);
