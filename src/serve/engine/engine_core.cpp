@@ -4,7 +4,6 @@
 #include "serve/engine/engine_core.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +17,9 @@
 
 namespace inferscope::serve {
 namespace {
+// The hash chain of a sequence's blocks starts here (xor its hash_salt).
+constexpr std::uint64_t kHashChainStart = 0x1234'5678'9ABC'DEF0ULL;
+
 std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
   return (tokens + block_size - 1) / block_size;
 }
@@ -111,6 +113,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->tokens = std::make_unique_for_overwrite<std::uint32_t[]>(std::size_t{seq->prompt_len} + seq->target_outputs + 1);
   std::copy(request.prompt_tokens.begin(), request.prompt_tokens.end(), seq->tokens.get());
   seq->length = seq->prompt_len;
+  seq->blocks.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs + 1, config_.block_size));
+  if (config_.enable_prefix_caching) seq->hashes.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs, config_.block_size));
   waiting_.push_back(seq.get());
   sequences_.emplace(id, std::move(seq));
   return {};
@@ -300,6 +304,8 @@ void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepSha
 }
 
 bool EngineCore::allocate_for(Sequence& seq, std::uint32_t num_new) {
+  // Most steps fit the blocks the sequence holds: test that without dividing.
+  if (seq.computed + std::uint64_t{num_new} <= seq.blocks.size() * std::uint64_t{config_.block_size}) return true;
   std::uint64_t need = blocks_for(seq.computed + num_new, config_.block_size);
   if (need <= seq.blocks.size()) return true;
   return kv_.allocate(need - seq.blocks.size(), seq.blocks);
@@ -342,15 +348,14 @@ std::uint32_t EngineCore::drafts_for(const Sequence& seq, std::uint32_t budget) 
 // with the acceptance probability while every position before it was (a draft that misses ends
 // the run, as rejection sampling does). Deterministic in the sequence's seed and output index,
 // so the same request accepts the same drafts on every run at the same acceptance.
-// Every position's draw is made (independent hashes the CPU runs side by side) and the kept run
-// is the count of leading hits: the same count as stopping at the first miss, without the
-// data-dependent branch per draft that mispredicted about one time in three at acceptance 0.7.
-// `threshold`: acceptance_threshold(the acceptance), so the test per draw is one integer compare.
+// `threshold`: acceptance_threshold(the acceptance), so the test per draw is one integer compare
+// on the same draws. (Drawing every position and counting the leading hits, branch-free, measured
+// slower: it makes all the draws where stopping at the first miss makes 2.2 of 3 at 0.7.)
 std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts, std::uint64_t threshold) const {
   const std::uint64_t base = mix64(seq.draft_key + seq.outputs());
-  std::uint32_t hits = 0;  // bit j: position j's draw is under the acceptance
-  for (std::uint32_t j = 0; j < drafts; ++j) hits |= static_cast<std::uint32_t>((mix64(base + j) >> 11) < threshold) << j;
-  return static_cast<std::uint32_t>(std::countr_one(hits));
+  std::uint32_t n = 0;
+  while (n < drafts && (mix64(base + n) >> 11) < threshold) ++n;
+  return n;
 }
 
 StepResult EngineCore::finish_step() {
@@ -364,40 +369,45 @@ StepResult EngineCore::finish_step() {
   result.events.reserve(scheduled_.size());
   const std::uint64_t threshold = acceptance_threshold(
       faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance);
-  std::vector<SequenceId> finished;
+  // Three passes, so the block hashes of the whole step are computed together (pass 2, several
+  // hash chains side by side) while the KV manager still sees each sequence's commits and its
+  // release in the order of the one pass before: pass 1 advances each sequence (tokens, events),
+  // pass 3 commits its full blocks and frees a finished one.
+  const bool caching = config_.enable_prefix_caching;
+  stepped_.clear();
+  std::vector<Sequence*>& to_hash = to_hash_;
+  to_hash.clear();
   for (const Scheduled& s : scheduled_) {
     auto it = sequences_.find(s.id);
     if (it == sequences_.end()) continue;  // aborted during the step
     Sequence& seq = *it->second;
     if (seq.computed + s.num_new < seq.num_tokens()) {  // a prefill chunk (no drafts), more to come
       seq.computed += s.num_new;
-      commit_full_blocks(seq);
+      if (caching && full_beyond(seq, seq.hashes.size())) to_hash.push_back(&seq);
+      stepped_.push_back({&seq, false});
       continue;
     }
     // The verify step keeps the accepted drafts (their KV is computed with the decoded token)
-    // and emits one token more: the target model's own next token after them. Loops run over
-    // every draft position (the same count step after step) rather than the accepted ones, so
-    // their exits do not mispredict on the random acceptance.
+    // and emits one token more: the target model's own next token after them.
     const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts, threshold) : 0;
     if (s.drafts > 0) {
       ++spec_drafts_;
       spec_draft_tokens_ += s.drafts;
       spec_accepted_ += accepted;
-      for (std::uint32_t j = 0; j < s.drafts; ++j) spec_accepted_per_position_[j] += j < accepted;
+      for (std::uint32_t j = 0; j < accepted; ++j) ++spec_accepted_per_position_[j];
     }
     // Built in place: a local event copied in afterwards stalled on store forwarding.
     SequenceEvent& ev = result.events.emplace_back();
     ev.id = seq.id;
-    // Positions up to the last draft's are within prompt + target_outputs (drafts_for keeps the
-    // drafts below the outputs left), so all of them are written and `length` takes the kept.
+    // The tokens go straight into the buffer sized at submit (accepted + 1 <= the outputs left).
     const std::uint32_t first = seq.outputs();
     std::uint32_t* out = seq.tokens.get() + seq.length;
-    for (std::uint32_t j = 0; j <= s.drafts; ++j) out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
+    for (std::uint32_t j = 0; j <= accepted; ++j) out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
     ev.token_count = accepted + 1;
     seq.length += ev.token_count;
     // The last token is not computed yet (its KV comes with the next step), as before.
     seq.computed += s.num_new + accepted;
-    commit_full_blocks(seq);
+    if (caching && full_beyond(seq, seq.hashes.size())) to_hash.push_back(&seq);
     if (!seq.prefill_reported) {
       ev.prefill_done = seq.prefill_reported = true;
       prompt_tokens_ += seq.prompt_len;
@@ -406,9 +416,17 @@ StepResult EngineCore::finish_step() {
     if (seq.outputs() >= seq.target_outputs) {
       ev.finished = true;
       ev.reason = seq.target_reason;
-      kv_.release(seq.blocks);
-      seq.running = false;
-      finished.push_back(seq.id);
+    }
+    stepped_.push_back({&seq, ev.finished});
+  }
+  if (caching) hash_blocks(to_hash);
+  std::vector<SequenceId> finished;
+  for (auto [seq, finishes] : stepped_) {
+    if (caching && full_beyond(*seq, seq->committed_blocks)) commit_full_blocks(*seq);
+    if (finishes) {
+      kv_.release(seq->blocks);
+      seq->running = false;
+      finished.push_back(seq->id);
     }
   }
   if (!finished.empty()) {
@@ -419,9 +437,19 @@ StepResult EngineCore::finish_step() {
   return result;
 }
 
+// full_blocks: the leading blocks of `seq` whose tokens are all computed (committable).
+std::size_t EngineCore::full_blocks(const Sequence& seq) const {
+  return std::min<std::size_t>(seq.computed / config_.block_size, seq.blocks.size());
+}
+
+// full_beyond: full_blocks(seq) > n, without the division (a step asks it of every sequence).
+bool EngineCore::full_beyond(const Sequence& seq, std::size_t n) const {
+  return seq.blocks.size() > n && seq.computed >= (n + 1) * std::uint64_t{config_.block_size};
+}
+
 void EngineCore::commit_full_blocks(Sequence& seq) {
   if (!config_.enable_prefix_caching) return;
-  std::size_t full = std::min<std::size_t>(seq.computed / config_.block_size, seq.blocks.size());
+  std::size_t full = full_blocks(seq);
   if (full <= seq.committed_blocks) return;
   const auto& hashes = hashes_for(seq, full);
   for (std::size_t j = seq.committed_blocks; j < full; ++j) kv_.commit(seq.blocks[j], hashes[j]);
@@ -432,11 +460,46 @@ const std::vector<std::uint64_t>& EngineCore::hashes_for(Sequence& seq, std::siz
   const std::uint32_t bs = config_.block_size;
   while (seq.hashes.size() < full_blocks) {
     std::size_t j = seq.hashes.size();
-    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL ^ seq.hash_salt : seq.hashes.back();
+    std::uint64_t h = j == 0 ? kHashChainStart ^ seq.hash_salt : seq.hashes.back();
     for (std::size_t t = j * bs; t < (j + 1) * bs; ++t) h = mix64(h ^ seq.tokens[t]);
     seq.hashes.push_back(h);
   }
   return seq.hashes;
+}
+
+// hash_blocks extends the hashes of every sequence in `seqs` to its full blocks: the same chain
+// as hashes_for, but four sequences' chains at a time, interleaved token by token. One chain is
+// a run of dependent multiplies (about 13 cycles a token); four side by side take about as long
+// as one, which is most of the hashing cost of a step that completes blocks in many sequences.
+void EngineCore::hash_blocks(std::span<Sequence* const> seqs) {
+  constexpr int kLanes = 4;
+  const std::uint32_t bs = config_.block_size;
+  Sequence* lane[kLanes] = {};
+  std::size_t next = 0;
+  for (;;) {
+    int active = -1;  // some lane with work; idle lanes rehash its block and drop the result
+    for (int m = 0; m < kLanes; ++m) {
+      if (lane[m] && !full_beyond(*lane[m], lane[m]->hashes.size())) lane[m] = nullptr;
+      while (!lane[m] && next < seqs.size()) {
+        Sequence* s = seqs[next++];
+        if (full_beyond(*s, s->hashes.size())) lane[m] = s;
+      }
+      if (lane[m]) active = m;
+    }
+    if (active < 0) return;
+    std::uint64_t h[kLanes];
+    const std::uint32_t* tok[kLanes];
+    for (int m = 0; m < kLanes; ++m) {
+      const Sequence& s = *lane[lane[m] ? m : active];
+      const std::size_t j = s.hashes.size();
+      h[m] = j == 0 ? kHashChainStart ^ s.hash_salt : s.hashes.back();
+      tok[m] = s.tokens.get() + j * bs;
+    }
+    for (std::uint32_t t = 0; t < bs; ++t)
+      for (int m = 0; m < kLanes; ++m) h[m] = mix64(h[m] ^ tok[m][t]);
+    for (int m = 0; m < kLanes; ++m)
+      if (lane[m]) lane[m]->hashes.push_back(h[m]);
+  }
 }
 
 std::uint32_t EngineCore::effective_max_num_seqs() const {
