@@ -114,7 +114,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   std::copy(request.prompt_tokens.begin(), request.prompt_tokens.end(), seq->tokens.get());
   seq->length = seq->prompt_len;
   seq->blocks.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs + 1, config_.block_size));
-  if (config_.enable_prefix_caching) seq->hashes.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs, config_.block_size));
+  if (config_.enable_prefix_caching)
+    seq->hashes.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs, config_.block_size));
   waiting_.push_back(seq.get());
   sequences_.emplace(id, std::move(seq));
   return {};
@@ -402,7 +403,8 @@ StepResult EngineCore::finish_step() {
     // The tokens go straight into the buffer sized at submit (accepted + 1 <= the outputs left).
     const std::uint32_t first = seq.outputs();
     std::uint32_t* out = seq.tokens.get() + seq.length;
-    for (std::uint32_t j = 0; j <= accepted; ++j) out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
+    for (std::uint32_t j = 0; j <= accepted; ++j)
+      out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
     ev.token_count = accepted + 1;
     seq.length += ev.token_count;
     // The last token is not computed yet (its KV comes with the next step), as before.
