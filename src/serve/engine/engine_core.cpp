@@ -17,18 +17,38 @@
 
 namespace inferscope::serve {
 namespace {
+// The hash chain of a sequence's blocks starts here (xor its hash_salt).
+constexpr std::uint64_t kHashChainStart = 0x1234'5678'9ABC'DEF0ULL;
+
 std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
   return (tokens + block_size - 1) / block_size;
+}
+
+// acceptance_threshold turns an acceptance probability into the integer test the draft draws
+// use: unit_double(h) < acceptance exactly when (h >> 11) < the threshold. Exact: the 53-bit
+// draw converts to double without rounding and scaling by 2^53 is exact, so x * 2^-53 < a holds
+// for an integer x exactly when x < ceil(a * 2^53) (a <= 0 or NaN keeps nothing, a >= 1 all).
+std::uint64_t acceptance_threshold(double acceptance) {
+  if (!(acceptance > 0)) return 0;
+  if (acceptance >= 1) return std::uint64_t{1} << 53;
+  return static_cast<std::uint64_t>(std::ceil(std::ldexp(acceptance, 53)));
 }
 }  // namespace
 
 struct EngineCore::Sequence {
   SequenceId id = 0;
-  std::vector<std::uint32_t> tokens;  // prompt, then outputs
+  // Prompt, then outputs: the first `length` are set. Sized once at submit for every token the
+  // sequence can hold (prompt + target_outputs, + 1), so a step writes its tokens without a size
+  // check or a copy call per token; left uninitialized beyond `length`.
+  std::unique_ptr<std::uint32_t[]> tokens;
+  std::uint32_t length = 0;
   std::uint32_t prompt_len = 0;
   std::uint32_t target_outputs = 0;
   FinishReason target_reason = FinishReason::kLength;
   std::uint64_t seed = 0;
+  // Per-request halves of the per-token hashes, computed once at submit: output_token_key(seed)
+  // for the token ids, and the draft-acceptance stream's key (see accepted_drafts).
+  std::uint64_t token_key = 0, draft_key = 0;
   std::uint32_t lora = 0;  // adapter (0 = base model)
   // Starts the block hash chain: 0 for every prompt, unique for one the prefix_cache_scramble
   // fault set apart (its blocks then match nothing cached and nothing later matches them).
@@ -39,8 +59,8 @@ struct EngineCore::Sequence {
   std::size_t committed_blocks = 0;    // leading blocks offered to the prefix cache
   bool ever_scheduled = false, prefill_reported = false, running = false;
   bool kv_present = false;  // GenerationRequest::kv_present, until the first admission or a preemption
-  std::uint32_t outputs() const { return static_cast<std::uint32_t>(tokens.size()) - prompt_len; }
-  std::uint32_t num_tokens() const { return static_cast<std::uint32_t>(tokens.size()); }
+  std::uint32_t outputs() const { return length - prompt_len; }
+  std::uint32_t num_tokens() const { return length; }
 };
 
 EngineCore::EngineCore(const CoreConfig& config, const CostProfile& profile)
@@ -78,6 +98,8 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   seq->id = id;
   seq->prompt_len = static_cast<std::uint32_t>(request.prompt_tokens.size());
   seq->seed = request.seed;
+  seq->token_key = output_token_key(request.seed);
+  seq->draft_key = mix64(request.seed ^ 0x5BEC'D0DE'0000'0000ULL);
   seq->lora = config_.max_loras > 0 ? std::min(request.lora, kMaxLoraAdapters) : 0;
   seq->kv_present = request.kv_present;
   if (faults_.prefix_cache_scramble > 0 && unit_double(mix64(id ^ 0x5C4A'3B1E'0000'0001ULL)) < faults_.prefix_cache_scramble)
@@ -87,8 +109,13 @@ Result<void> EngineCore::submit(SequenceId id, GenerationRequest request) {
   std::uint32_t natural = request.ignore_eos ? limit + 1 : natural_output_length(request.seed);
   seq->target_outputs = std::min(natural, limit);
   seq->target_reason = natural <= limit ? FinishReason::kStop : FinishReason::kLength;
-  seq->tokens = std::move(request.prompt_tokens);
-  seq->tokens.reserve(seq->tokens.size() + seq->target_outputs);
+  // + 1: room for the first output token even were target_outputs 0.
+  seq->tokens = std::make_unique_for_overwrite<std::uint32_t[]>(std::size_t{seq->prompt_len} + seq->target_outputs + 1);
+  std::copy(request.prompt_tokens.begin(), request.prompt_tokens.end(), seq->tokens.get());
+  seq->length = seq->prompt_len;
+  seq->blocks.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs + 1, config_.block_size));
+  if (config_.enable_prefix_caching)
+    seq->hashes.reserve(blocks_for(std::size_t{seq->prompt_len} + seq->target_outputs, config_.block_size));
   waiting_.push_back(seq.get());
   sequences_.emplace(id, std::move(seq));
   return {};
@@ -278,6 +305,8 @@ void EngineCore::schedule_waiting(std::uint32_t& budget, StepPlan& plan, StepSha
 }
 
 bool EngineCore::allocate_for(Sequence& seq, std::uint32_t num_new) {
+  // Most steps fit the blocks the sequence holds: test that without dividing.
+  if (seq.computed + std::uint64_t{num_new} <= seq.blocks.size() * std::uint64_t{config_.block_size}) return true;
   std::uint64_t need = blocks_for(seq.computed + num_new, config_.block_size);
   if (need <= seq.blocks.size()) return true;
   return kv_.allocate(need - seq.blocks.size(), seq.blocks);
@@ -320,11 +349,13 @@ std::uint32_t EngineCore::drafts_for(const Sequence& seq, std::uint32_t budget) 
 // with the acceptance probability while every position before it was (a draft that misses ends
 // the run, as rejection sampling does). Deterministic in the sequence's seed and output index,
 // so the same request accepts the same drafts on every run at the same acceptance.
-std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts) const {
-  const double acceptance = faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance;
+// `threshold`: acceptance_threshold(the acceptance), so the test per draw is one integer compare
+// on the same draws. (Drawing every position and counting the leading hits, branch-free, measured
+// slower: it makes all the draws where stopping at the first miss makes 2.2 of 3 at 0.7.)
+std::uint32_t EngineCore::accepted_drafts(const Sequence& seq, std::uint32_t drafts, std::uint64_t threshold) const {
+  const std::uint64_t base = mix64(seq.draft_key + seq.outputs());
   std::uint32_t n = 0;
-  const std::uint64_t base = mix64(mix64(seq.seed ^ 0x5BEC'D0DE'0000'0000ULL) + seq.outputs());
-  while (n < drafts && unit_double(mix64(base + n)) < acceptance) ++n;
+  while (n < drafts && (mix64(base + n) >> 11) < threshold) ++n;
   return n;
 }
 
@@ -337,45 +368,68 @@ StepResult EngineCore::finish_step() {
   result.draft_tokens = plan_totals_.draft_tokens;
   result.model_seconds = plan_totals_.model_seconds;
   result.events.reserve(scheduled_.size());
-  std::vector<SequenceId> finished;
+  const std::uint64_t threshold = acceptance_threshold(
+      faults_.spec_acceptance >= 0 ? faults_.spec_acceptance : config_.speculative_acceptance);
+  // Three passes, so the block hashes of the whole step are computed together (pass 2, several
+  // hash chains side by side) while the KV manager still sees each sequence's commits and its
+  // release in the order of the one pass before: pass 1 advances each sequence (tokens, events),
+  // pass 3 commits its full blocks and frees a finished one.
+  const bool caching = config_.enable_prefix_caching;
+  stepped_.clear();
+  std::vector<Sequence*>& to_hash = to_hash_;
+  to_hash.clear();
   for (const Scheduled& s : scheduled_) {
     auto it = sequences_.find(s.id);
     if (it == sequences_.end()) continue;  // aborted during the step
     Sequence& seq = *it->second;
+    if (seq.computed + s.num_new < seq.num_tokens()) {  // a prefill chunk (no drafts), more to come
+      seq.computed += s.num_new;
+      if (caching && full_beyond(seq, seq.hashes.size())) to_hash.push_back(&seq);
+      stepped_.push_back({&seq, false});
+      continue;
+    }
     // The verify step keeps the accepted drafts (their KV is computed with the decoded token)
     // and emits one token more: the target model's own next token after them.
-    const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts) : 0;
+    const std::uint32_t accepted = s.drafts > 0 ? accepted_drafts(seq, s.drafts, threshold) : 0;
     if (s.drafts > 0) {
       ++spec_drafts_;
       spec_draft_tokens_ += s.drafts;
       spec_accepted_ += accepted;
       for (std::uint32_t j = 0; j < accepted; ++j) ++spec_accepted_per_position_[j];
     }
-    SequenceEvent ev;
+    // Built in place: a local event copied in afterwards stalled on store forwarding.
+    SequenceEvent& ev = result.events.emplace_back();
     ev.id = seq.id;
-    ev.token_count = 0;
-    for (std::uint32_t j = 0; j < accepted; ++j) {
-      ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
-      seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
-    }
+    // The tokens go straight into the buffer sized at submit (accepted + 1 <= the outputs left).
+    const std::uint32_t first = seq.outputs();
+    std::uint32_t* out = seq.tokens.get() + seq.length;
+    for (std::uint32_t j = 0; j <= accepted; ++j)
+      out[j] = ev.tokens[j] = output_token_id_keyed(seq.token_key, first + j);
+    ev.token_count = accepted + 1;
+    seq.length += ev.token_count;
+    // The last token is not computed yet (its KV comes with the next step), as before.
     seq.computed += s.num_new + accepted;
-    commit_full_blocks(seq);
-    if (seq.computed < seq.num_tokens()) continue;  // a prefill chunk, more to come
+    if (caching && full_beyond(seq, seq.hashes.size())) to_hash.push_back(&seq);
     if (!seq.prefill_reported) {
       ev.prefill_done = seq.prefill_reported = true;
       prompt_tokens_ += seq.prompt_len;
     }
-    ev.tokens[ev.token_count++] = output_token_id(seq.seed, seq.outputs());
-    seq.tokens.push_back(ev.tokens[ev.token_count - 1]);
     generation_tokens_ += ev.token_count;
     if (seq.outputs() >= seq.target_outputs) {
       ev.finished = true;
       ev.reason = seq.target_reason;
-      kv_.release(seq.blocks);
-      seq.running = false;
-      finished.push_back(seq.id);
     }
-    result.events.push_back(ev);
+    stepped_.push_back({&seq, ev.finished});
+  }
+  if (caching) hash_blocks(to_hash);
+  std::vector<SequenceId> finished;
+  for (auto [seq, finishes] : stepped_) {
+    if (caching && full_beyond(*seq, seq->committed_blocks)) commit_full_blocks(*seq);
+    if (finishes) {
+      kv_.release(seq->blocks);
+      seq->running = false;
+      finished.push_back(seq->id);
+    }
   }
   if (!finished.empty()) {
     running_.erase(std::remove_if(running_.begin(), running_.end(), [](Sequence* s) { return !s->running; }),
@@ -385,9 +439,19 @@ StepResult EngineCore::finish_step() {
   return result;
 }
 
+// full_blocks: the leading blocks of `seq` whose tokens are all computed (committable).
+std::size_t EngineCore::full_blocks(const Sequence& seq) const {
+  return std::min<std::size_t>(seq.computed / config_.block_size, seq.blocks.size());
+}
+
+// full_beyond: full_blocks(seq) > n, without the division (a step asks it of every sequence).
+bool EngineCore::full_beyond(const Sequence& seq, std::size_t n) const {
+  return seq.blocks.size() > n && seq.computed >= (n + 1) * std::uint64_t{config_.block_size};
+}
+
 void EngineCore::commit_full_blocks(Sequence& seq) {
   if (!config_.enable_prefix_caching) return;
-  std::size_t full = std::min<std::size_t>(seq.computed / config_.block_size, seq.blocks.size());
+  std::size_t full = full_blocks(seq);
   if (full <= seq.committed_blocks) return;
   const auto& hashes = hashes_for(seq, full);
   for (std::size_t j = seq.committed_blocks; j < full; ++j) kv_.commit(seq.blocks[j], hashes[j]);
@@ -398,11 +462,46 @@ const std::vector<std::uint64_t>& EngineCore::hashes_for(Sequence& seq, std::siz
   const std::uint32_t bs = config_.block_size;
   while (seq.hashes.size() < full_blocks) {
     std::size_t j = seq.hashes.size();
-    std::uint64_t h = j == 0 ? 0x1234'5678'9ABC'DEF0ULL ^ seq.hash_salt : seq.hashes.back();
+    std::uint64_t h = j == 0 ? kHashChainStart ^ seq.hash_salt : seq.hashes.back();
     for (std::size_t t = j * bs; t < (j + 1) * bs; ++t) h = mix64(h ^ seq.tokens[t]);
     seq.hashes.push_back(h);
   }
   return seq.hashes;
+}
+
+// hash_blocks extends the hashes of every sequence in `seqs` to its full blocks: the same chain
+// as hashes_for, but four sequences' chains at a time, interleaved token by token. One chain is
+// a run of dependent multiplies (about 13 cycles a token); four side by side take about as long
+// as one, which is most of the hashing cost of a step that completes blocks in many sequences.
+void EngineCore::hash_blocks(std::span<Sequence* const> seqs) {
+  constexpr int kLanes = 4;
+  const std::uint32_t bs = config_.block_size;
+  Sequence* lane[kLanes] = {};
+  std::size_t next = 0;
+  for (;;) {
+    int active = -1;  // some lane with work; idle lanes rehash its block and drop the result
+    for (int m = 0; m < kLanes; ++m) {
+      if (lane[m] && !full_beyond(*lane[m], lane[m]->hashes.size())) lane[m] = nullptr;
+      while (!lane[m] && next < seqs.size()) {
+        Sequence* s = seqs[next++];
+        if (full_beyond(*s, s->hashes.size())) lane[m] = s;
+      }
+      if (lane[m]) active = m;
+    }
+    if (active < 0) return;
+    std::uint64_t h[kLanes];
+    const std::uint32_t* tok[kLanes];
+    for (int m = 0; m < kLanes; ++m) {
+      const Sequence& s = *lane[lane[m] ? m : active];
+      const std::size_t j = s.hashes.size();
+      h[m] = j == 0 ? kHashChainStart ^ s.hash_salt : s.hashes.back();
+      tok[m] = s.tokens.get() + j * bs;
+    }
+    for (std::uint32_t t = 0; t < bs; ++t)
+      for (int m = 0; m < kLanes; ++m) h[m] = mix64(h[m] ^ tok[m][t]);
+    for (int m = 0; m < kLanes; ++m)
+      if (lane[m]) lane[m]->hashes.push_back(h[m]);
+  }
 }
 
 std::uint32_t EngineCore::effective_max_num_seqs() const {

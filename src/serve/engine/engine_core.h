@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "inferscope/common/result.h"
@@ -114,8 +116,11 @@ class EngineCore {
   void preempt(Sequence& seq, StepPlan& plan);
   void add_to_step(Sequence& seq, std::uint32_t num_new, StepShape& shape, std::uint32_t drafts = 0);
   std::uint32_t drafts_for(const Sequence& seq, std::uint32_t budget) const;
-  std::uint32_t accepted_drafts(const Sequence& seq, std::uint32_t drafts) const;
+  std::uint32_t accepted_drafts(const Sequence& seq, std::uint32_t drafts, std::uint64_t threshold) const;
   void commit_full_blocks(Sequence& seq);
+  std::size_t full_blocks(const Sequence& seq) const;
+  bool full_beyond(const Sequence& seq, std::size_t n) const;
+  void hash_blocks(std::span<Sequence* const> seqs);
   void finish(Sequence& seq);
   const std::vector<std::uint64_t>& hashes_for(Sequence& seq, std::size_t full_blocks);
   std::uint32_t effective_max_num_seqs() const;
@@ -131,6 +136,10 @@ class EngineCore {
   std::vector<Sequence*> running_;  // scheduling priority order (oldest first)
   std::deque<Sequence*> waiting_;
   std::vector<Scheduled> scheduled_;
+  // finish_step's scratch, kept to reuse their storage: the sequences the step advanced (and
+  // whether each finishes), and those of them with full blocks to hash.
+  std::vector<std::pair<Sequence*, bool>> stepped_;
+  std::vector<Sequence*> to_hash_;
   bool in_flight_ = false;
   StepPlan plan_totals_;
   // Counters for EngineStats.

@@ -36,8 +36,7 @@ std::string TextGenerator::token_text(std::uint32_t token_id) const {
 }
 
 std::uint32_t output_token_id(std::uint64_t seed, std::uint32_t index) {
-  std::uint64_t h = mix64(mix64(seed) ^ (0xA5A5'0000'0000ULL + index));
-  return Tokenizer::kFirstId + static_cast<std::uint32_t>(h % (Tokenizer::kVocabSize - Tokenizer::kFirstId));
+  return output_token_id_keyed(output_token_key(seed), index);
 }
 
 std::uint32_t natural_output_length(std::uint64_t seed) {

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <string>
 
+#include "serve/engine/hashing.h"
+#include "serve/engine/tokenizer.h"
+
 namespace inferscope::serve {
 
 // TextGenerator maps token ids to short English-looking pieces (" the", " cat", ".", ",").
@@ -23,6 +26,16 @@ class TextGenerator {
  private:
   std::uint64_t seed_;
 };
+
+// output_token_key is the per-request half of output_token_id: mix64(seed), so a caller that
+// emits many tokens of one request (EngineCore) hashes the seed once, not once per token.
+constexpr std::uint64_t output_token_key(std::uint64_t seed) { return mix64(seed); }
+
+// output_token_id_keyed(output_token_key(seed), index) == output_token_id(seed, index).
+constexpr std::uint32_t output_token_id_keyed(std::uint64_t key, std::uint32_t index) {
+  const std::uint64_t h = mix64(key ^ (0xA5A5'0000'0000ULL + index));
+  return Tokenizer::kFirstId + static_cast<std::uint32_t>(h % (Tokenizer::kVocabSize - Tokenizer::kFirstId));
+}
 
 // output_token_id returns the id of the index-th output token of a request with `seed`.
 std::uint32_t output_token_id(std::uint64_t seed, std::uint32_t index);
