@@ -47,13 +47,14 @@ Tail tail_of(const WindowStat& w, double window_seconds) {
 
 // ageing_rate: how fast the oldest waiting job aged in the window's last quarter, in seconds per
 // second, since the queue last held no job there (age 0, or no sample): from the first sample
-// after that to the window's end. Each sample of that stretch reads now minus an enqueue time,
-// so jobs taken meanwhile lower the rate (each take drops the age) and a queue nothing consumes
-// ages a second per second. Counting from earlier, while the workers still emptied the queue,
-// spreads the same rise over seconds in which nothing waited. A stretch of one sample is read
-// from the empty sample before it (a lower bound: its job came at that time or later). The
-// seconds are the samples' own times where the snapshot has them, else the window spread evenly
-// over its intervals. NaN: no job waits at the end, or no two samples to read.
+// after that to the window's end (from earlier in the window when nothing was taken in the
+// quarter and the age rose before it too). Each sample of that stretch reads now minus an
+// enqueue time, so jobs taken meanwhile lower the rate (each take drops the age) and a queue
+// nothing consumes ages a second per second. Counting from earlier, while the workers still
+// emptied the queue, spreads the same rise over seconds in which nothing waited. A stretch of one
+// sample is read from the empty sample before it (a lower bound: its job came at that time or
+// later). The seconds are the samples' own times where the snapshot has them, else the window
+// spread evenly over its intervals. NaN: no job waits at the end, or no two samples to read.
 double ageing_rate(const WindowStat& w, double window_seconds) {
   const auto& v = w.intervals;
   const std::size_t n = v.size();
@@ -68,7 +69,15 @@ double ageing_rate(const WindowStat& w, double window_seconds) {
   if (last == n || !(v[last] > 0)) return kNaN;
   std::size_t first = last;
   while (first > from && v[first - 1] > 0) --first;  // NaN and 0 end the stretch
-  if (first == last && first > from && v[first - 1] == 0) --first;
+  // Nothing taken in the whole quarter (the age never fell there): the same job waited before it
+  // as long as the age rose (a flat age is jobs taken as fast as they come), so read the rise
+  // from there. A few samples of a collector and a
+  // scrape on clocks of their own can repeat or skip a collection; more seconds dilute that.
+  bool rising = true;
+  for (std::size_t i = first; i < last; ++i) rising = rising && v[i] <= v[i + 1];
+  if (first == from && rising)
+    while (first > 0 && v[first - 1] > 0 && v[first - 1] < v[first]) --first;
+  if (first == last && first > 0 && v[first - 1] == 0) --first;
   if (first == last) return kNaN;
   const bool timed = w.interval_times.size() == n;
   const double seconds = timed ? w.interval_times[last] - w.interval_times[first]

@@ -295,6 +295,21 @@ TEST(QueueDiagnosisTest, AgeingRateSinceTheQueueLastEmptied) {
   ASSERT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
   EXPECT_NE(d.findings.front().summary.find("the oldest job ages 1.00 s per s"), std::string::npos)
       << d.findings.front().summary;
+
+  // Nothing taken for most of the window (the first job waits from 2 s after index 10 on) and
+  // the last collection scraped twice (the collector and the scrape keep clocks of their own):
+  // the rise is read from the first waiting sample (index 11), not from the quarter's start
+  // (65 s over 70 s: 0.93).
+  WindowStat& all = s.signals["queue_oldest_age"].incident;
+  for (int i = 0; i < n; ++i) all.intervals[i] = i > 10 ? (i - 10) * step - 2 : 0;
+  all.intervals[59] = all.intervals[58];
+  all.max = all.intervals.back();
+  s.signals["queue_depth"].incident = line(0, 49, 0.17);
+  Diagnosis whole = run(s);
+  ASSERT_FALSE(whole.findings.empty()) << to_text(whole, true);
+  ASSERT_EQ(whole.findings.front().cause, "workers_down") << to_text(whole);
+  EXPECT_NE(whole.findings.front().summary.find("the oldest job ages 0.98 s per s"), std::string::npos)
+      << whole.findings.front().summary;
 }
 
 }  // namespace
