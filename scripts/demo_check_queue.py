@@ -57,7 +57,7 @@ def main():
     head = re.search(r"peak depth (\S+) -> (\S+),", firing)
     if not head:
         fail("the FIRING headline names no peak depth")
-    evidence = re.search(r"`inferscope_queue_depth \(jobs waiting, peak\)` (\S+) → (\S+) jobs", firing)
+    evidence = re.search(r"`inferscope_queue_depth \(jobs waiting, peak\)` (\S+)(?: jobs)? → (\S+) jobs", firing)
     if not evidence:
         fail("the FIRING diagnosis has no depth evidence")
     if [number(x) for x in head.groups()] != [number(x) for x in evidence.groups()]:

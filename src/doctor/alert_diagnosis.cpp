@@ -37,6 +37,7 @@ double number_from(const json& j) { return j.is_number() ? j.get<double>() : kNa
 
 std::string figure_text(double v, const std::string& unit) {
   if (std::isnan(v)) return "no data";
+  if (v == 0) return unit == "s" ? "0 s" : "0";  // an empty queue's age, not "0 us"
   return unit == "s" ? common::format_seconds_readable(v) : common::format_number_readable(v);
 }
 
