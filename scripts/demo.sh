@@ -218,6 +218,27 @@ robot_got() {
     $0 ~ pattern { has_pattern = 1 }
     END { verdict(); exit found ? 0 : 1 }'
 }
+# robot_message ALERT STATUS: the lines (without the robot's "    | ") of the last message the robot
+# received since phase 4 began that shows ALERT with STATUS.
+robot_message() {
+  tail -n +"$robot_from" "$work/robot.out" | awk -v alert="$1" -v status="$2" '
+    function keep() { if (has_alert) { last = text } has_alert = 0; text = "" }
+    /^\[chat robot\] message received/ { keep(); next }
+    /^    \| / { line = substr($0, 7); text = text line "\n"; if (index(line, status) && index(line, alert)) has_alert = 1 }
+    END { keep(); printf "%s", last }'
+}
+# check_queue_messages: the queue alert's FIRING and RESOLVED messages carry figures that agree with
+# each other and with the page (the queue's depth and age, as the dashboard's queue chart shows
+# them), and no "Recovered" line made only of "no data" (scripts/demo_check_queue.py). Prints one
+# line either way; fails when they do not.
+check_queue_messages() {
+  local firing resolved
+  firing=$(robot_message InferscopeQueueNotConsumed FIRING)
+  resolved=$(robot_message InferscopeQueueNotConsumed RESOLVED)
+  printf '%s\n' "$firing" >"$work/queue-firing.txt"
+  printf '%s\n' "$resolved" >"$work/queue-resolved.txt"
+  /usr/bin/python3 "$root/scripts/demo_check_queue.py" "$work/queue-firing.txt" "$work/queue-resolved.txt"
+}
 queue_status() {  # the queue target's lines of `up --status`
   "$bin" up --status --port "${api##*:}" | awk '/^queue targets:/ { on = 1; next } on && /^  / { print; next } { on = 0 }' || true
 }
@@ -259,6 +280,7 @@ wait_for "$work/up.out" 'alert resolved InferscopeQueueNotConsumed job=jobs' 45 
   { echo "demo: FAILED: InferscopeQueueNotConsumed did not resolve with the workers back" >&2; exit 1; }
 for _ in $(seq 1 50); do robot_got InferscopeQueueNotConsumed RESOLVED . && break; sleep 0.1; done
 stop "$producer_pid"
+check_queue_messages || exit 1
 
 step "summary"
 grep -E 'alert (firing|resolved)' "$work/up.out" | grep -v Watchdog || true

@@ -25,12 +25,19 @@ constexpr const char* kE2eMean = "e2e mean";
 constexpr const char* kE2eP95 = "e2e p95";
 constexpr const char* kPerRequest = " per request";
 constexpr const char* kAlertExpression = " (the alert's expression)";
+// A job queue in front (up's queue collector): what waits at each span's end, the instant the
+// page's queue chart shows there (the baseline's end, the firing, the resolve), and the queue's
+// wait over each span.
+constexpr const char* kQueueDepthAtEnd = "jobs waiting (at each span's end)";
+constexpr const char* kQueueAgeAtEnd = "oldest waiting job's age (at each span's end)";
+constexpr const char* kQueueWaitMean = "queue wait mean";
 
 json json_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double number_from(const json& j) { return j.is_number() ? j.get<double>() : kNaN; }
 
 std::string figure_text(double v, const std::string& unit) {
   if (std::isnan(v)) return "no data";
+  if (v == 0) return unit == "s" ? "0 s" : "0";  // an empty queue's age, not "0 us"
   return unit == "s" ? common::format_seconds_readable(v) : common::format_number_readable(v);
 }
 
@@ -56,6 +63,22 @@ double stage_per_request(const Diagnosis& d, const std::string& stage, bool inci
 WindowStat e2e(const Diagnosis& d, bool incident) {
   const Quantity* q = d.snapshot.find(SignalId::kE2e);
   return q == nullptr ? WindowStat{} : incident ? q->incident : q->baseline;
+}
+
+// last_sample returns a gauge's last sample in the baseline or the window (NaN when none).
+double last_sample(const Diagnosis& d, SignalId id, bool incident) {
+  const Quantity* q = d.snapshot.find(id);
+  if (q == nullptr) return kNaN;
+  const auto& v = (incident ? q->incident : q->baseline).intervals;
+  for (auto it = v.rbegin(); it != v.rend(); ++it)
+    if (!std::isnan(*it)) return *it;
+  return kNaN;
+}
+
+// queue_wait_mean returns the queue's mean wait in the baseline or the window (NaN when none).
+double queue_wait_mean(const Diagnosis& d, bool incident) {
+  const Quantity* q = d.snapshot.find(dialect::Role::kQueueWait);
+  return q == nullptr ? kNaN : (incident ? q->incident : q->baseline).mean;
 }
 
 // alert_value evaluates `expr` at `at` and returns the value of the series the alert was for
@@ -199,6 +222,14 @@ AlertDiagnosis diagnose_alert(const std::string& prometheus_url, const std::map<
   // A finding on e2e itself (a target without stages) has no stage figure beside e2e's.
   if (d.snapshot.stages.count(r.stage) != 0)
     r.figures.push_back({r.stage + kPerRequest, "s", stage_per_request(d, r.stage, false), stage_per_request(d, r.stage, true)});
+  if (d.snapshot.find(SignalId::kQueueDepth) != nullptr) {
+    r.figures.push_back({kQueueDepthAtEnd, "", last_sample(d, SignalId::kQueueDepth, false),
+                         last_sample(d, SignalId::kQueueDepth, true)});
+    if (d.snapshot.find(SignalId::kQueueOldestAge) != nullptr)
+      r.figures.push_back({kQueueAgeAtEnd, "s", last_sample(d, SignalId::kQueueOldestAge, false),
+                           last_sample(d, SignalId::kQueueOldestAge, true)});
+    r.figures.push_back({kQueueWaitMean, "s", queue_wait_mean(d, false), queue_wait_mean(d, true)});
+  }
   r.figures.push_back({kE2eMean, "s", e2e(d, false).mean, e2e(d, true).mean});
   r.figures.push_back({kE2eP95, "s", e2e(d, false).p95, e2e(d, true).p95});
   return {to_markdown(d, max_bytes), record_to_json(r)};
@@ -257,6 +288,9 @@ std::string recovery_markdown(const std::string& prometheus_url, const std::stri
     else if (f.name == kE2eP95) f.after = e2e(*after, true).p95;
     else if (f.name.ends_with(kAlertExpression)) f.after = client ? alert_value(*client, r->alert_expr, resolved_at, r->alert_labels) : kNaN;
     else if (f.name == r->stage + kPerRequest) f.after = stage_per_request(*after, r->stage, true);
+    else if (f.name == kQueueDepthAtEnd) f.after = last_sample(*after, SignalId::kQueueDepth, true);
+    else if (f.name == kQueueAgeAtEnd) f.after = last_sample(*after, SignalId::kQueueOldestAge, true);
+    else if (f.name == kQueueWaitMean) f.after = queue_wait_mean(*after, true);
   }
   return render_recovery(*r, resolved_at, "");
 }

@@ -23,7 +23,6 @@ constexpr Stage kWaitStage = Stage::kQueueWait;
 struct Tail {
   double first = kNaN, last = kNaN;  // gauge: values at the quarter's start and the window's end
   double mean = kNaN;                // counter: rate over the quarter
-  double seconds = 0;                // the quarter's length
 };
 
 Tail tail_of(const WindowStat& w, double window_seconds) {
@@ -35,21 +34,55 @@ Tail tail_of(const WindowStat& w, double window_seconds) {
   std::size_t from = n - k;
   double sum = 0;
   int with = 0;
-  std::size_t first_at = n, last_at = n;
   for (std::size_t i = from; i < n; ++i)
     if (!std::isnan(v[i])) {
-      if (std::isnan(t.first)) t.first = v[i], first_at = i;
+      if (std::isnan(t.first)) t.first = v[i];
       t.last = v[i];
-      last_at = i;
       sum += v[i];
       ++with;
     }
   if (with > 0) t.mean = sum / with;
-  // The time between the two samples read, not the quarter's: a quarter that starts without a
-  // sample (no job waiting yet) would otherwise spread the same rise over more seconds.
-  if (first_at < n)
-    t.seconds = window_seconds * static_cast<double>(last_at - first_at) / static_cast<double>(std::max<std::size_t>(1, n - 1));
   return t;
+}
+
+// ageing_rate: how fast the oldest waiting job aged in the window's last quarter, in seconds per
+// second, since the queue last held no job there (age 0, or no sample): from the first sample
+// after that to the window's end (from earlier in the window when nothing was taken in the
+// quarter and the age rose before it too). Each sample of that stretch reads now minus an
+// enqueue time, so jobs taken meanwhile lower the rate (each take drops the age) and a queue
+// nothing consumes ages a second per second. Counting from earlier, while the workers still
+// emptied the queue, spreads the same rise over seconds in which nothing waited. A stretch of one
+// sample is read from the empty sample before it (a lower bound: its job came at that time or
+// later). The seconds are the samples' own times where the snapshot has them, else the window
+// spread evenly over its intervals. NaN: no job waits at the end, or no two samples to read.
+double ageing_rate(const WindowStat& w, double window_seconds) {
+  const auto& v = w.intervals;
+  const std::size_t n = v.size();
+  if (n < 2 || !(window_seconds > 0)) return kNaN;
+  const std::size_t from = n - std::min(n, std::max<std::size_t>(2, n / 4));
+  std::size_t last = n;
+  for (std::size_t i = n; i-- > from;)
+    if (!std::isnan(v[i])) {
+      last = i;
+      break;
+    }
+  if (last == n || !(v[last] > 0)) return kNaN;
+  std::size_t first = last;
+  while (first > from && v[first - 1] > 0) --first;  // NaN and 0 end the stretch
+  // Nothing taken in the whole quarter (the age never fell there): the same job waited before it
+  // as long as the age rose (a flat age is jobs taken as fast as they come), so read the rise
+  // from there. A few samples of a collector and a
+  // scrape on clocks of their own can repeat or skip a collection; more seconds dilute that.
+  bool rising = true;
+  for (std::size_t i = first; i < last; ++i) rising = rising && v[i] <= v[i + 1];
+  if (first == from && rising)
+    while (first > 0 && v[first - 1] > 0 && v[first - 1] < v[first]) --first;
+  if (first == last && first > 0 && v[first - 1] == 0) --first;
+  if (first == last) return kNaN;
+  const bool timed = w.interval_times.size() == n;
+  const double seconds = timed ? w.interval_times[last] - w.interval_times[first]
+                               : window_seconds * static_cast<double>(last - first) / static_cast<double>(n - 1);
+  return seconds > 0 ? (v[last] - v[first]) / seconds : kNaN;
 }
 
 double or_zero(double v) { return std::isnan(v) ? 0 : v; }
@@ -205,10 +238,7 @@ Hypothesis& weigh_workers_down(Evaluation& e, const QueueView& q) {
   double consumption = std::isnan(tail_done) ? done : tail_done;
   double stopped = base_done > 0 ? ramp(1 - consumption / base_done, 0.5, 0.95) : (consumption > 0 ? 0.0 : 1.0);
   double age_slope = kNaN;
-  if (q.age && q.age_known_incident) {
-    Tail t = tail_of(q.age->incident, q.window_s);
-    if (t.seconds > 0) age_slope = (t.last - t.first) / t.seconds;
-  }
+  if (q.age && q.age_known_incident) age_slope = ageing_rate(q.age->incident, q.window_s);
   double aging = std::isnan(age_slope) ? stopped : ramp(age_slope, 0.3, 0.8);
   double in_progress = q.in_progress ? or_zero(tail_of(q.in_progress->incident, q.window_s).last) : 0;
   double busy_end = q.busy ? or_zero(tail_of(q.busy->incident, q.window_s).last) : 0;

@@ -197,9 +197,15 @@ Result<Diagnosis> run_doctor(const DoctorRequest& request) {
   if (!snapshot) return snapshot.error();
   Diagnosis d = diagnose(*snapshot);
   // A baseline that reaches back before the first sample (a young stack or target) has too
-  // little in it: compare within the history that exists instead, and say so.
-  auto fitted = d.verdict == "no_data" ? fit_to_history(w.at, snapshot->data_start, w.window_s, w.baseline_s)
-                                       : std::nullopt;
+  // little in it: compare within the history that exists instead, and say so. A job queue
+  // weighed on its own (no server latency) whose depth has no sample in the baseline is younger
+  // than the window: its "before" would be no data beside a queue the page shows consumed.
+  const Quantity* depth = snapshot->find(SignalId::kQueueDepth);
+  const bool young_queue = snapshot->find(SignalId::kE2e) == nullptr && depth != nullptr &&
+                           !depth->baseline.has_data() && depth->incident.has_data();
+  auto fitted = d.verdict == "no_data" || young_queue
+                    ? fit_to_history(w.at, snapshot->data_start, w.window_s, w.baseline_s)
+                    : std::nullopt;
   if (!fitted) {
     localize_from_prometheus(*client, w, d);
     if (!request.traces_url.empty()) {

@@ -314,8 +314,10 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
   }
 
   Snapshot built = build_snapshot(sampled, {baseline_start, incident_start}, {incident_start, w.at});
-  // When the data starts: the e2e metric's first sample, else any role's.
-  double first_any = kNaN, first_e2e = kNaN;
+  // When the data starts: the e2e metric's first sample, else a job queue's depth's (the queue
+  // exists from its first job on; the collector's own gauges, its workers' 0 among them, from
+  // the start of collection), else any role's.
+  double first_any = kNaN, first_e2e = kNaN, first_queue = kNaN;
   for (const auto& r : sampled.roles) {
     for (const auto* column : {&r.primary, &r.secondary})
       for (std::size_t k = 0; k < column->size(); ++k)
@@ -323,10 +325,11 @@ Result<Snapshot> collect_from_prometheus(const promapi::PrometheusClient& client
           double t = sampled.times[k];
           if (!(first_any <= t)) first_any = t;
           if (r.spec.id == "e2e" && !(first_e2e <= t)) first_e2e = t;
+          if (r.spec.id == to_string(SignalId::kQueueDepth) && !(first_queue <= t)) first_queue = t;
           break;
         }
   }
-  built.data_start = std::isnan(first_e2e) ? first_any : first_e2e;
+  built.data_start = !std::isnan(first_e2e) ? first_e2e : !std::isnan(first_queue) ? first_queue : first_any;
   built.source = "prometheus";
   built.dialect = snap.dialect;
   built.targets_total = snap.targets_total;

@@ -149,6 +149,7 @@ WindowStat gauge_stat(const SampledRoles& s, const RoleSamples& r, TimeRange w) 
   for (std::size_t j : points_in(s.times, w)) {
     double v = r.primary[j];
     out.intervals.push_back(v);
+    out.interval_times.push_back(s.times[j]);
     if (std::isnan(v)) continue;
     total += v;
     ++n;

@@ -30,6 +30,9 @@ struct WindowStat {
   double per_request = kNaN;  // stages only: stage seconds per finished request (adds up to e2e)
   std::vector<double> intervals;         // per sub-interval value (NaN where none): noise and stalls
   std::vector<double> interval_weights;  // distributions/ratios: observations per sub-interval
+  // Gauges: each interval's sample time (Unix seconds); empty where unknown (then the intervals
+  // are taken to span the window evenly, its start to its end).
+  std::vector<double> interval_times;
   // Distributions only: the median of each quarter of the window and its observations. An
   // incident that began inside the window moves its late quarters' median before the whole one.
   std::vector<double> chunk_p50;

@@ -325,5 +325,55 @@ TEST(QueueDiagnosisTest, AgeSlopeOverTheSamplesRead) {
   EXPECT_DOUBLE_EQ(d.findings.front().evidence.front().incident, 15);
 }
 
+// Tests that the ageing rate is read from when the queue last emptied, at the samples' own times,
+// as Prometheus lays them out: the queue was consumed (age 0) for most of the window's last
+// quarter, then the workers stopped and one job after another waited; the samples sit every 5 s
+// on a grid aligned on the window's end, so 60 of them span 295 s of the 300 s window. Read from
+// the quarter's first sample, the same rise would read 0.25 s per s; spread evenly over the
+// window, 0.98.
+TEST(QueueDiagnosisTest, AgeingRateSinceTheQueueLastEmptied) {
+  Snapshot s = queued();
+  const int n = 60;
+  const double step = 5, end = s.incident_end;
+  WindowStat age;
+  for (int i = 0; i < n; ++i) {
+    const double t = end - (n - 1 - i) * step;
+    // The first job that nobody took came 2 s after the sample at index 55.
+    const double enqueued = end - (n - 1 - 55) * step + 2;
+    age.intervals.push_back(t > enqueued ? t - enqueued : 0);
+    age.interval_times.push_back(t);
+  }
+  age.max = age.intervals.back();
+  age.mean = age.max / n;
+  age.count = n;
+  ASSERT_DOUBLE_EQ(age.intervals[56], 3);
+  s.signals["queue_oldest_age"].incident = age;
+  s.signals["queue_depth"].incident = line(0, 4, 0.93);
+  s.signals["queue_jobs_finished"].incident = rate(5, 300, 0.93);
+  for (const char* id : {"queue_in_progress", "queue_workers_busy"}) s.signals[id].incident = line(1.5, 0, 0.93);
+  s.signals["queue_workers_idle"].incident = line(0.5, 0, 0.93);
+  s.signals["running"].incident = line(2, 0, 0.93);
+  Diagnosis d = run(s);
+  ASSERT_FALSE(d.findings.empty()) << to_text(d, true);
+  ASSERT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
+  EXPECT_NE(d.findings.front().summary.find("the oldest job ages 1.00 s per s"), std::string::npos)
+      << d.findings.front().summary;
+
+  // Nothing taken for most of the window (the first job waits from 2 s after index 10 on) and
+  // the last collection scraped twice (the collector and the scrape keep clocks of their own):
+  // the rise is read from the first waiting sample (index 11), not from the quarter's start
+  // (65 s over 70 s: 0.93).
+  WindowStat& all = s.signals["queue_oldest_age"].incident;
+  for (int i = 0; i < n; ++i) all.intervals[i] = i > 10 ? (i - 10) * step - 2 : 0;
+  all.intervals[59] = all.intervals[58];
+  all.max = all.intervals.back();
+  s.signals["queue_depth"].incident = line(0, 49, 0.17);
+  Diagnosis whole = run(s);
+  ASSERT_FALSE(whole.findings.empty()) << to_text(whole, true);
+  ASSERT_EQ(whole.findings.front().cause, "workers_down") << to_text(whole);
+  EXPECT_NE(whole.findings.front().summary.find("the oldest job ages 0.98 s per s"), std::string::npos)
+      << whole.findings.front().summary;
+}
+
 }  // namespace
 }  // namespace inferscope::doctor

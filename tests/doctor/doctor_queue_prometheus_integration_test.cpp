@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "doctor/alert_diagnosis.h"
 #include "doctor/diagnosis_format.h"
 #include "doctor/doctor_api.h"
 #include "doctor/doctor_queue_support.h"
@@ -56,6 +57,7 @@ class UpQueueTier {
     }
   }
   bool ok() const { return !prometheus_.empty(); }
+  const std::string& prometheus() const { return prometheus_; }
   testing::QueueWorkload& workload() { return workload_; }
 
   // diagnose_change lets the baseline fill (12 s of steady work), runs `change`, waits one window
@@ -93,6 +95,18 @@ TEST(DoctorQueuePrometheusIntegrationTest, KilledWorkersAreWorkersDown) {
   ASSERT_FALSE(d.findings.empty()) << to_text(d);
   EXPECT_EQ(d.findings.front().cause, "workers_down") << to_text(d);
   EXPECT_EQ(d.findings.front().stage, "queue_wait") << to_text(d);
+
+  // An alert on the queue's job keeps the queue's own figures for its resolved message (its
+  // server behind has no request to time): the jobs waiting when it fired, and before.
+  const AlertDiagnosis alert = diagnose_alert(tier.prometheus(), {{"job", "jobs"}, {"alertname", "T"}}, "");
+  const auto record = record_from_json(alert.record);
+  ASSERT_TRUE(record) << alert.markdown;
+  const RecoveredFigure* waiting = nullptr;
+  for (const RecoveredFigure& f : record->figures)
+    if (f.name == "jobs waiting (at each span's end)") waiting = &f;
+  ASSERT_NE(waiting, nullptr) << alert.record;
+  EXPECT_GE(waiting->during, 1) << alert.record;
+  EXPECT_FALSE(std::isnan(waiting->before)) << alert.record;
 }
 
 // Tests that jobs arriving at about 5x what the three workers finish read as queue_backlog: the
