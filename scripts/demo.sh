@@ -228,9 +228,9 @@ robot_message() {
     END { keep(); printf "%s", last }'
 }
 # check_queue_messages: the queue alert's FIRING and RESOLVED messages carry figures that agree with
-# each other and with the page (the queue's depth and age, as the dashboard's queue chart shows
-# them), and no "Recovered" line made only of "no data" (scripts/demo_check_queue.py). Prints one
-# line either way; fails when they do not.
+# each other (the queue's depth and age: the series the dashboard's queue chart plots), and no
+# "Recovered" line made only of "no data" (scripts/demo_check_queue.py). Prints one line either
+# way; fails when they do not.
 check_queue_messages() {
   local firing resolved
   firing=$(robot_message InferscopeQueueNotConsumed FIRING)

@@ -7,7 +7,7 @@ FIRING (the workers stopped, jobs keep coming at one a second): the ageing rate 
 job is about a second per second (nothing consumes the queue); the diagnosis' headline and its
 evidence print the same depth; the depth the diagnosis read agrees with the alert's description
 (both read the same queue, at most a few seconds apart); the depth before the workers stopped is
-a figure (the queue was consumed then: 0 on the page), not n/a. RESOLVED: a "Recovered" part that
+a figure (the queue existed and was consumed then), not n/a. RESOLVED: a "Recovered" part that
 says how many jobs waited when it fired and when it resolved (fewer), agreeing with the FIRING
 message, and no line made only of "no data". Prints one line; exits 1 when a check fails.
 """
