@@ -157,7 +157,7 @@ std::vector<std::string> next_steps_of(CauseId id, bool gpu) {
 
 bool gpu_visible(const Snapshot& s) {
   const Quantity* gpu = s.find(SignalId::kGpuUtil);
-  return (gpu && (gpu->baseline.has_data() || gpu->incident.has_data())) || s.dialect.find("dcgm") != std::string::npos;
+  return (gpu && gpu->sampled()) || s.dialect.find("dcgm") != std::string::npos;
 }
 
 double mean_of(const Quantity* q, bool incident) {

@@ -71,8 +71,8 @@ double ageing_rate(const WindowStat& w, double window_seconds) {
   while (first > from && v[first - 1] > 0) --first;  // NaN and 0 end the stretch
   // Nothing taken in the whole quarter (the age never fell there): the same job waited before it
   // as long as the age rose (a flat age is jobs taken as fast as they come), so read the rise
-  // from there. A few samples of a collector and a
-  // scrape on clocks of their own can repeat or skip a collection; more seconds dilute that.
+  // from there: a collector and a scrape on clocks of their own can repeat or skip a collection,
+  // which moves a rate read over a few samples, and more seconds dilute that.
   bool rising = true;
   for (std::size_t i = first; i < last; ++i) rising = rising && v[i] <= v[i + 1];
   if (first == from && rising)
@@ -131,9 +131,7 @@ struct QueueView {
     // A series the collector never exported (Celery: no job counters, no oldest age while jobs
     // wait) still stands in a scraped snapshot, without a sample in either window: it is absent,
     // not zero (read as zero, the missing job counters said that no job ended).
-    auto seen = [](const Quantity* q) {
-      return q && (q->baseline.has_data() || q->incident.has_data()) ? q : nullptr;
-    };
+    auto seen = [](const Quantity* q) { return q && q->sampled() ? q : nullptr; };
     depth = seen(e.find(SignalId::kQueueDepth));
     age = seen(e.find(SignalId::kQueueOldestAge));
     wait = seen(e.find(kWaitStage));

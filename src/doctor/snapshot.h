@@ -45,6 +45,9 @@ struct Quantity {
   WindowStat baseline, incident;
   std::string metric;  // the metric (or expression) behind it, for evidence
   std::string unit;    // "s", "req/s", "tokens", "ratio", "%", "tok/s", "1/s"
+  // sampled: some sample in either window. A series a collector asked for and never got (a
+  // Celery queue's job counters, a GPU nobody scrapes) can stand in a snapshot without one: absent.
+  bool sampled() const { return baseline.has_data() || incident.has_data(); }
 };
 
 // Where names a slice of the data: the job, the instance (its instance label; host:port for
