@@ -17,6 +17,7 @@
 #include "doctor/doctor_api.h"
 #include "doctor/doctor_routes.h"
 #include "net/http_server.h"
+#include "net/router.h"
 #include "doctor/doctor_scenario_support.h"
 #include "doctor/scrape_collector.h"
 #include "promapi/prometheus_client.h"
@@ -333,6 +334,61 @@ TEST(DoctorModesIntegrationTest, CliExitCodesAndBaselineFile) {
   driver.stop();
   std::remove(baseline.c_str());
   rmdir(dir);
+}
+
+// Tests an exposition quirk on a real capture, live: SGLang's 2026 recording (the capture in
+// ../shared/samples, copied to tests/dialect/testdata) served over HTTP as that server sends it.
+// `doctor --check-metrics` calls it healthy (exit 0) and warns about each gauge that carries an
+// `le` label, and the real Prometheus scraping the same text stores those gauges with the target
+// up: the warning's "Prometheus ingests it" holds, so the quirk is no reason for a degraded verdict.
+TEST(DoctorModesIntegrationTest, SglangRecordingIsHealthyWithAWarning) {
+  const std::string recording = "sglang-main2026-qwen3.8-flash-next-metrics.txt";
+  std::ifstream sample(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/dialect/testdata/" + recording);
+  ASSERT_TRUE(sample) << "missing tests/dialect/testdata/" << recording;
+  const std::string exposition((std::istreambuf_iterator<char>(sample)), std::istreambuf_iterator<char>());
+  net::Router router;
+  router.get("/metrics", [&exposition](const net::Request&) {
+    net::Response r = net::Response::text(exposition);
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  });
+  auto sglang = net::HttpServer::start({.port = 0, .log_name = "sglang-recording"}, router.handler());
+  ASSERT_TRUE(sglang) << sglang.error().message;
+  const std::string address = "127.0.0.1:" + std::to_string((*sglang)->port());
+  const std::string url = "http://" + address + "/metrics";
+
+  std::string out;
+  EXPECT_EQ(run_cli("doctor --check-metrics " + url, &out), 0) << out;
+  EXPECT_EQ(out.rfind("healthy: " + url + " \xe2\x80\x94 dialect sglang", 0), 0u) << out;
+  const auto warnings_at = out.find("exposition warnings (not counted against the verdict):");
+  ASSERT_NE(warnings_at, std::string::npos) << out;
+  for (const char* gauge : {"sglang:routing_key_running_req_count", "sglang:routing_key_all_req_count"})
+    EXPECT_NE(out.find(std::string("label le on \"") + gauge + "\" of a non-histogram family", warnings_at),
+              std::string::npos)
+        << gauge << "\n" << out;
+
+  EXPECT_EQ(run_cli("doctor --check-metrics " + url + " --format json", &out), 0) << out;
+  auto json = nlohmann::json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json["verdict"], "healthy") << out;
+  EXPECT_EQ(json["dialects"], nlohmann::json::array({"sglang"})) << out;
+  EXPECT_TRUE(json["problems"].empty()) << out;
+  EXPECT_EQ(json["warnings"].size(), 2u) << out;
+
+  inferscope::testing::PrometheusProcess prom(inferscope::testing::scrape_config_for({address}, "1s", "sglang"));
+  ASSERT_TRUE(prom.ok()) << prom.error();
+  auto client = promapi::PrometheusClient::create(prom.url());
+  ASSERT_TRUE(client);
+  const auto stored = [&](const std::string& expr) {
+    auto r = client->query(expr);
+    return r && !r->series.empty();
+  };
+  EXPECT_TRUE(inferscope::testing::wait_until(
+      [&] { return stored("up{job=\"sglang\"} == 1") && stored("sglang:routing_key_running_req_count{le!=\"\"}"); },
+      std::chrono::seconds(30), std::chrono::milliseconds(200)))
+      << "Prometheus did not store the le-labelled gauge of a healthy scrape";
+  prom.stop();
+  (*sglang)->stop();
 }
 
 }  // namespace
