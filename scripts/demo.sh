@@ -228,16 +228,23 @@ robot_message() {
     END { keep(); printf "%s", last }'
 }
 # check_queue_messages: the queue alert's FIRING and RESOLVED messages carry figures that agree with
-# each other (the queue's depth and age: the series the dashboard's queue chart plots), and no
-# "Recovered" line made only of "no data" (scripts/demo_check_queue.py). Prints one line either
-# way; fails when they do not.
+# each other and with the page (the queue's depth and age where the dashboard's queue charts draw
+# them at the same times, no live worker on its workers chart when it fired), and no "Recovered"
+# line made only of "no data" (scripts/demo_check_queue.py). Prints one line either way; fails
+# when they do not.
 check_queue_messages() {
   local firing resolved
   firing=$(robot_message InferscopeQueueNotConsumed FIRING)
   resolved=$(robot_message InferscopeQueueNotConsumed RESOLVED)
   printf '%s\n' "$firing" >"$work/queue-firing.txt"
   printf '%s\n' "$resolved" >"$work/queue-resolved.txt"
-  /usr/bin/python3 "$root/scripts/demo_check_queue.py" "$work/queue-firing.txt" "$work/queue-resolved.txt"
+  # The page's data as a browser on $dashboard gets it, once the resolve is a few seconds old (the
+  # answer is cached for half a step).
+  sleep 4
+  curl -sf "$api/api/dashboard/data?range=15m" >"$work/queue-page.json" ||
+    { echo "demo: FAILED: the dashboard's data answer ($api/api/dashboard/data)" >&2; return 1; }
+  /usr/bin/python3 "$root/scripts/demo_check_queue.py" "$work/queue-firing.txt" "$work/queue-resolved.txt" \
+    "$work/queue-page.json"
 }
 queue_status() {  # the queue target's lines of `up --status`
   "$bin" up --status --port "${api##*:}" | awk '/^queue targets:/ { on = 1; next } on && /^  / { print; next } { on = 0 }' || true

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks the queue alert's messages of scripts/demo.sh's phase 4, as the robot received them.
+"""Checks the queue alert's messages of scripts/demo.sh's phase 4, as the robot received them,
+against each other and against the dashboard's page.
 
-    demo_check_queue.py FIRING_FILE RESOLVED_FILE
+    demo_check_queue.py FIRING_FILE RESOLVED_FILE PAGE_JSON
 
 FIRING (the workers stopped, jobs keep coming at one a second): the ageing rate of the oldest
 job is about a second per second (nothing consumes the queue); the diagnosis' headline and its
@@ -9,8 +10,17 @@ evidence print the same depth; the depth the diagnosis read agrees with the aler
 (both read the same queue, at most a few seconds apart); the depth before the workers stopped is
 a figure (the queue existed and was consumed then), not n/a. RESOLVED: a "Recovered" part that
 says how many jobs waited when it fired and when it resolved (fewer), agreeing with the FIRING
-message, and no line made only of "no data". Prints one line; exits 1 when a check fails.
+message, and no line made only of "no data".
+
+PAGE_JSON is the page's data answer (GET /api/dashboard/data?range=15m, what the browser draws),
+read after the resolve. At the end of each span the Recovered part names (before, during, after;
+their times are in the message), the jobs waiting and the oldest job's age it prints lie between
+the page's two points around that time, give or take a sampling's slack; the page draws a value
+there (not a gap); and the workers chart shows no live worker when it fired, as the diagnosis says.
+Prints one line; exits 1 when a check fails.
 """
+import datetime
+import json
 import re
 import sys
 
@@ -19,6 +29,12 @@ import sys
 # interval (1 s): at most this many jobs apart.
 DEPTH_SLACK = 3
 AGEING_MIN, AGEING_MAX = 0.8, 1.2
+# The page's points are Prometheus' last samples at or before each step (5 s at 15m); a message's
+# figure "at a span's end" is the last sample up to a whole second, so the two can be a scrape or
+# two apart (one job and one second of age each in a queue nothing consumes), more when a loaded
+# machine delays a scrape.
+PAGE_DEPTH_SLACK = 3
+PAGE_AGE_SLACK_S = 3.0
 
 
 def fail(why):
@@ -34,9 +50,108 @@ def number(text):
     return float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6}[m.group(2)]
 
 
+def seconds(text):
+    """A duration as the messages print it ("2.46 s", "45 ms", "0 s"); None for n/a, no data."""
+    m = re.fullmatch(r"(-?[0-9]+(?:\.[0-9]+)?) ?(µs|ms|s|min|h)", text.strip())
+    if not m:
+        return None
+    return float(m.group(1)) * {"µs": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600}[m.group(2)]
+
+
+def span_length(text):
+    """A window as Prometheus spells it ("12s", "5m", "1m30s") in seconds."""
+    parts = re.findall(r"([0-9]+)(ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        fail(f"cannot read the span '{text}' in the Recovered part")
+    return sum(int(n) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600}[u] for n, u in parts)
+
+
+def page_series(page, panel, label):
+    """(timestamps, values) of the page's series `label` in `panel`; fails when the page has none."""
+    p = page.get("panels", {}).get(panel)
+    if not p or p.get("status") != "ok" or "timeseries" not in p:
+        fail(f"the page's {panel} chart has no data ({p.get('status') if p else 'absent'})")
+    chart = p["timeseries"]
+    for series in chart["series"]:
+        if series["label"] == label:
+            return chart["timestamps"], series["values"]
+    fail(f"the page's {panel} chart has no series '{label}' (it has "
+         f"{', '.join(x['label'] for x in chart['series'])})")
+
+
+def page_around(series, at, what):
+    """The page's values around time `at`: its point within a second of it (the messages print
+    whole seconds), else the last point before and the first after; fails when the page draws a
+    gap there."""
+    times, values = series
+    close = [i for i, t in enumerate(times) if abs(t - at) <= 1.0]
+    if close:
+        around = [values[i] for i in close]
+    else:
+        before = [i for i, t in enumerate(times) if t < at]
+        if not before or before[-1] + 1 >= len(times):
+            fail(f"the page's range does not hold {what} at {iso(at)}")
+        around = [values[before[-1]], values[before[-1] + 1]]
+    if any(v is None for v in around):
+        fail(f"the page draws no {what} around {iso(at)} (a gap) where the message prints a figure")
+    return around
+
+
+def iso(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%H:%M:%SZ")
+
+
+def check_page(page, firing, resolved, depth, age):
+    """Compares the Recovered part's figures with the page's queue charts at each span's end."""
+    labels = re.search(r"queue=([^,\s]+),.*system=([^,\s]+)", firing)
+    job = re.search(r"\(job=([^)]+)\)", firing)
+    if not labels or not job:
+        fail("the FIRING message names no queue, system and job")
+    queue_name = f"{labels.group(1)} ({labels.group(2)}, {job.group(1)})"
+    spans = re.search(r"during: the (\S+) up to (\S+) \(when it fired\); after: the (\S+) up to (\S+?)_?$",
+                      resolved, re.M)
+    if not spans:
+        fail("the Recovered part does not say when its spans end")
+    during_end = datetime.datetime.fromisoformat(spans.group(2).replace("Z", "+00:00")).timestamp()
+    after_end = datetime.datetime.fromisoformat(spans.group(4).replace("Z", "+00:00")).timestamp()
+    ends = {"before": during_end - span_length(spans.group(1)), "during": during_end, "after": after_end}
+
+    depth_series = page_series(page, "jobqueue_depth", f"depth {queue_name}")
+    age_series = page_series(page, "jobqueue_wait", f"oldest age {queue_name}")
+    checked = []
+    for i, span in enumerate(("before", "during", "after")):
+        message_depth, message_age = number(depth[i]), seconds(age[i])
+        if message_depth is not None:
+            around = page_around(depth_series, ends[span], "queue depth")
+            lo, hi = min(around), max(around)
+            if not lo - PAGE_DEPTH_SLACK <= message_depth <= hi + PAGE_DEPTH_SLACK:
+                fail(f"Recovered says {depth[i]} jobs waited at the {span} span's end ({iso(ends[span])}); "
+                     f"the page's depth chart shows {lo:g}..{hi:g} then")
+            checked.append(f"{span} {depth[i]} in {lo:g}..{hi:g}")
+        if message_age is not None:
+            around = page_around(age_series, ends[span], "oldest job age")
+            lo, hi = min(around), max(around)
+            if not lo - PAGE_AGE_SLACK_S <= message_age <= hi + PAGE_AGE_SLACK_S:
+                fail(f"Recovered says the oldest job was {age[i]} old at the {span} span's end "
+                     f"({iso(ends[span])}); the page's age chart shows {lo:.1f}..{hi:.1f} s then")
+    # "no live worker" when it fired: the page's workers chart at its last point up to then.
+    workers = page.get("panels", {}).get("jobqueue_workers", {}).get("timeseries")
+    if not workers:
+        fail("the page's workers chart has no data")
+    at = [i for i, t in enumerate(workers["timestamps"]) if t <= ends["during"]]
+    live = [s["values"][at[-1]] for s in workers["series"] if s["label"].split(" ")[0] in ("busy", "idle")] if at else []
+    if not live or any(v is None for v in live) or sum(live) != 0:
+        fail(f"the diagnosis says no live worker when it fired; the page's workers chart shows busy + idle {live}")
+    return ", ".join(checked)
+
+
 def main():
     firing = open(sys.argv[1], encoding="utf-8").read()
     resolved = open(sys.argv[2], encoding="utf-8").read()
+    try:
+        page = json.load(open(sys.argv[3], encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the page's data answer {sys.argv[3]}: {e}")
     if "FIRING" not in firing:
         fail("no FIRING message received")
     if "RESOLVED" not in resolved:
@@ -95,9 +210,13 @@ def main():
         fail(f"Recovered says {depth[1]} jobs waited when it fired, the FIRING description {desc.group(1)}")
     if after is None or not after < fired:
         fail(f"Recovered says {depth[2]} jobs wait at the resolve, {depth[1]} when it fired")
-    print(f"demo: the queue alert's messages agree: {desc.group(1)} jobs described, peak depth "
-          f"{head.group(1)} -> {head.group(2)}, ageing {ageing} s per s; recovered: jobs waiting "
-          f"{depth[0]} / {depth[1]} / {depth[2]}")
+    age = figures.get("oldest waiting job's age (at each span's end)")
+    if not age:
+        fail("the Recovered part names no oldest job's age")
+    on_page = check_page(page, firing, resolved, depth, age)
+    print(f"demo: the queue alert's messages agree with each other and the page: {desc.group(1)} jobs described, "
+          f"peak depth {head.group(1)} -> {head.group(2)}, ageing {ageing} s per s; recovered: jobs waiting "
+          f"{depth[0]} / {depth[1]} / {depth[2]}; page depth: {on_page}")
 
 
 if __name__ == "__main__":
