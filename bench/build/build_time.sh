@@ -6,7 +6,8 @@
 #   3. full   (FULL=1 only) the whole `scripts/test.sh` in the clone, which has no ../shared beside
 #             it; its own step-time table is appended to the report.
 # Usage: bench/build/build_time.sh [REV] (default HEAD); OUT=FILE (default build-time.txt) gets
-# the report (and FILE.ninja_log, the cold build's per-step times). Wall seconds and the CPU seconds
+# the report (and FILE.ninja_log, the cold build's per-step times; with FULL=1, FILE.test.log,
+# the test run's whole output). Wall seconds and the CPU seconds
 # of the step's processes (user + system) per step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +59,8 @@ if [ "$status" -eq 0 ] && [ "${FULL:-0}" = 1 ]; then
   # Undo the touch so the test run builds the revision as committed.
   git -C "$work/clone" checkout -q -- "$touched"
   timed "scripts/test.sh (fresh clone, no ../shared)" scripts/test.sh || status=$?
+  # The whole log too: ctest's per-test seconds show which tests the integration step waits on.
+  cp "$last_log" "$out.test.log"
   printf '%s\n' "${report[@]}" >> "$out"
   echo "scripts/test.sh's own step table:" >> "$out"
   sed -n '/^==== step times ====$/,$p' "$last_log" | tail -n +2 >> "$out"

@@ -160,7 +160,9 @@ TEST(DisaggregationCausesTest, KvTransferSlowdownOnOneLinkNamesTheEndpoint) {
     ASSERT_FALSE(d.findings.empty()) << label;
     EXPECT_EQ(d.findings.front().cause, "kv_transfer_slowdown") << label;
     EXPECT_EQ(d.findings.front().where.pool, "decode") << label;
-    if (dialect == FleetDialect::kInferscope) EXPECT_EQ(d.findings.front().where.endpoint, "decode-1") << label;
+    if (dialect == FleetDialect::kInferscope) {
+      EXPECT_EQ(d.findings.front().where.endpoint, "decode-1") << label;
+    }
     else EXPECT_FALSE(d.findings.front().where.endpoint.empty()) << label;
     EXPECT_EQ(disagg_finding(d, "routing_imbalance"), nullptr) << label;
   }

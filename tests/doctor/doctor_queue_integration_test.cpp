@@ -125,7 +125,9 @@ TEST(DoctorQueueIntegrationTest, SlowerServerBehindTheQueueIsDecodeSlowdown) {
   EXPECT_NE(d.findings.front().summary.find("backlog is its consequence"), std::string::npos) << to_text(d);
   EXPECT_FALSE(reports(d, "workers_down")) << to_text(d);
   for (const auto& f : d.findings) {
-    if (f.cause == "queue_backlog") EXPECT_LT(f.score, d.findings.front().score) << to_text(d);
+    if (f.cause == "queue_backlog") {
+      EXPECT_LT(f.score, d.findings.front().score) << to_text(d);
+    }
   }
 }
 

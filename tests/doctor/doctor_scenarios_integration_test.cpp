@@ -51,7 +51,9 @@ ScenarioOutcome run_case(const ScenarioCase& c, std::uint16_t port, const std::s
   testing::LoadDriver driver(port, base);
   std::this_thread::sleep_for(std::chrono::duration<double>(kScenarioWarmupS + kBaselineS));
   double change = testing::now_s();
-  if (!c.faults.empty()) EXPECT_EQ(testing::set_faults(port, c.faults), 200) << c.name;
+  if (!c.faults.empty()) {
+    EXPECT_EQ(testing::set_faults(port, c.faults), 200) << c.name;
+  }
   if (c.load) driver.set_shape(c.load(base));
   std::unique_ptr<testing::LoadDriver> extra;
   if (c.extra) extra = std::make_unique<testing::LoadDriver>(port, c.extra(base));
