@@ -14,9 +14,10 @@ message, and no line made only of "no data".
 
 PAGE_JSON is the page's data answer (GET /api/dashboard/data?range=15m, what the browser draws),
 read after the resolve. At the end of each span the Recovered part names (before, during, after;
-their times are in the message), the jobs waiting and the oldest job's age it prints lie between
-the page's two points around that time, give or take a sampling's slack; the page draws a value
-there (not a gap); and the workers chart shows no live worker when it fired, as the diagnosis says.
+their times are in the message), the jobs waiting and the oldest job's age it prints are the
+page's at that time (its point within a second, else between its two points around it), give or
+take a scrape's slack; the page draws a value there (not a gap); and the workers chart shows no
+live worker when it fired, as the diagnosis says.
 Prints one line; exits 1 when a check fails.
 """
 import datetime
