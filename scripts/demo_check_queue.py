@@ -117,24 +117,23 @@ def check_page(page, firing, resolved, depth, age):
     after_end = datetime.datetime.fromisoformat(spans.group(4).replace("Z", "+00:00")).timestamp()
     ends = {"before": during_end - span_length(spans.group(1)), "during": during_end, "after": after_end}
 
-    depth_series = page_series(page, "jobqueue_depth", f"depth {queue_name}")
-    age_series = page_series(page, "jobqueue_wait", f"oldest age {queue_name}")
+    charts = [("jobs waiting", depth, number, page_series(page, "jobqueue_depth", f"depth {queue_name}"),
+               PAGE_DEPTH_SLACK, "depth", ""),
+              ("oldest job's age", age, seconds, page_series(page, "jobqueue_wait", f"oldest age {queue_name}"),
+               PAGE_AGE_SLACK_S, "age", " s")]
     checked = []
-    for i, span in enumerate(("before", "during", "after")):
-        message_depth, message_age = number(depth[i]), seconds(age[i])
-        if message_depth is not None:
-            around = page_around(depth_series, ends[span], "queue depth")
+    for what, printed, read, series, slack, chart, unit in charts:
+        for i, span in enumerate(("before", "during", "after")):
+            value = read(printed[i])
+            if value is None:
+                continue
+            around = page_around(series, ends[span], what)
             lo, hi = min(around), max(around)
-            if not lo - PAGE_DEPTH_SLACK <= message_depth <= hi + PAGE_DEPTH_SLACK:
-                fail(f"Recovered says {depth[i]} jobs waited at the {span} span's end ({iso(ends[span])}); "
-                     f"the page's depth chart shows {lo:g}..{hi:g} then")
-            checked.append(f"{span} {depth[i]} in {lo:g}..{hi:g}")
-        if message_age is not None:
-            around = page_around(age_series, ends[span], "oldest job age")
-            lo, hi = min(around), max(around)
-            if not lo - PAGE_AGE_SLACK_S <= message_age <= hi + PAGE_AGE_SLACK_S:
-                fail(f"Recovered says the oldest job was {age[i]} old at the {span} span's end "
-                     f"({iso(ends[span])}); the page's age chart shows {lo:.1f}..{hi:.1f} s then")
+            if not lo - slack <= value <= hi + slack:
+                fail(f"Recovered prints {what} {printed[i]} at the {span} span's end ({iso(ends[span])}); "
+                     f"the page's {chart} chart shows {lo:.4g}..{hi:.4g}{unit} then")
+            if chart == "depth":
+                checked.append(f"{span} {printed[i]} in {lo:g}..{hi:g}")
     # "no live worker" when it fired: the page's workers chart at its last point up to then.
     workers = page.get("panels", {}).get("jobqueue_workers", {}).get("timeseries")
     if not workers:
