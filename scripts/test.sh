@@ -5,7 +5,7 @@
 #     micro-benchmark once, briefly, to prove it runs and prints its figures;
 #   - in the background at the lowest CPU and I/O priority, scripts/test_sanitizers.sh: the unit
 #     tests under AddressSanitizer + UndefinedBehaviorSanitizer and the threaded ones under
-#     ThreadSanitizer, each in its own build, then each libFuzzer target for FUZZ_SECONDS (20).
+#     ThreadSanitizer, each in its own build, then each libFuzzer target for FUZZ_SECONDS (10).
 # The integration tests spend most of their time waiting on servers, Prometheus and alert windows
 # (about half a core of 2 busy), so the sanitizer builds use the idle cores instead of running
 # after them: nice 19 yields the CPU to the tests whenever they want it, which the tests judged on

@@ -3,13 +3,14 @@
 # priority once the release build is done; it runs alone as well (packages installed):
 #   1. the clang ASan + UBSan build of the unit tests and the fuzz targets, and the unit tests in it,
 #   2. the ThreadSanitizer build of the threaded tests (metrics core, timeline, engine driver), run,
-#   3. each libFuzzer target for FUZZ_SECONDS (default 20) over its corpus, one per core.
+#   3. each libFuzzer target for FUZZ_SECONDS (default 10) over its corpus, one per core: a replay of
+#      the corpus and a short search, which is what a test run affords (FUZZ_SECONDS=600 for a hunt).
 # Exits non-zero on the first failing step, after printing its own step table.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/test_steps.sh
-fuzz_seconds=${FUZZ_SECONDS:-20}
+fuzz_seconds=${FUZZ_SECONDS:-10}
 jobs=$(nproc)
 trap 'print_step_times "sanitizer step times" $?' EXIT
 
