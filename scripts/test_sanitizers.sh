@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The sanitizer half of scripts/test.sh, which starts it in the background at the lowest CPU
-# priority once the release build is done; it runs alone as well (packages installed):
+# The sanitizer steps of scripts/test.sh, whose background half (scripts/test_background.sh) runs
+# them at the lowest CPU priority beside the integration tests; they run alone as well (packages
+# installed):
 #   1. the clang ASan + UBSan build of the unit tests and the fuzz targets, and the unit tests in it,
 #   2. the ThreadSanitizer build of the threaded tests (metrics core, timeline, engine driver), run,
 #   3. each libFuzzer target for FUZZ_SECONDS (default 10) over its corpus, one per core: a replay of

@@ -1,5 +1,6 @@
-# Sourced by scripts/test.sh and scripts/test_sanitizers.sh: named steps that print their wall time
-# when they end, a table of every step and the total at exit (also on failure), and run_ctest.
+# Sourced by scripts/test.sh, test_background.sh and test_sanitizers.sh: named steps that print
+# their wall time when they end, a table of every step and the total at exit (also on failure),
+# and run_ctest.
 step_names=()
 step_seconds=()
 step_started=

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The background half of scripts/test.sh, which starts it at the lowest CPU and I/O priority once
+# the release build is done, beside the integration tests (which it must not slow: nice 19 hands
+# them the CPU whenever they want it):
+#   1. the release build's unit tests (no timing in them, so the low priority costs them nothing),
+#   2. scripts/test_sanitizers.sh: the ASan/UBSan and TSan builds and tests, and the fuzzers,
+#   3. each micro-benchmark once, briefly, to prove it runs and prints its figures (a smoke run:
+#      its numbers mean nothing at this priority; bench/ measures).
+# Usage: scripts/test_background.sh RELEASE_BUILD_DIR. Exits non-zero on the first failing step,
+# after printing its own step table.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+release=${1:?usage: scripts/test_background.sh RELEASE_BUILD_DIR}
+cd "$root"
+source scripts/test_steps.sh
+jobs=$(nproc)
+trap 'print_step_times "background step times" $?' EXIT
+
+step "unit tests (release)"
+run_ctest --test-dir "$release" -L unit --output-on-failure -j"$jobs"
+
+step "sanitizer half (scripts/test_sanitizers.sh)"
+bash scripts/test_sanitizers.sh
+
+step "benchmark smoke run"
+for bench in "$release"/bench/*/*_bench; do
+  [ -x "$bench" ] || continue
+  "$bench" --benchmark_min_time=0.01 >/dev/null
+  echo "ran $(basename "$bench")"
+done
+end_step
