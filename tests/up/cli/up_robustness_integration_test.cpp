@@ -116,21 +116,33 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
   ASSERT_EQ(::kill(resume.pid, SIGSTOP), 0);
 
   const std::uint16_t port = urls->api_port();
+  const std::vector<std::string> hung_paths = {"/api/status", "/api/alerts", "/api/doctor?window=5m",
+                                               "/api/dashboard/data?range=15m", "/api/status", "/api/dashboard/meta"};
   std::vector<std::unique_ptr<RawRequest>> hung;
-  for (const char* path : {"/api/status", "/api/alerts", "/api/doctor?window=5m", "/api/dashboard/data?range=15m",
-                           "/api/status", "/api/dashboard/meta"}) {
+  for (const std::string& path : hung_paths) {
     hung.push_back(std::make_unique<RawRequest>(port, get_request(path)));
     ASSERT_TRUE(hung.back()->ok()) << path;
   }
   std::atomic<int> hung_returned{0};
   std::vector<std::string> hung_answers(hung.size());
+  // Which calls had returned when the webhook was answered: a failure names them, and their answers
+  // are printed once every reader is done (one failed run on a loaded machine said only "1 of 6").
+  std::vector<std::atomic<bool>> hung_done(hung.size());
   std::vector<std::thread> readers;
   for (std::size_t i = 0; i < hung.size(); ++i) {
     readers.emplace_back([&, i] {
       hung_answers[i] = hung[i]->answer();
+      hung_done[i] = true;
       ++hung_returned;
     });
   }
+  auto returned_paths = [&] {
+    std::string paths;
+    for (std::size_t i = 0; i < hung.size(); ++i) {
+      if (hung_done[i]) paths += " " + hung_paths[i];
+    }
+    return paths;
+  };
 
   const auto webhook_sent = std::chrono::steady_clock::now();
   RawRequest webhook(port, "POST /api/alertmanager/webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -139,17 +151,25 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
   ASSERT_TRUE(webhook.ok());
   const std::string stored = webhook.answer();
   const int returned_before_webhook = hung_returned.load();
+  const std::string returned_before_webhook_paths = returned_paths();
   const double webhook_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - webhook_sent).count();
   RawRequest metrics(port, get_request("/metrics"));
   ASSERT_TRUE(metrics.ok());
   const std::string scraped = metrics.answer();
   const int returned_before_metrics = hung_returned.load();
+  const std::vector<bool> early = [&] {
+    std::vector<bool> v;
+    for (const auto& d : hung_done) v.push_back(d.load());
+    return v;
+  }();
 
   EXPECT_NE(stored.find("HTTP/1.1 200"), std::string::npos) << stored;
   EXPECT_NE(scraped.find("HTTP/1.1 200"), std::string::npos) << scraped.substr(0, 300);
   EXPECT_NE(scraped.find("inferscope_up_child_restarts_total"), std::string::npos) << scraped.substr(0, 300);
-  EXPECT_EQ(returned_before_webhook, 0) << "the webhook was answered only after a call stalled on Prometheus returned";
-  EXPECT_EQ(returned_before_metrics, 0) << "/metrics was answered only after a call stalled on Prometheus returned";
+  EXPECT_EQ(returned_before_webhook, 0) << "the webhook was answered only after a call stalled on Prometheus returned:"
+                                        << returned_before_webhook_paths;
+  EXPECT_EQ(returned_before_metrics, 0) << "/metrics was answered only after a call stalled on Prometheus returned:"
+                                        << returned_paths();
 
   const double stalled_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - webhook_sent).count();
   ASSERT_EQ(::kill(resume.pid, SIGCONT), 0);
@@ -158,7 +178,11 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
               "%.1f ms after the webhook was sent; %d of those calls had returned by then\n",
               hung.size(), webhook_ms, stalled_ms, returned_before_metrics);
   for (std::size_t i = 0; i < hung_answers.size(); ++i) {
-    EXPECT_TRUE(hung_answers[i].starts_with("HTTP/1.1 ")) << i << ": " << hung_answers[i];
+    EXPECT_TRUE(hung_answers[i].starts_with("HTTP/1.1 ")) << hung_paths[i] << ": " << hung_answers[i];
+    if (early[i]) {
+      ADD_FAILURE() << hung_paths[i] << " returned while Prometheus was stopped: "
+                    << hung_answers[i].substr(0, hung_answers[i].find("\r\n\r\n") + 200);
+    }
   }
   ASSERT_EQ(::kill(up.process().pid(), SIGTERM), 0);
   EXPECT_TRUE(up.wait_line("inferscope up: stopped", 30s)) << up.output();
