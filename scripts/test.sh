@@ -21,12 +21,21 @@ source scripts/test_steps.sh
 jobs=$(nproc)
 background_pid=
 background_log="$root/build/test_background.log"
+# show_background_log prints what the background half wrote, once: CI keeps the log, not build/.
+show_background_log() {
+  printf '\n==== the background half (%s) ====\n' "$background_log"
+  cat "$background_log" 2>/dev/null || true
+  background_pid=
+}
 finish() {
   local rc=$?
-  if [ -n "$background_pid" ] && kill -0 "$background_pid" 2>/dev/null; then
-    # setsid made the background half a process group of its own: stop its builds and tests too.
-    kill -TERM -- "-$background_pid" 2>/dev/null || true
-    echo "test.sh: stopped the background steps; their output so far is in $background_log" >&2
+  if [ -n "$background_pid" ]; then
+    if kill -0 "$background_pid" 2>/dev/null; then
+      # setsid made the background half a process group of its own: stop its builds and tests too.
+      kill -TERM -- "-$background_pid" 2>/dev/null || true
+      echo "test.sh: stopped the background half; its output so far follows" >&2
+    fi
+    show_background_log
   fi
   print_step_times "step times" "$rc"
 }
@@ -56,8 +65,7 @@ run_ctest --test-dir "$release" -L integration --output-on-failure -j"$jobs"
 step "background half (scripts/test_background.sh, since the release build): waiting for it"
 background_rc=0
 wait "$background_pid" || background_rc=$?
-background_pid=
-cat "$background_log"
+show_background_log
 [ "$background_rc" -eq 0 ] || { echo "test.sh: the background half failed (exit $background_rc); its output is above" >&2; exit 1; }
 
 end_step

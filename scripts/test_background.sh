@@ -15,6 +15,8 @@ cd "$root"
 source scripts/test_steps.sh
 jobs=$(nproc)
 trap 'print_step_times "background step times" $?' EXIT
+# Stopped by test.sh (a failed or stopped run), the table says so.
+trap 'exit 143' TERM
 
 step "unit tests (release)"
 run_ctest --test-dir "$release" -L unit --output-on-failure -j"$jobs"
