@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "serve/server.h"
@@ -75,6 +77,26 @@ std::string get_request(const std::string& target) {
   return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 }
 
+// every_thread_stopped tells whether each thread of `pid` is in the stopped state: kill() only
+// queues SIGSTOP, and on a busy machine a thread of Prometheus that was already woken by a request
+// answered it before the stop reached it (2 of 20 runs beside four busy loops: /api/alerts, 200).
+bool every_thread_stopped(int pid) {
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+  if (ec) return false;
+  for (const auto& task : tasks) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    const std::size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    const char state = line[close + 2];
+    if (state != 'T' && state != 't') return false;
+  }
+  return true;
+}
+
 // SigcontGuard resumes a stopped process when the test ends, also on failure (up then stops it).
 struct SigcontGuard {
   int pid = 0;
@@ -114,6 +136,7 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
   ASSERT_TRUE(prometheus.is_object()) << up.output();
   SigcontGuard resume{prometheus["pid"].get<int>()};
   ASSERT_EQ(::kill(resume.pid, SIGSTOP), 0);
+  ASSERT_TRUE(wait_until([&] { return every_thread_stopped(resume.pid); }, 10s)) << "Prometheus did not stop";
 
   const std::uint16_t port = urls->api_port();
   const std::vector<std::string> hung_paths = {"/api/status", "/api/alerts", "/api/doctor?window=5m",
