@@ -39,10 +39,8 @@ finish() {
   fi
   print_step_times "step times" "$rc"
 }
-trap finish EXIT
 # A stopped run (CI's timeout, ^C) still stops the background half and prints the table.
-trap 'exit 143' TERM
-trap 'exit 130' INT
+on_exit_or_stop finish
 
 step "packages"
 scripts/install-deps.sh

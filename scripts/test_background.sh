@@ -14,9 +14,7 @@ release=${1:?usage: scripts/test_background.sh RELEASE_BUILD_DIR}
 cd "$root"
 source scripts/test_steps.sh
 jobs=$(nproc)
-trap 'print_step_times "background step times" $?' EXIT
-# Stopped by test.sh (a failed or stopped run), the table says so.
-trap 'exit 143' TERM
+on_exit_or_stop 'print_step_times "background step times" $?'
 
 step "unit tests (release)"
 run_ctest --test-dir "$release" -L unit --output-on-failure -j"$jobs"

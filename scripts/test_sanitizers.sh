@@ -13,9 +13,7 @@ cd "$root"
 source scripts/test_steps.sh
 fuzz_seconds=${FUZZ_SECONDS:-10}
 jobs=$(nproc)
-trap 'print_step_times "sanitizer step times" $?' EXIT
-# Stopped by test.sh (a failed or stopped run), the table says so.
-trap 'exit 143' TERM
+on_exit_or_stop 'print_step_times "sanitizer step times" $?'
 
 step "sanitizer build (clang, ASan + UBSan: unit tests and fuzz targets)"
 sanitize=$(scripts/build.sh sanitize unit_tests fuzzers)

@@ -30,6 +30,14 @@ print_step_times() {
   printf '%6d s  total (exit %d)\n' "$((SECONDS - script_started))" "$rc"
 }
 
+# on_exit_or_stop COMMAND: runs COMMAND at exit, also when the script is stopped (TERM exits 143,
+# INT 130, so COMMAND sees the status of a stopped run, not the last step's).
+on_exit_or_stop() {
+  trap "$1" EXIT
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+}
+
 # run_ctest runs one ctest selection and fails on a skipped test as on a failed one: ctest counts a
 # skip as passing, and a test skips only when a peer program it needs is missing (install it).
 run_ctest() {
