@@ -33,6 +33,7 @@
 #include "up/cli/up_process.h"
 #include "up/stack_test_support.h"
 #include "support/loopback_port.h"
+#include "support/stopped_process.h"
 
 namespace inferscope::dashboard {
 namespace {
@@ -212,9 +213,10 @@ TEST(DashboardPageIntegrationTest, DataThenFaultThenPrometheusDown) {
 
   auto pid = prometheus_pid(ready->api);
   ASSERT_TRUE(pid && *pid > 0);
-  ::kill(*pid, SIGSTOP);
+  inferscope::testing::StoppedProcess stalled(*pid, 10s);
+  ASSERT_TRUE(stalled.stopped()) << "Prometheus did not stop";
   auto down = run_page_check(ready->api, "nodata", (artifacts / "dashboard-prometheus-down.png").string(), true);
-  ::kill(*pid, SIGCONT);
+  stalled.resume();
   EXPECT_TRUE(down.value("ok", false)) << down.dump(1);
 }
 

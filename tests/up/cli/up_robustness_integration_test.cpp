@@ -17,12 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 #include <thread>
 
 #include "serve/server.h"
 #include "net/blocking_client.h"
 #include "up/stack_test_support.h"
+#include "support/stopped_process.h"
 #include "up_process.h"
 
 namespace inferscope::up {
@@ -77,34 +77,6 @@ std::string get_request(const std::string& target) {
   return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 }
 
-// every_thread_stopped tells whether each thread of `pid` is in the stopped state: kill() only
-// queues SIGSTOP, and on a busy machine a thread of Prometheus that was already woken by a request
-// answered it before the stop reached it (2 of 20 runs beside four busy loops: /api/alerts, 200).
-bool every_thread_stopped(int pid) {
-  std::error_code ec;
-  std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
-  if (ec) return false;
-  for (const auto& task : tasks) {
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    // The state follows the command name, which is in parentheses and may hold spaces.
-    const std::size_t close = line.rfind(')');
-    if (close == std::string::npos || close + 2 >= line.size()) return false;
-    const char state = line[close + 2];
-    if (state != 'T' && state != 't') return false;
-  }
-  return true;
-}
-
-// SigcontGuard resumes a stopped process when the test ends, also on failure (up then stops it).
-struct SigcontGuard {
-  int pid = 0;
-  ~SigcontGuard() {
-    if (pid > 0) ::kill(pid, SIGCONT);
-  }
-};
-
 constexpr const char* kWebhookBody = R"({"receiver":"inferscope","status":"firing","alerts":[{"status":"firing",
  "labels":{"alertname":"StalledPrometheusTest","severity":"warning","job":"sim"},"annotations":{"summary":"test"},
  "startsAt":"2026-11-30T03:26:28.51Z","endsAt":"0001-01-01T00:00:00Z",
@@ -134,9 +106,9 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
   ASSERT_TRUE(urls) << up.output();
   const nlohmann::json prometheus = child_of(get_status(*urls), "prometheus");
   ASSERT_TRUE(prometheus.is_object()) << up.output();
-  SigcontGuard resume{prometheus["pid"].get<int>()};
-  ASSERT_EQ(::kill(resume.pid, SIGSTOP), 0);
-  ASSERT_TRUE(wait_until([&] { return every_thread_stopped(resume.pid); }, 10s)) << "Prometheus did not stop";
+  // Resumed when the test ends, also on failure (up then stops it).
+  inferscope::testing::StoppedProcess stalled(prometheus["pid"].get<int>(), 10s);
+  ASSERT_TRUE(stalled.stopped()) << "Prometheus did not stop";
 
   const std::uint16_t port = urls->api_port();
   const std::vector<std::string> hung_paths = {"/api/status", "/api/alerts", "/api/doctor?window=5m",
@@ -192,7 +164,7 @@ TEST(UpRobustnessIntegrationTest, StalledPrometheusDoesNotStallWebhookOrMetrics)
       << "/metrics was answered only after a call stalled on Prometheus returned:" << paths_of(returned_before_metrics);
 
   const double stalled_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - webhook_sent).count();
-  ASSERT_EQ(::kill(resume.pid, SIGCONT), 0);
+  stalled.resume();
   for (std::thread& t : readers) t.join();
   std::printf("with Prometheus stopped and %zu calls waiting on it: webhook stored in %.1f ms, /metrics answered "
               "%.1f ms after the webhook was sent; %d of those calls had returned by then\n",
