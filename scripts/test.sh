@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs inferscope's whole test suite on a fresh Debian 12 machine (as root): installs packages,
-# builds the release flavour, then runs two halves side by side:
+# builds what the release flavour's integration tests run, then runs two halves side by side:
 #   - in the foreground, the integration tests of the Release build;
-#   - in the background at the lowest CPU and I/O priority, scripts/test_background.sh: the unit
-#     tests of the Release build, then scripts/test_sanitizers.sh (the unit tests under
+#   - in the background at the lowest CPU and I/O priority, scripts/test_background.sh: the rest of
+#     the Release build (its unit tests and benchmarks), its unit tests, then scripts/test_sanitizers.sh (the unit tests under
 #     AddressSanitizer + UndefinedBehaviorSanitizer and the threaded ones under ThreadSanitizer,
 #     each in its own build, then each libFuzzer target for FUZZ_SECONDS (10)), then each
 #     micro-benchmark once, briefly, to prove it runs and prints its figures.
@@ -45,8 +45,11 @@ on_exit_or_stop finish
 step "packages"
 scripts/install-deps.sh
 
-step "release build"
-release=$(scripts/build.sh release)
+step "release build (what the integration tests run)"
+# The integration tests are the longest step, so they start as soon as their executables and the
+# binary are built; the unit tests and benchmarks (a quarter of a cold build's CPU) are built by
+# the background half, in the same build dir, on the CPU the waiting integration tests leave idle.
+release=$(scripts/build.sh release integration_tests)
 
 mkdir -p "$(dirname "$background_log")"
 # A non-interactive shell's background job is no group leader, so setsid runs in this very process
