@@ -2,9 +2,10 @@
 # Runs inferscope's whole test suite on a fresh Debian 12 machine (as root): installs packages,
 # builds what the release flavour's integration tests run, then runs two halves side by side:
 #   - in the foreground, the integration tests of the Release build;
-#   - in the background at the lowest CPU and I/O priority, scripts/test_background.sh: the rest of
-#     the Release build (its unit tests and benchmarks), its unit tests, then scripts/test_sanitizers.sh (the unit tests under
-#     AddressSanitizer + UndefinedBehaviorSanitizer and the threaded ones under ThreadSanitizer,
+#   - in the background at the lowest CPU and I/O priority, scripts/test_background.sh: the rest
+#     of the Release build (its unit tests and benchmarks), its unit tests, then
+#     scripts/test_sanitizers.sh (the unit tests under AddressSanitizer +
+#     UndefinedBehaviorSanitizer and the threaded ones under ThreadSanitizer,
 #     each in its own build, then each libFuzzer target for FUZZ_SECONDS (10)), then each
 #     micro-benchmark once, briefly, to prove it runs and prints its figures.
 # The integration tests spend most of their time waiting on servers, Prometheus and alert windows

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The background half of scripts/test.sh, which starts it at the lowest CPU and I/O priority once
-# the release build is done, beside the integration tests (which it must not slow: nice 19 hands
+# what the integration tests run is built, beside the integration tests (which it must not slow: nice 19 hands
 # them the CPU whenever they want it):
 #   1. the rest of the release build (test.sh built what the integration tests run): the unit
 #      tests and the micro-benchmarks,
